@@ -1,0 +1,186 @@
+"""The arena: a folder with ``arena.toml``, ``submit/``, ``baselines/``, ``logs/`` and ``reviews/``.
+
+``arena.toml`` is a contract that other tools write to, so every table forbids unknown keys (a typo must
+not silently become a default) and every table is optional with the defaults documented here.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from reviewbench.errors import ConfigError
+from reviewbench.tomlio import read_toml, validate_file
+
+ARENA_FILE = "arena.toml"
+SUBMISSION_ID = re.compile(r"^(?P<agent>[A-Za-z][A-Za-z0-9_]*)-(?P<seq>\d{3,})$")
+
+Family = Literal["anthropic", "openai", "google", "meta", "mistral", "qwen", "local", "other"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Board(_Strict):
+    """A leaderboard. ``budget_kind`` says whether ``budgets`` are kept fractions (A, B) or token caps (C)."""
+
+    name: str
+    setting: str = ""
+    budget_kind: Literal["fraction", "tokens"] = "fraction"
+    budgets: list[float] = Field(min_length=1)
+    benchmark: str = ""
+    query_aware: bool = True
+    phase: Literal["prefill", "decode"] = "prefill"
+    offline_compression: bool = False  # B_offline: a slow one-off compression pass is allowed
+
+    @model_validator(mode="after")
+    def _budgets_fit_kind(self) -> "Board":
+        for b in self.budgets:
+            if self.budget_kind == "fraction" and not 0 < b <= 1:
+                raise ValueError(f"board {self.name}: fraction budget {b} not in (0, 1]")
+            if self.budget_kind == "tokens" and (b < 1 or b != int(b)):
+                raise ValueError(f"board {self.name}: token budget {b} must be a positive integer")
+        return self
+
+
+class Agent(_Strict):
+    id: str
+    family: Family = "other"
+
+
+class Rules(_Strict):
+    """The rules contract (exact keys). Paths are globs as the agents saw the file system."""
+
+    test_split: list[str] = ["/arena/data/test/**"]
+    agent_home: str = "/arena/agents/{agent}"
+    judge_reviews: list[str] = ["/arena/reviews/**"]
+    harness: list[str] = ["/arena/harness/**"]
+    allowed_hosts: list[str] = ["github.com", "arxiv.org"]
+    submissions_per_24h: int = Field(default=5, ge=1)
+
+    @field_validator("agent_home")
+    @classmethod
+    def _has_agent_placeholder(cls, v: str) -> str:
+        if "{agent}" not in v:
+            raise ValueError("must contain '{agent}'")
+        return v
+
+
+class JudgeSpec(_Strict):
+    """One judge of the panel. ``provider`` picks the client; ``family`` is what the tie-break compares."""
+
+    family: Family
+    provider: Literal["anthropic", "openai", "openai_compatible", "local"]
+    model: str
+    base_url: str | None = None
+    temperature: float = 0.0
+    samples: int = Field(default=1, ge=1)
+    web_search: bool = True
+
+
+class Panel(_Strict):
+    """The judge panel; with no API keys the pipeline falls back to the ``local`` panel and says so."""
+
+    judges: list[JudgeSpec] = [
+        JudgeSpec(family="anthropic", provider="anthropic", model="claude-sonnet-4-5"),
+        JudgeSpec(family="openai", provider="openai", model="gpt-5"),
+    ]
+    rubric: str = "default"
+
+
+class PointsSettings(_Strict):
+    rule_set: str | None = None  # None = the rubric's default rule set
+
+
+class BundleLimits(_Strict):
+    max_file_bytes: int = Field(default=256 * 1024, ge=1)
+    max_total_bytes: int = Field(default=2 * 1024 * 1024, ge=1)
+
+
+class ArenaMeta(_Strict):
+    name: str = "arena"
+
+
+class ArenaConfig(_Strict):
+    arena: ArenaMeta = ArenaMeta()
+    boards: list[Board] = []
+    agents: list[Agent] = []
+    rules: Rules = Rules()
+    panel: Panel = Panel()
+    points: PointsSettings = PointsSettings()
+    bundle: BundleLimits = BundleLimits()
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> "ArenaConfig":
+        for what, names in (("board", [b.name for b in self.boards]), ("agent", [a.id for a in self.agents])):
+            dup = {n for n in names if names.count(n) > 1}
+            if dup:
+                raise ValueError(f"duplicate {what} {sorted(dup)[0]!r}")
+        return self
+
+    def board(self, name: str) -> Board | None:
+        return next((b for b in self.boards if b.name == name), None)
+
+    def agent(self, agent_id: str) -> Agent | None:
+        return next((a for a in self.agents if a.id == agent_id), None)
+
+
+class Arena(BaseModel):
+    """A loaded arena: its root folder and validated configuration."""
+
+    model_config = ConfigDict(frozen=True)
+
+    root: Path
+    config: ArenaConfig
+
+    @property
+    def submit_dir(self) -> Path:
+        return self.root / "submit"
+
+    @property
+    def baselines_dir(self) -> Path:
+        return self.root / "baselines"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def reviews_dir(self) -> Path:
+        return self.root / "reviews"
+
+    @property
+    def store_path(self) -> Path:
+        return self.reviews_dir / "reviewbench.sqlite"
+
+    def submission_ids(self) -> list[str]:
+        if not self.submit_dir.is_dir():
+            return []
+        return sorted(p.name for p in self.submit_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def load_arena(root: Path) -> Arena:
+    root = root.resolve()
+    path = root / ARENA_FILE
+    if not path.is_file():
+        raise ConfigError(path, "no arena.toml here (an arena folder needs one)")
+    config = validate_file(ArenaConfig, read_toml(path), path)
+    return Arena(root=root, config=config)
+
+
+def find_arena(start: Path) -> Path:
+    """The nearest folder at or above ``start`` that holds an arena.toml."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / ARENA_FILE).is_file():
+            return folder
+    raise ConfigError(start, "no arena.toml in this folder or any parent; pass --arena DIR")
+
+
+def parse_submission_id(sub_id: str) -> tuple[str, int] | None:
+    m = SUBMISSION_ID.match(sub_id)
+    return (m["agent"], int(m["seq"])) if m else None

@@ -1,0 +1,197 @@
+"""The ``review`` command. ``review BUNDLE_DIR`` is the main job; the other verbs are subcommands.
+
+User mistakes print one line on stderr and exit 2; nothing is written for a refused input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import click
+import typer
+from rich.console import Console
+from rich.table import Table
+from typer.core import TyperGroup
+
+from reviewbench import __version__
+from reviewbench.errors import UserError
+from reviewbench.stages import STAGE_NAMES
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+class _ReviewGroup(TyperGroup):
+    """Lets ``review BUNDLE_DIR`` stand for ``review run BUNDLE_DIR``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and not args[0].startswith("-") and args[0] not in self.commands:
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(
+    cls=_ReviewGroup,
+    help="Review KV-cache eviction submissions: `review BUNDLE_DIR` runs a full review "
+         "(bundle -> audit -> evidence -> harness -> judges -> verdict -> points) and writes "
+         "reviews/<id>/review.{json,md,html} in the arena.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+)
+
+ArenaOpt = Annotated[Optional[Path], typer.Option("--arena", help="Arena folder (default: found from the bundle's "
+                                                  "parents, or the current folder).", file_okay=False)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def _stage_set(value: str | None) -> set[str] | None:
+    if value is None:
+        return None
+    names = {v.strip() for v in value.split(",") if v.strip()}
+    for n in names:
+        if n not in STAGE_NAMES:
+            raise UserError(None, f"unknown stage {n!r} (stages: {', '.join(STAGE_NAMES)})")
+    return names
+
+
+@app.command("run", help="Review one submission bundle (also: `review BUNDLE_DIR`).")
+def run_cmd(
+    bundle_dir: Annotated[Path, typer.Argument(help="The submission folder, e.g. submit/agent1-003.")],
+    arena: ArenaOpt = None,
+    only: Annotated[Optional[str], typer.Option(help=f"Run only these stages (comma list of {', '.join(STAGE_NAMES)}).")] = None,
+    skip: Annotated[Optional[str], typer.Option(help="Skip these stages (comma list).")] = None,
+    rerun: Annotated[Optional[str], typer.Option(help="Recompute these stages even if stored results match.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    from reviewbench.review import review
+
+    def progress(stage) -> None:
+        if not as_json:
+            tag = {"ok": "[green]ok[/]", "not_run": "[yellow]not run[/]", "failed": "[red]failed[/]"}[stage.status]
+            cached = " [dim](replayed)[/]" if stage.cached else ""
+            detail = stage.summary if stage.status == "ok" else stage.reason
+            console.print(f"  {stage.title:<22} {tag}{cached}  [dim]{detail}[/]", highlight=False)
+
+    if not as_json:
+        console.print(f"[bold]Reviewing {bundle_dir}[/]")
+    report, out_dir = review(bundle_dir, arena, only=_stage_set(only), skip=_stage_set(skip) or set(),
+                             rerun=_stage_set(rerun) or set(), on_stage=progress)
+    if as_json:
+        sys.stdout.write(report.to_json())
+        return
+    console.print()
+    console.print(f"[yellow]{report.headline}[/]", highlight=False)
+    console.print(f"[bold]{report.submission.id}: {report.outcome}[/]", highlight=False)
+    console.print(f"Report: {out_dir}/review.md (also review.json, review.html)", highlight=False)
+
+
+@app.command("show", help="Show the last review of a submission.")
+def show_cmd(
+    submission_id: Annotated[str, typer.Argument(help="Submission id, e.g. agent1-003.")],
+    arena: ArenaOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    from reviewbench.report import load_report
+    from reviewbench.review import open_arena
+
+    a = open_arena(None, arena)
+    path = a.reviews_dir / submission_id / "review.json"
+    if not path.is_file():
+        raise UserError(path, f"no review of {submission_id} yet (run `review submit/{submission_id}`)")
+    report = load_report(path)
+    if as_json:
+        sys.stdout.write(report.to_json())
+        return
+    console.print(f"[yellow]{report.headline}[/]", highlight=False)
+    console.print(f"[bold]{report.submission.id}[/] ({report.submission.short_name or '-'}), board "
+                  f"{report.submission.board or '-'}: {report.outcome}", highlight=False)
+    table = Table("stage", "status", "summary")
+    for s in report.stages:
+        table.add_row(s.title, s.status + (" (replayed)" if s.cached else ""), s.summary if s.status == "ok" else s.reason)
+    console.print(table)
+    if report.points:
+        for reason in report.points.reasons:
+            console.print(f"  - {reason}", highlight=False)
+
+
+@app.command("board", help="Leaderboard per board and per-agent totals (best submission per board, minus penalties).")
+def board_cmd(arena: ArenaOpt = None, as_json: JsonOpt = False) -> None:
+    from reviewbench.points import SubmissionPoints, standings
+    from reviewbench.review import open_arena
+    from reviewbench.store import Store
+
+    a = open_arena(None, arena)
+    if not a.store_path.exists():
+        raise UserError(a.store_path, "no reviews yet in this arena")
+    with Store(a.store_path) as store:
+        points = [SubmissionPoints.model_validate(p) for p in store.all_points()]
+    agents = standings(points)
+    if as_json:
+        out = {"schema": "reviewbench.board/1",
+               "submissions": [p.model_dump(mode="json") for p in points],
+               "agents": [s.model_dump(mode="json") for s in agents]}
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+        return
+    for board in [b.name for b in a.config.boards] + ["(no board)"]:
+        rows = sorted((p for p in points if (p.board or "(no board)") == board), key=lambda p: -p.total)
+        if not rows:
+            continue
+        t = Table("submission", "agent", "judge", "benchmark", "first", "flag", "total", title=f"Board {board}")
+        for p in rows:
+            t.add_row(p.submission, p.agent, f"{p.judge_points:g}", f"{p.benchmark_points:g}",
+                      f"{p.first_on_board_points:g}", "FLAG" if p.flagged else "", f"{p.total:g}")
+        console.print(t)
+    t = Table("agent", "best per board", "board points", "penalties", "total", title="Agents")
+    for s in agents:
+        t.add_row(s.agent, ", ".join(f"{b}: {sid}" for b, sid in s.best_per_board.items()),
+                  f"{s.board_points:g}", f"-{s.penalties:g}" if s.penalties else "0", f"{s.total:g}")
+    console.print(t)
+
+
+@app.command("schema", help="Print (or write) the JSON Schema of review.json.")
+def schema_cmd(out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None) -> None:
+    from reviewbench.report import review_json_schema
+
+    text = json.dumps(review_json_schema(), indent=2, sort_keys=True) + "\n"
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write_text(text, encoding="utf-8")
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"reviewbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                help="Print the version.")] = False) -> None:
+    """Review KV-cache eviction submissions."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        app(args=argv, standalone_mode=False)
+    except UserError as e:
+        err_console.print(f"error: {e.one_line()}", highlight=False, soft_wrap=True)
+        return e.exit_code
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except click.exceptions.Abort:
+        err_console.print("aborted")
+        return 130
+    except click.ClickException as e:
+        e.show()
+        return e.exit_code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""The stages of a review, registered in one place, in the order data flows:
+bundle -> audit -> evidence -> harness verification -> judges -> verdict -> points (the report follows).
+
+A stage that cannot run here says so with its reason (status ``not_run``); it is never skipped silently
+and never produces invented results.
+"""
+
+from __future__ import annotations
+
+from reviewbench.description import SECTION_TITLES
+from reviewbench.findings import Finding
+from reviewbench.pipeline import Stage, StageContext, StageOutput
+from reviewbench.points import BoardEntry, score_submission
+from reviewbench.verdict import FlagClaim, JudgeVerdict, decide
+
+
+def bundle_stage(ctx: StageContext) -> StageOutput:
+    b = ctx.bundle
+    cls = b.method.candidate
+    present = [SECTION_TITLES[k] for k in SECTION_TITLES if k in b.description.sections]
+    data = {
+        "id": b.id, "agent": b.agent, "board": b.board, "content_hash": b.content_hash,
+        "files": [f.model_dump() for f in b.files],
+        "meta": b.meta.model_dump(mode="json"),
+        "sections_present": present,
+        "sections_missing": [t for k, t in SECTION_TITLES.items() if k not in b.description.sections],
+        "method_class": cls.model_dump() if cls else None,
+        "imports": b.method.imports,
+        "claims": [c.model_dump() for c in b.claims],
+        "board_known": b.board is None or ctx.arena.config.board(b.board) is not None,
+    }
+    findings = list(b.findings)
+    if b.board is not None and ctx.arena.config.board(b.board) is None:
+        findings.append(Finding(code="bundle.unknown_board", severity="error",
+                                    message=f"board {b.board!r} is not declared in arena.toml"))
+    if ctx.arena.config.agent(b.agent) is None:
+        findings.append(Finding(code="bundle.unknown_agent", severity="warning",
+                                    message=f"agent {b.agent!r} is not declared in arena.toml; family unknown"))
+    summary = (f"{len(b.files)} files, class {cls.name if cls else '(none)'}, "
+               f"{len(present)}/{len(SECTION_TITLES)} description sections, {len(b.claims)} machine-readable claims")
+    return StageOutput(status="ok", summary=summary, findings=findings, data=data)
+
+
+def _not_available(what: str) -> StageOutput:
+    return StageOutput(status="not_run", reason=f"not available in this build: {what}")
+
+
+def audit_stage(ctx: StageContext) -> StageOutput:
+    return _not_available("the tool-call log audit (reviewbench.logs) has no parsers or rules yet")
+
+
+def evidence_stage(ctx: StageContext) -> StageOutput:
+    return _not_available("prior-art retrieval, citation check and code similarity are not implemented yet")
+
+
+def harness_stage(ctx: StageContext) -> StageOutput:
+    return _not_available("the eviction harness cannot re-run methods yet, so no claim is verified")
+
+
+def judges_stage(ctx: StageContext) -> StageOutput:
+    return _not_available("no judge provider (API or local) is implemented yet, so no judge scored this submission")
+
+
+def _candidate_flags(ctx: StageContext) -> list[FlagClaim]:
+    flags: list[FlagClaim] = []
+    for name in ("audit", "evidence", "harness"):
+        flags += [FlagClaim.model_validate(f) for f in ctx.data(name).get("candidate_flags", [])]
+    return flags
+
+
+def verdict_stage(ctx: StageContext) -> StageOutput:
+    verdicts = [JudgeVerdict.model_validate(v) for v in ctx.data("judges").get("verdicts", [])]
+    corpus = ctx.data("judges").get("corpus")
+    final = decide(verdicts, ctx.rubric, ctx.author_family, _candidate_flags(ctx), corpus=corpus)
+    errors = [f for f in ctx.outputs["bundle"].findings if f.severity == "error"] if "bundle" in ctx.outputs else []
+    if final.status == "no_judges":
+        summary = "no verdict on quality: no judge ran"
+    else:
+        scores = ", ".join(f"{k} {v:g}" for k, v in final.scores.items() if v is not None)
+        summary = f"{final.status}: {scores}; judge points {final.judge_points:g}"
+    if final.standing_flags:
+        summary += "; flags: " + ", ".join(f.flag for f in final.standing_flags)
+    data = final.model_dump(mode="json")
+    data["bundle_errors"] = [e.model_dump() for e in errors]
+    return StageOutput(status="ok", summary=summary, data=data)
+
+
+def points_stage(ctx: StageContext) -> StageOutput:
+    verdict = ctx.data("verdict")
+    if not verdict:
+        return StageOutput(status="not_run", reason="needs the verdict stage")
+    b = ctx.bundle
+    board = b.board if b.board and ctx.arena.config.board(b.board) else None
+    measured_raw = ctx.data("harness").get("board_entry")
+    measured = BoardEntry.model_validate(measured_raw) if measured_raw else None
+    earlier = earlier_board_entries(ctx, board)
+    rs_name, rules = ctx.rubric.rule_set(ctx.arena.config.points.rule_set)
+    pts = score_submission(
+        submission=b.id, agent=b.agent, board=board, judge_points=verdict.get("judge_points"),
+        novelty=(verdict.get("scores") or {}).get("novelty"), flagged=bool(verdict.get("standing_flags")),
+        measured=measured, earlier=earlier, rules=rules, rule_set_name=rs_name, flag_effect=ctx.rubric.flag_effect,
+    )
+    if board is None:
+        pts.reasons.insert(0, "no valid board: no board points")
+    summary = f"{pts.total:g} points" + (f" (agent penalty -{pts.penalty:g})" if pts.penalty else "")
+    return StageOutput(status="ok", summary=summary, data=pts.model_dump(mode="json"))
+
+
+def earlier_board_entries(ctx: StageContext, board: str | None) -> list[BoardEntry]:
+    """Earlier submissions on the board, with their measured results and flags as last reviewed."""
+    if board is None:
+        return []
+    flagged = {p["submission"]: p.get("flagged", False) for p in ctx.store.all_points()}
+    out: list[BoardEntry] = []
+    for e in ctx.earlier:
+        if e.board != board:
+            continue
+        harness = ctx.store.latest_stage(e.id, "harness")
+        scores = (harness.payload.get("data", {}).get("board_entry") or {}).get("item_scores", {}) if harness else {}
+        out.append(BoardEntry(id=e.id, agent=e.agent, kind="submission", board=board, submitted_at=e.submitted_at,
+                              item_scores=scores, flagged=flagged.get(e.id, False)))
+    return out
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("bundle", "Bundle checks", "1", (), bundle_stage),
+    Stage("audit", "Log audit", "1", ("bundle",), audit_stage),
+    Stage("evidence", "Evidence", "1", ("bundle",), evidence_stage),
+    Stage("harness", "Harness verification", "1", ("bundle",), harness_stage),
+    Stage("judges", "Judges", "1", ("bundle", "audit", "evidence", "harness"), judges_stage),
+    Stage("verdict", "Verdict", "1", ("bundle", "audit", "evidence", "harness", "judges"), verdict_stage),
+    # Points read other submissions' results from the store, which no input hash covers: never cached.
+    Stage("points", "Points", "1", ("verdict", "harness"), points_stage, cacheable=False),
+)
+STAGE_NAMES = tuple(s.name for s in STAGES)
