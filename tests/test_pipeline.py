@@ -1,0 +1,74 @@
+import json
+import subprocess
+import sys
+
+from reviewbench.store import Store
+from tests.conftest import ROOT, run_review
+
+KILL_IN_POINTS = """
+import os, signal, sys
+import reviewbench.review as r
+from reviewbench.pipeline import Stage
+
+def die(ctx):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+r.STAGES = tuple(Stage(s.name, s.title, s.version, s.needs, die, s.cacheable) if s.name == "points" else s
+                 for s in r.STAGES)
+from reviewbench.cli import main
+sys.exit(main(["submit/agent1-003"]))
+"""
+
+
+def stages_of(arena):
+    return {s["name"]: s for s in json.loads((arena / "reviews/agent1-003/review.json").read_text())["stages"]}
+
+
+def test_killed_review_resumes_without_redoing_finished_stages(arena):
+    killed = subprocess.run([sys.executable, "-c", KILL_IN_POINTS], cwd=arena, capture_output=True, text=True,
+                            env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert killed.returncode == -9
+    assert not (arena / "reviews" / "agent1-003").exists()  # no half-written report
+    with Store(arena / "reviews" / "reviewbench.sqlite") as s:
+        assert s.latest_stage("agent1-003", "bundle") is not None
+        assert s.latest_stage("agent1-003", "verdict") is not None
+        assert s.runs("agent1-003")[0]["status"] == "running"  # the killed run never finished
+        assert s.all_points() == []
+
+    r = run_review("submit/agent1-003", cwd=arena)
+    assert r.returncode == 0, r.stderr
+    st = stages_of(arena)
+    assert st["bundle"]["cached"] and st["verdict"]["cached"]
+    assert st["points"]["status"] == "ok" and not st["points"]["cached"]
+    with Store(arena / "reviews" / "reviewbench.sqlite") as s:
+        assert [run["status"] for run in s.runs("agent1-003")] == ["running", "complete"]
+
+
+def test_rerun_replays_and_rerun_flag_recomputes(arena):
+    assert run_review("submit/agent1-003", cwd=arena).returncode == 0
+    first = stages_of(arena)
+    assert not first["bundle"]["cached"]
+    assert run_review("submit/agent1-003", cwd=arena).returncode == 0
+    assert stages_of(arena)["bundle"]["cached"]
+    assert run_review("submit/agent1-003", "--rerun", "bundle", cwd=arena).returncode == 0
+    again = stages_of(arena)
+    assert not again["bundle"]["cached"] and again["verdict"]["cached"]  # same bundle output: verdict replays
+
+
+def test_changed_bundle_reruns_its_stages(arena):
+    assert run_review("submit/agent1-003", cwd=arena).returncode == 0
+    desc = arena / "submit/agent1-003/DESCRIPTION.md"
+    desc.write_text(desc.read_text() + "\nOne more line.\n")
+    assert run_review("submit/agent1-003", cwd=arena).returncode == 0
+    assert not stages_of(arena)["bundle"]["cached"]
+
+
+def test_only_and_skip_are_reported_not_hidden(arena):
+    assert run_review("submit/agent1-003", "--only", "bundle", cwd=arena).returncode == 0
+    st = stages_of(arena)
+    assert st["bundle"]["status"] == "ok"
+    assert st["verdict"]["status"] == "not_run" and st["verdict"]["reason"] == "not selected by --only"
+    assert run_review("submit/agent1-003", "--skip", "audit", cwd=arena).returncode == 0
+    assert stages_of(arena)["audit"]["reason"] == "skipped by --skip"
+    bad = run_review("submit/agent1-003", "--only", "bundel", cwd=arena)
+    assert bad.returncode == 2 and "unknown stage 'bundel'" in bad.stderr
