@@ -153,6 +153,40 @@ def board_cmd(arena: ArenaOpt = None, as_json: JsonOpt = False) -> None:
     console.print(t)
 
 
+@app.command("audit", help="Audit tool-call and network logs for rule violations. PATH: files or folders "
+                            "(searched recursively). Exit 0 with or without findings; 2 on unusable input.")
+def audit_cmd(
+    paths: Annotated[list[Path], typer.Argument(help="Log files or folders.")],
+    arena: ArenaOpt = None,
+    agent: Annotated[Optional[str], typer.Option(help="The agent these logs belong to (default: the folder "
+                                                 "under the arena's logs/, else unknown).")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="auto|claude|codex|jsonl|squid|har|connlog")] = "auto",
+    as_json: Annotated[bool, typer.Option("--json", help="Print one reviewbench.audit/1 JSON object.")] = False,
+) -> None:
+    from reviewbench.logs.arena_audit import audit_paths
+
+    report = audit_paths(paths, arena_dir=arena, agent=agent, fmt=fmt)
+    if as_json:
+        sys.stdout.write(json.dumps(report.model_dump(mode="json", by_alias=True), indent=2) + "\n")
+        return
+    st = report.stats
+    console.print(f"{st.files} files, {st.events} tool calls/connections, {st.parse_warnings} parse warnings, "
+                  f"{st.bytes / 1e6:.1f} MB in {st.seconds:.2f} s", highlight=False)
+    if report.findings:
+        t = Table("severity", "category", "agent", "source", "evidence", "rule")
+        for f in report.findings:
+            t.add_row(f.severity, f.category, f.agent or "?", f.source.split("/")[-1], f.evidence[:80], f.rule)
+        console.print(t)
+    else:
+        console.print("[green]no findings[/]")
+    for n in report.notes:
+        console.print(f"[dim]note: {n}[/]", highlight=False)
+    for w in report.warnings[:10]:
+        console.print(f"[yellow]warning[/] {w.source}: {w.message}", highlight=False)
+    if len(report.warnings) > 10:
+        console.print(f"[yellow]... {st.parse_warnings - 10} more parse warnings (see --json)[/]")
+
+
 @app.command("schema", help="Print (or write) the JSON Schema of review.json.")
 def schema_cmd(out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None) -> None:
     from reviewbench.report import review_json_schema

@@ -76,6 +76,8 @@ class Stage:
     needs: tuple[str, ...]
     run: Callable[[StageContext], StageOutput]
     cacheable: bool = True
+    # What else the stage reads that the bundle hash does not cover (e.g. the agent's log files).
+    extra_inputs: Callable[[StageContext], Any] | None = None
 
 
 def _hash(obj: Any) -> str:
@@ -87,6 +89,7 @@ def input_hash(stage: Stage, ctx: StageContext, upstream: dict[str, str]) -> str
         "stage": stage.name, "version": stage.version, "bundle": ctx.bundle.content_hash,
         "arena": ctx.arena.config.model_dump(mode="json"), "rubric": ctx.rubric.content_hash,
         "earlier": [e.id for e in ctx.earlier], "upstream": {n: upstream.get(n, "") for n in stage.needs},
+        "extra": stage.extra_inputs(ctx) if stage.extra_inputs else None,
     })
 
 

@@ -7,8 +7,12 @@ and never produces invented results.
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 from reviewbench.description import SECTION_TITLES
 from reviewbench.findings import Finding
+from reviewbench.flags.rule_violation import rule_violation_flags
+from reviewbench.logs.arena_audit import audit_agent
 from reviewbench.pipeline import Stage, StageContext, StageOutput
 from reviewbench.points import BoardEntry, score_submission
 from reviewbench.verdict import FlagClaim, JudgeVerdict, decide
@@ -45,8 +49,63 @@ def _not_available(what: str) -> StageOutput:
     return StageOutput(status="not_run", reason=f"not available in this build: {what}")
 
 
+def _tree_fingerprint(folder) -> list:
+    if not folder.is_dir():
+        return []
+    return sorted((str(p.relative_to(folder)), st.st_size, st.st_mtime_ns)
+                  for p in folder.rglob("*") if p.is_file() for st in [p.stat()])
+
+
+def audit_inputs(ctx: StageContext) -> list:
+    """The agent's log files and every submission's metadata (the quota counts them)."""
+    return [_tree_fingerprint(ctx.arena.logs_dir / ctx.bundle.agent),
+            [x for x in _tree_fingerprint(ctx.arena.submit_dir) if x[0].endswith(("meta.toml", "meta.json"))]]
+
+
+def _parse_time(text: str) -> datetime | None:
+    try:
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+def submission_window(ctx: StageContext) -> tuple[datetime | None, datetime | None]:
+    """A submission answers for what its agent did after its previous submission, up to its own."""
+    end = ctx.bundle.submitted_at
+    prev = [e.submitted_at for e in ctx.earlier if e.agent == ctx.bundle.agent and e.submitted_at]
+    return (max(prev) if prev else None), end
+
+
 def audit_stage(ctx: StageContext) -> StageOutput:
-    return _not_available("the tool-call log audit (reviewbench.logs) has no parsers or rules yet")
+    agent = ctx.bundle.agent
+    report = audit_agent(ctx.arena, agent)
+    if report is None:
+        return StageOutput(status="not_run", reason=f"no logs for {agent}: {ctx.arena.logs_dir / agent} is missing")
+    root = f"{ctx.arena.root}/"
+    report.findings = [f.model_copy(update={"source": f.source.removeprefix(root)}) for f in report.findings]
+    start, end = submission_window(ctx)
+    in_window, findings = [], []
+    for f in report.findings:
+        when = f.time and _parse_time(f.time)
+        inside = when is None or ((start is None or when > start) and (end is None or when <= end))
+        note = "" if inside else (" (after this submission)" if end and when > end
+                                  else " (before the previous submission: counted there)")
+        if inside:
+            in_window.append(f)
+        sev = ("error" if f.severity == "violation" else "warning") if inside else "info"
+        findings.append(Finding(code=f"audit.{f.category}", severity=sev, message=f"{f.rule}{note}: {f.evidence}",
+                                location=f.source))
+    flags = rule_violation_flags(in_window, agent)
+    st = report.stats
+    n_viol = sum(1 for f in in_window if f.severity == "violation")
+    window = (f"since {start:%Y-%m-%d %H:%M}" if start else "up to") + (f" until {end:%Y-%m-%d %H:%M}" if end else "")
+    summary = (f"{st.events} tool calls and connections in {st.files} files ({st.parse_warnings} parse warnings); "
+               f"{n_viol} violations and {len(in_window) - n_viol} warnings {window.strip()} (the window this "
+               f"submission answers for), {len(report.findings) - len(in_window)} outside it")
+    data = report.model_dump(mode="json", by_alias=True)
+    data["candidate_flags"] = [c.model_dump(mode="json") for c in flags]
+    return StageOutput(status="ok", summary=summary, findings=findings, data=data)
 
 
 def evidence_stage(ctx: StageContext) -> StageOutput:
@@ -124,7 +183,7 @@ def earlier_board_entries(ctx: StageContext, board: str | None) -> list[BoardEnt
 
 STAGES: tuple[Stage, ...] = (
     Stage("bundle", "Bundle checks", "1", (), bundle_stage),
-    Stage("audit", "Log audit", "1", ("bundle",), audit_stage),
+    Stage("audit", "Log audit", "1", ("bundle",), audit_stage, extra_inputs=audit_inputs),
     Stage("evidence", "Evidence", "1", ("bundle",), evidence_stage),
     Stage("harness", "Harness verification", "1", ("bundle",), harness_stage),
     Stage("judges", "Judges", "1", ("bundle", "audit", "evidence", "harness"), judges_stage),
