@@ -413,9 +413,12 @@ def analyse_shell(
         facts.env.update({k: v for k, v in assigns.items() if k.isupper()})
         cwd = _one_command(argv, cwd, variables, facts, files, heredoc, depth)
     for payload in decode_payloads(script) if depth < MAX_DEPTH else []:
-        # Nobody base64-encodes a URL to print it: a decoded URL counts as fetched.
+        # Nobody base64-encodes a URL to print it: a decoded URL counts as fetched, a decoded path as read.
         facts.extend(analyse_shell(payload, cwd, variables, files, depth + 1))
         facts.urls += URL_RE.findall(payload)
+        for word in payload.split():
+            if word.startswith(("/", "./", "../")):
+                facts.accesses.append(Access(resolve(word, cwd), "read", False, f"decoded payload {word}"))
     return facts
 
 
