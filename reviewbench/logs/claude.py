@@ -13,10 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from reviewbench.logs.events import Event, ParseStats, trim
-from reviewbench.logs.reader import json_lines
+import orjson
 
-MARKERS = (b'"tool_use"', b'"tool_result"', b'"server_tool_use"', b"<bash-input>")
+from reviewbench.logs.events import OUTPUT_LIMIT, Event, ParseStats, trim
+from reviewbench.logs.reader import check_unparsed, parse_line
+
+_RESULT_ID = re.compile(rb'"tool_use_id":\s*"([^"]+)"')
+_CONTENT_START = re.compile(rb'"(?:content|text)":\s*"')
 MESSAGE_TYPES = {"user", "assistant"}
 KNOWN_TYPES = {"user", "assistant", "system", "summary", "attachment", "progress", "file-history-snapshot",
                "queue-operation", "last-prompt", "custom-title", "ai-title", "agent-name", "pr-link",
@@ -85,9 +88,71 @@ def _result_text(block: dict) -> str:
     return ""
 
 
+def _output_preview(line: bytes, start: int) -> str | None:
+    """The first OUTPUT_LIMIT characters of the JSON string that starts at ``start``, without parsing the line."""
+    m = _CONTENT_START.search(line, start)
+    if not m:
+        return None
+    chunk = line[m.end() : m.end() + OUTPUT_LIMIT * 2]
+    end = chunk.find(b'"')
+    while end > 0 and chunk[end - 1 : end] == b"\\" and not chunk[:end].endswith(b"\\\\"):
+        end = chunk.find(b'"', end + 1)
+    if end >= 0:
+        chunk = chunk[:end]
+    for cut in range(len(chunk), max(len(chunk) - 8, -1), -1):  # back off a split escape or UTF-8 sequence
+        try:
+            return trim(orjson.loads(b'"' + chunk[:cut] + b'"'))
+        except orjson.JSONDecodeError:
+            continue
+    return None
+
+
+def _lines(path: Path, stats: ParseStats) -> Iterator[tuple[int, dict | bytes]]:
+    """The hot loop of a transcript audit: tool-call lines come parsed; pure tool-result lines (most of the
+    bytes) come as checked raw bytes; every other line is only checked for shape and UTF-8.
+
+    A line's role is read from its first ``"role":"``: quotes inside JSON strings are always escaped, and
+    no field before ``message`` holds an object, so that first match is the line's own role.
+    """
+    n_lines = n_bytes = 0
+    try:
+        with open(path, "rb") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                n_lines += 1
+                n_bytes += len(line)
+                i = line.find(b'"role":"')
+                role = line[i + 8 : i + 9] if i >= 0 else b""
+                if role == b"a":
+                    wanted = b'"tool_use"' in line or b"srvtoolu_" in line
+                elif role == b"u":
+                    if b'"tool_use_id"' in line and b"<bash-input>" not in line:
+                        if check_unparsed(line, stats, path, lineno):
+                            yield lineno, line
+                        continue
+                    wanted = b"<bash-input>" in line
+                else:  # not a compact message line: decide on content (spaced JSON, odd writers)
+                    wanted = b"tool_use" in line or b"<bash-input>" in line
+                if not wanted:
+                    check_unparsed(line, stats, path, lineno)
+                    continue
+                rec = parse_line(line, stats, path, lineno)
+                if rec is not None:
+                    yield lineno, rec
+    finally:
+        stats.lines += n_lines
+        stats.bytes += n_bytes
+
+
 def parse_claude(path: Path, stats: ParseStats, agent: str | None, seen: set[int]) -> Iterator[Event]:
     pending: OrderedDict[str, Event] = OrderedDict()
-    for lineno, rec in json_lines(path, stats, MARKERS):
+    for lineno, rec in _lines(path, stats):
+        if isinstance(rec, bytes):  # a user line with tool results only
+            for m in _RESULT_ID.finditer(rec):
+                ev = pending.pop(m.group(1).decode("utf-8", "replace"), None)
+                if ev is not None:
+                    ev.output = _output_preview(rec, m.end())
+                    yield ev
+            continue
         rtype = rec.get("type")
         if rtype not in MESSAGE_TYPES:
             stats.skip(str(rtype) if rtype in KNOWN_TYPES else f"unknown:{rtype}")

@@ -127,6 +127,7 @@ def _glob_reaches(pattern: str, root: str) -> bool:
 class AgentState:
     symlinks: dict[str, str] = field(default_factory=dict)  # link -> target
     files: dict[str, str] = field(default_factory=dict)  # scripts written: path -> content
+    version: int = 0  # bumped when ``files`` changes (it keys the shell-analysis cache)
 
 
 class Auditor:
@@ -145,6 +146,7 @@ class Auditor:
         self.ip_to_host: dict[str, str] = {}
         self.state: dict[str | None, AgentState] = {}
         self.skipped_other_agent = 0
+        self._shell_cache: dict[tuple, Facts] = {}
 
     def learn_ip(self, ev: Event) -> None:
         if ev.ip and ev.host and not _is_ip(ev.host):
@@ -154,8 +156,7 @@ class Auditor:
     def facts(self, ev: Event) -> Facts:
         st = self.state.setdefault(ev.agent, AgentState())
         if ev.kind == "shell" and ev.command:
-            f = analyse_shell(ev.command, ev.cwd, ev.env, st.files)
-            f.env = {**ev.env, **f.env}
+            f = self._shell_facts(ev, st)
         else:
             f = Facts(env=dict(ev.env))
             mode = {"read": "read", "list": "list", "search": "list", "write": "write", "patch": "write"}.get(ev.kind)
@@ -170,13 +171,16 @@ class Auditor:
             if ev.kind == "web_search" and ev.query:
                 f.urls += URL_RE.findall(ev.query)
                 f.hosts += [h.lower() for h in re.findall(r"(?:site|domain):([\w.-]+)", ev.query)]
-            if ev.content and ev.kind in ("write", "patch"):
-                for p in ev.paths:
+            if ev.content and ev.kind in ("write", "patch") and ev.tool not in ("Edit", "MultiEdit"):
+                for p in ev.paths:  # whole scripts only: an Edit's fragment is not the file
                     if p.endswith((".py", ".sh", ".bash")):
                         st.files[resolve(p, ev.cwd)] = ev.content[:200_000]
+                        st.version += 1
                 if any(p.endswith(".py") for p in ev.paths):  # env set inside a written script
                     f.env.update(analyse_python(ev.content, ev.cwd).env)
-        st.files.update(f.files_written)
+        if f.files_written:
+            st.files.update(f.files_written)
+            st.version += 1
         for link, target in f.symlinks:
             st.symlinks[link] = target
         if st.symlinks:  # follow links the agent made earlier
@@ -186,8 +190,25 @@ class Auditor:
                     if a.path == link or a.path.startswith(link + "/"):
                         extra.append(Access(target + a.path[len(link):], a.mode, a.recursive,
                                             f"{a.evidence} (via symlink {link} -> {target})"))
-            f.accesses += extra
+            f.accesses = f.accesses + extra
         return f
+
+    def _shell_facts(self, ev: Event, st: "AgentState") -> Facts:
+        """Agents rerun the same commands all session long: analyse each (command, cwd, env, scripts) once."""
+        cmd = ev.command or ""
+        uses_scripts = any(posixpath.basename(p) in cmd for p in st.files)
+        key = (cmd, ev.cwd, tuple(sorted(ev.env.items())), ev.agent, st.version if uses_scripts else -1)
+        cached = self._shell_cache.get(key)
+        if cached is None:
+            cached = analyse_shell(ev.command or "", ev.cwd, ev.env, st.files)
+            cached.env = {**ev.env, **cached.env}
+            if len(self._shell_cache) >= 4096:
+                self._shell_cache.pop(next(iter(self._shell_cache)))
+            self._shell_cache[key] = cached
+        # a shallow copy: callers replace the lists, never mutate them
+        return Facts(accesses=cached.accesses, urls=cached.urls, hosts=cached.hosts,
+                     mentioned_urls=cached.mentioned_urls, env=cached.env, hf_calls=cached.hf_calls,
+                     symlinks=cached.symlinks, files_written=cached.files_written)
 
     # --- rules --------------------------------------------------------------------------------------------------
     def check(self, ev: Event) -> Iterator[AuditFinding]:

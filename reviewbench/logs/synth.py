@@ -8,11 +8,13 @@ own uuid, tool results in user lines with ``toolUseResult``, Codex ``arguments``
 from __future__ import annotations
 
 import json
+from functools import partial
 import uuid as uuidlib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+_dumps = partial(json.dumps, separators=(",", ":"), ensure_ascii=False)  # compact, as Claude Code and Codex write
 _NS = uuidlib.UUID("5b1e3c1a-9a57-4c38-9d7e-2f1c0de0a001")
 
 
@@ -60,7 +62,7 @@ class ClaudeSession:
         return rec
 
     def prompt(self, text: str, t: datetime) -> None:
-        self.lines.append(json.dumps(self._env("user", t, message={"role": "user", "content": text})))
+        self.lines.append(_dumps(self._env("user", t, message={"role": "user", "content": text})))
 
     def step(self, s: Step, t: datetime) -> None:
         msg_id = f"msg_{_uuid(self.session, self.agent_id, 'm', self._n)[:24].replace('-', '')}"
@@ -70,17 +72,17 @@ class ClaudeSession:
         base = {"id": msg_id, "type": "message", "role": "assistant", "model": self.model, "stop_sequence": None,
                 "usage": usage}
         if s.text:
-            self.lines.append(json.dumps(self._env("assistant", t, requestId=req, message={
+            self.lines.append(_dumps(self._env("assistant", t, requestId=req, message={
                 **base, "content": [{"type": "text", "text": s.text}], "stop_reason": None})))
         tid = f"toolu_{_uuid(self.session, self.agent_id, 't', self._n)[:24].replace('-', '')}"
-        self.lines.append(json.dumps(self._env("assistant", t, requestId=req, message={
+        self.lines.append(_dumps(self._env("assistant", t, requestId=req, message={
             **base, "content": [{"type": "tool_use", "id": tid, "name": s.tool, "input": s.input}],
             "stop_reason": "tool_use"})))
         result: Any = {"stdout": s.output, "stderr": "", "interrupted": False, "isImage": False} \
             if s.tool == "Bash" else {"type": "text", "content": s.output}
         if s.is_error:
             result = f"Error: {s.output}"
-        self.lines.append(json.dumps(self._env("user", t + timedelta(seconds=2), message={
+        self.lines.append(_dumps(self._env("user", t + timedelta(seconds=2), message={
             "role": "user", "content": [{"tool_use_id": tid, "type": "tool_result", "content": s.output,
                                          "is_error": s.is_error}]}, toolUseResult=result)))
 
@@ -110,7 +112,7 @@ class CodexRollout:
                                                 "sandbox_policy": {"type": "workspace-write", "network_access": True}})
 
     def _line(self, t: datetime, kind: str, payload: dict) -> None:
-        self.lines.append(json.dumps({"timestamp": _ts(t), "type": kind, "payload": payload}))
+        self.lines.append(_dumps({"timestamp": _ts(t), "type": kind, "payload": payload}))
 
     def message(self, role: str, text: str, t: datetime) -> None:
         kind = "input_text" if role == "user" else "output_text"
@@ -119,7 +121,7 @@ class CodexRollout:
     def call(self, name: str, arguments: dict, output: str, t: datetime) -> None:
         self._n += 1
         cid = f"call_{_uuid(self.session, self._n)[:22].replace('-', '')}"
-        self._line(t, "response_item", {"type": "function_call", "name": name, "arguments": json.dumps(arguments),
+        self._line(t, "response_item", {"type": "function_call", "name": name, "arguments": _dumps(arguments),
                                         "call_id": cid})
         self._line(t + timedelta(seconds=1), "response_item", {"type": "function_call_output", "call_id": cid,
                                                                "output": output})
@@ -128,7 +130,7 @@ class CodexRollout:
         """Code mode: a JavaScript cell calling tools.exec_command."""
         self._n += 1
         cid = f"call_{_uuid(self.session, self._n)[:22].replace('-', '')}"
-        js = (f"const r = await tools.exec_command({json.dumps({'cmd': cmd, 'workdir': workdir, 'yield_time_ms': 30000})});"
+        js = (f"const r = await tools.exec_command({_dumps({'cmd': cmd, 'workdir': workdir, 'yield_time_ms': 30000})});"
               "\ntext(r.output);\n")
         self._line(t, "response_item", {"type": "custom_tool_call", "status": "completed", "call_id": cid,
                                         "name": "exec", "input": js})
@@ -159,7 +161,7 @@ def connlog_line(t: datetime, agent: str, host: str, ip: str, port: int = 443, m
            "bytes": nbytes, "decision": decision}
     if url:
         rec["url"] = url
-    return json.dumps(rec)
+    return _dumps(rec)
 
 
 def squid_line(t: datetime, client: str, host: str, ip: str, nbytes: int, code: str = "TCP_TUNNEL/200") -> str:
