@@ -367,3 +367,39 @@ def test_review_of_agent1_003_shows_the_audit_and_stands_a_rule_violation(arena)
     assert [f["flag"] for f in flags] == ["RULE_VIOLATION"] and flags[0]["raised_by"] == "audit"
     assert flags[0]["location"].startswith("logs/agent1/")
     assert rep["points"]["total"] == 0 and rep["points"]["penalty"] == 20
+
+
+def test_anthropic_server_tool_use_is_audited(tmp_path):
+    line = {"type": "assistant", "uuid": "u1", "sessionId": "s", "cwd": "/arena/agents/agent1",
+            "timestamp": "2026-11-03T10:00:00Z", "message": {
+                "id": "msg_1", "role": "assistant", "content": [{"type": "server_tool_use", "id": "srvtoolu_01",
+                                                                  "name": "web_fetch",
+                                                                  "input": {"url": "https://hf.co/datasets/x"}}],
+                "usage": {"server_tool_use": {"web_fetch_requests": 1}}}}
+    result = {"type": "user", "uuid": "u2", "sessionId": "s", "message": {"role": "user", "content": [
+        {"type": "web_fetch_tool_result", "tool_use_id": "srvtoolu_01", "content": {"type": "web_fetch_result"}}]}}
+    p = tmp_path / "s.jsonl"
+    p.write_text(json.dumps(line, separators=(",", ":")) + "\n" + json.dumps(result, separators=(",", ":")) + "\n")
+    r = audit(p)
+    assert r.stats.events == 1 and cats(r) == ["huggingface"] and r.findings[0].tool == "server:web_fetch"
+
+
+def test_codex_local_shell_env_hides_gpus(tmp_path):
+    r = CodexRollout(session="r", cwd="/arena/agents/agent4", start=T0)
+    r.lines.append(json.dumps({"timestamp": "2026-11-03T10:00:00Z", "type": "response_item", "payload": {
+        "type": "local_shell_call", "call_id": "c9", "status": "completed", "action": {
+            "type": "exec", "command": ["python", "bench.py"], "env": {"CUDA_VISIBLE_DEVICES": "-1"}}}}))
+    p = tmp_path / "r.jsonl"
+    p.write_text(r.text())
+    (f,) = audit(p, agent="agent4").findings
+    assert f.category == "gpu_hidden" and f.severity == "warning" and f.tool == "local_shell"
+
+
+def test_spaced_json_from_other_writers_is_still_parsed(tmp_path):
+    s = ClaudeSession(session="s", cwd="/arena/agents/agent1", start=T0)
+    s.step(Step("Bash", {"command": "cat /arena/data/test/a.jsonl"}, "ok"), T0)
+    spaced = "\n".join(json.dumps(json.loads(line)) for line in s.lines) + "\n"  # ", " and ": " separators
+    p = tmp_path / "s.jsonl"
+    p.write_text(spaced)
+    r = audit(p)
+    assert r.stats.events == 1 and cats(r) == ["test_split"]

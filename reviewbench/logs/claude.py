@@ -18,7 +18,7 @@ import orjson
 from reviewbench.logs.events import OUTPUT_LIMIT, Event, ParseStats, trim
 from reviewbench.logs.reader import check_unparsed, parse_line
 
-_RESULT_ID = re.compile(rb'"tool_use_id":\s*"([^"]+)"')
+_RESULT_KEY = b'"tool_use_id":"'
 _CONTENT_START = re.compile(rb'"(?:content|text)":\s*"')
 MESSAGE_TYPES = {"user", "assistant"}
 KNOWN_TYPES = {"user", "assistant", "system", "summary", "attachment", "progress", "file-history-snapshot",
@@ -88,6 +88,18 @@ def _result_text(block: dict) -> str:
     return ""
 
 
+def _result_ids(line: bytes) -> Iterator[tuple[str, int]]:
+    """(tool_use_id, offset after it) of each result in a raw user line; bytes.find, not a regex scan."""
+    pos = line.find(_RESULT_KEY)
+    while pos >= 0:
+        start = pos + len(_RESULT_KEY)
+        end = line.find(b'"', start)
+        if end < 0:
+            return
+        yield line[start:end].decode("utf-8", "replace"), end
+        pos = line.find(_RESULT_KEY, end)
+
+
 def _output_preview(line: bytes, start: int) -> str | None:
     """The first OUTPUT_LIMIT characters of the JSON string that starts at ``start``, without parsing the line."""
     m = _CONTENT_START.search(line, start)
@@ -125,7 +137,7 @@ def _lines(path: Path, stats: ParseStats) -> Iterator[tuple[int, dict | bytes]]:
                 if role == b"a":
                     wanted = b'"tool_use"' in line or b"srvtoolu_" in line
                 elif role == b"u":
-                    if b'"tool_use_id"' in line and b"<bash-input>" not in line:
+                    if b'"tool_use_id"' in line:  # results; a typed <bash-input> is never in a result line
                         if check_unparsed(line, stats, path, lineno):
                             yield lineno, line
                         continue
@@ -147,10 +159,10 @@ def parse_claude(path: Path, stats: ParseStats, agent: str | None, seen: set[int
     pending: OrderedDict[str, Event] = OrderedDict()
     for lineno, rec in _lines(path, stats):
         if isinstance(rec, bytes):  # a user line with tool results only
-            for m in _RESULT_ID.finditer(rec):
-                ev = pending.pop(m.group(1).decode("utf-8", "replace"), None)
+            for tool_use_id, end in _result_ids(rec):
+                ev = pending.pop(tool_use_id, None)
                 if ev is not None:
-                    ev.output = _output_preview(rec, m.end())
+                    ev.output = _output_preview(rec, end)
                     yield ev
             continue
         rtype = rec.get("type")
