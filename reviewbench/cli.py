@@ -187,6 +187,139 @@ def audit_cmd(
         console.print(f"[yellow]... {st.parse_warnings - 10} more parse warnings (see --json)[/]")
 
 
+harness_app = typer.Typer(help="The embedded eviction harness: run or check a method (sandboxed).",
+                          no_args_is_help=True, rich_markup_mode="rich")
+app.add_typer(harness_app, name="harness")
+
+
+def _model_dirs(model: str) -> list[Path]:
+    from harness.model import resolve_model_path
+
+    try:
+        return [resolve_model_path(model)]
+    except FileNotFoundError as e:
+        raise UserError(None, str(e)) from None
+
+
+def _method_dirs(methods: list[str]) -> list[Path]:
+    from harness.methods import REFERENCE_METHODS
+
+    dirs = []
+    for m in methods:
+        if m in REFERENCE_METHODS:
+            continue
+        p = Path(m)
+        if not (p / "method.py").is_file():
+            raise UserError(p, f"no method.py here (and not a reference method: {', '.join(REFERENCE_METHODS)})")
+        dirs.append(p.resolve())
+    return dirs
+
+
+@harness_app.command("run", help="Evaluate a method on a board (plus the full cache as reference), in the sandbox.")
+def harness_run_cmd(
+    methods: Annotated[list[str], typer.Argument(help="Method folders (with method.py) or reference names: "
+                                                "full, random, window, snapkv.")],
+    board: Annotated[str, typer.Option(help="A | B_online | B_offline | C")] = "A",
+    split: Annotated[str, typer.Option(help="dev (generated) or test (needs --data: the arena's stored split)")] = "dev",
+    model: Annotated[str, typer.Option(help="embedded (SmolLM2-135M) or a local transformers model folder")] = "embedded",
+    items: Annotated[int, typer.Option(help="Items per task.")] = 20,
+    seeds: Annotated[int, typer.Option(help="Repeat on K disjoint item sets and report the spread.")] = 1,
+    length: Annotated[int, typer.Option(help="Context tokens (A, B) or trace tokens (C).")] = 2048,
+    budgets: Annotated[Optional[str], typer.Option(help="Comma list (fractions for A/B, tokens for C).")] = None,
+    tasks: Annotated[Optional[str], typer.Option(help="Comma list of tasks (default per board).")] = None,
+    data: Annotated[Optional[Path], typer.Option(help="Folder of stored items (test split, LongBench v2, MATH-500).")] = None,
+    device: Annotated[str, typer.Option(help="cpu or cuda")] = "cpu",
+    dtype: Annotated[Optional[str], typer.Option(help="float32 (CPU default) or bfloat16 (CUDA default)")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Write the harness.result/1 JSON here.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    from dataclasses import asdict
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from harness.evaluate import RunConfig
+    from harness.runner import BOARDS
+    from harness.sandbox import Limits, SandboxError, run_worker
+
+    if board not in BOARDS:
+        raise UserError(None, f"unknown board {board!r} ({', '.join(BOARDS)})")
+    if split == "test" and data is None:
+        raise UserError(None, "--split test needs --data DIR: the test split is the arena's, stored where it declares")
+    cfg = RunConfig(board=board, methods=[str(Path(m).resolve()) if Path(m).exists() else m for m in methods],
+                    budgets=[float(b) for b in budgets.split(",")] if budgets else None,
+                    tasks=tasks.split(",") if tasks else None, split=split, items=items, length=length, seeds=seeds,
+                    model="embedded:smollm2-135m-instruct" if model == "embedded" else str(Path(model).resolve()),
+                    device=device, dtype=dtype, data=str(data.resolve()) if data else None)
+    dirs = _method_dirs(methods) + ([data.resolve()] if data else [])
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[item]}"), console=err_console, transient=as_json) as bar:
+        task = bar.add_task(f"board {board}", total=None, item="loading model")
+
+        def progress(p: dict) -> None:
+            bar.update(task, total=p["total"], completed=p["progress"], item=p["item"])
+
+        try:
+            result = run_worker(asdict(cfg), dirs, _model_dirs(cfg.model), Limits(), progress)
+        except SandboxError as e:
+            raise UserError(None, str(e)) from None
+    if out:
+        out.write_text(json.dumps(result, indent=1))
+    if as_json:
+        sys.stdout.write(json.dumps(result) + "\n")
+        return
+    _print_result(result)
+    if out:
+        console.print(f"result: {out}")
+
+
+def _fmt(v, spec=".3f") -> str:
+    return "–" if v is None else format(v, spec)
+
+
+def _print_result(result: dict) -> None:
+    cfg = result["config"]
+    t = Table("method", "budget", "norm. acc [95% CI]", "acc", "KL", "top-1", "evict. cost (oracle)", "KV bytes",
+              "compress s", "decode tok/s", title=f"Board {cfg['board']} · {', '.join(cfg['tasks'])} · "
+                                                f"{cfg['items']} items/task · {result['environment']['sandbox']}")
+    for a in result["aggregates"]:
+        if a["task"] != "*":
+            continue
+        ci = a["normalized_ci95"]
+        acc = f"{_fmt(a['normalized_accuracy'], '.2f')}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+        if a["error"]:
+            acc = f"[red]error: {a['error'][:60]}[/]"
+        t.add_row(a["method"], f"{a['budget']:g}", acc, _fmt(a["accuracy"], ".2f"), _fmt(a["kl"]), _fmt(a["top1"], ".2f"),
+                  f"{_fmt(a['eviction_cost'], '.2f')} ({_fmt(a['eviction_cost_oracle'], '.2f')})",
+                  f"{_fmt(a['kv_bytes_ratio'], '.3f')}x", _fmt(a["compress_s"]), _fmt(a["decode_tok_s"], ".1f"))
+    console.print(t)
+    for name, err in result.get("method_errors", {}).items():
+        console.print(f"[red]{name}: {err}[/]", highlight=False)
+
+
+@harness_app.command("check", help="Load a method in the sandbox and run it on a tiny synthetic layer per board.")
+def harness_check_cmd(method_dir: Annotated[Path, typer.Argument(help="Folder with method.py")],
+                      as_json: JsonOpt = False) -> None:
+    from harness.sandbox import SandboxError, run_worker
+
+    dirs = _method_dirs([str(method_dir)])
+    try:
+        report = run_worker({"method": str(dirs[0])}, dirs, [], module="harness.check")
+    except SandboxError as e:
+        raise UserError(method_dir, str(e)) from None
+    if as_json:
+        sys.stdout.write(json.dumps(report) + "\n")
+    else:
+        if report.get("error"):
+            console.print(f"[red]{method_dir}: {report['error']}[/]", highlight=False)
+        for c in report["checks"]:
+            mark = "[green]ok[/]" if c["ok"] else "[red]FAIL[/]"
+            detail = c.get("error") or f"kept per head {c['kept_per_head']} (budget {c['budget']})"
+            console.print(f"  board {c['board']:<9} {c['phase']:<8} {mark}  {detail}", highlight=False)
+        console.print(f"{report.get('name', method_dir)}: {'interface OK' if report['ok'] else 'interface errors'}")
+    if not report["ok"]:
+        raise typer.Exit(1)
+
+
 @app.command("schema", help="Print (or write) the JSON Schema of review.json.")
 def schema_cmd(out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None) -> None:
     from reviewbench.report import review_json_schema
@@ -212,7 +345,7 @@ def _root(version: Annotated[bool, typer.Option("--version", callback=_version, 
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        app(args=argv, standalone_mode=False)
+        rc = app(args=argv, standalone_mode=False)  # click returns an Exit's code here rather than raising it
     except UserError as e:
         err_console.print(f"error: {e.one_line()}", highlight=False, soft_wrap=True)
         return e.exit_code
@@ -224,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as e:
         e.show()
         return e.exit_code
-    return 0
+    return rc if isinstance(rc, int) else 0
 
 
 if __name__ == "__main__":

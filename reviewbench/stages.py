@@ -113,7 +113,8 @@ def evidence_stage(ctx: StageContext) -> StageOutput:
 
 
 def harness_stage(ctx: StageContext) -> StageOutput:
-    return _not_available("the eviction harness cannot re-run methods yet, so no claim is verified")
+    return _not_available("claims are not yet bound to harness re-runs (no claim ledger), so no claim is verified; "
+                          "`review harness run <bundle>` evaluates the method by hand")
 
 
 def judges_stage(ctx: StageContext) -> StageOutput:

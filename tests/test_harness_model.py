@@ -1,0 +1,140 @@
+"""The harness with the real embedded model (SmolLM2-135M) on small inputs."""
+
+import pytest
+import torch
+
+from harness.api import EvictionMethod, Keep
+from harness.evaluate import load_method
+from harness.kv import KVRuntime
+from harness.methods import SnapKV, StreamingLLM
+from harness.model import load_model
+from harness.runner import Engine, MethodRun, run_decode_item, run_prefill_item
+from harness.tasks import generate, reasoning_trace
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def eng():
+    return Engine(load_model(), call_timeout_s=30)
+
+
+def needle(eng, length=600, seed=3, task="niah_single"):
+    return generate(task, "dev", 1, eng.n_tokens, length, offset=seed)[0]
+
+
+def test_the_hook_decodes_exactly_like_the_stock_model(eng):
+    ids = eng.tok.apply_chat_template([{"role": "user", "content": "Name three colours."}], add_generation_prompt=True,
+                                      return_tensors="pt", return_dict=True)["input_ids"]
+    eng.model.set_attn_implementation("sdpa")
+    ref = eng.model.generate(ids, max_new_tokens=10, do_sample=False)[0, ids.shape[1]:].tolist()
+    eng.model.set_attn_implementation("reviewbench_kv")
+    rt = KVRuntime(eng.info.n_layers, eng.info.group_size)
+    first = eng.forward(rt, ids[0].tolist(), 0)[-1]
+    got, _ = eng.generate(rt, first, ids.shape[1], 10)
+    assert got == ref[: len(got)] and len(got) >= 5
+
+
+def _compressed(eng, item, budget_frac):
+    ctx, q = eng.segments(item, item.questions[0])
+    ids = ctx + q
+    rt0 = KVRuntime(eng.info.n_layers, eng.info.group_size)
+    rt0.queries.prefill_positions = torch.arange(len(ids) - 32, len(ids))
+    last = eng.forward(rt0, ids, 0)[-1]
+    rt = rt0.copy()
+    run = MethodRun("snapkv", SnapKV())
+    from harness.runner import _queries_for
+
+    b = int(budget_frac * len(ids))
+    eng.compress(rt, run, [b] * eng.info.n_layers, "A", "prefill", _queries_for(rt0, run, len(ids), None, "A"))
+    return rt0, rt, last, len(ids)
+
+
+def test_positions_continue_from_the_original_length_after_eviction(eng):
+    item = needle(eng)
+    rt0, rt, last, n = _compressed(eng, item, 0.5)
+    assert max(rt.layers[0].lengths()) < n
+    ans = item.questions[0].answers[0]
+    full, _ = eng.generate(rt0.copy(), last, n, 10)
+    right, _ = eng.generate(rt.copy(), last, n, 10)
+    cache_len = max(rt.layers[0].lengths())
+    wrong, _ = eng.generate(rt.copy(), last, cache_len, 10)  # what a harness that restarts positions would do
+    dec = eng.tok.decode
+    assert ans in dec(full) and ans in dec(right)
+    assert ans not in dec(wrong) or dec(wrong) != dec(right)
+    ref = eng.forward(rt0.copy(), full, n)
+    ok = eng.forward(rt.copy(), full, n)
+    bad = eng.forward(rt.copy(), full, cache_len)
+    from harness.runner import fidelity
+
+    assert fidelity(ref, bad)[0] > 3 * fidelity(ref, ok)[0]
+
+
+def test_compressed_memory_is_exact_and_falls_with_the_budget(eng):
+    item = needle(eng, 400)
+    sizes = []
+    for frac in (0.5, 0.25, 0.1):
+        rt0, rt, _, n = _compressed(eng, item, frac)
+        per_entry = eng.info.head_dim * 4 * 2
+        assert rt.live_bytes() == sum(sum(l.lengths()) for l in rt.layers) * per_entry
+        sizes.append(rt.live_bytes() / rt0.live_bytes())
+    assert sizes[0] > sizes[1] > sizes[2] and sizes[2] < 0.11
+
+
+class HeadSkewed(EvictionMethod):
+    """Head 0 keeps twice the budget, head 1 none of its own: ragged, same total."""
+
+    name = "skewed"
+
+    def select(self, view):
+        n = view.n_tokens
+        two = min(2 * view.budget, n)
+        rest = view.budget * view.n_kv_heads - two
+        idx = [torch.arange(n - two, n)] + [torch.arange(n - rest // (view.n_kv_heads - 1), n)] * (view.n_kv_heads - 1)
+        return Keep(tuple(idx))
+
+
+def test_head_wise_budgets_are_stored_ragged(eng):
+    item = needle(eng, 300)
+    rows = run_prefill_item(eng, item, [MethodRun("full", load_method("full")[1]), MethodRun("skewed", HeadSkewed())],
+                            "A", "fraction", [0.2])
+    full, sk = (next(r for r in rows if r.method == m) for m in ("full", "skewed"))
+    assert sk.error is None
+    assert sk.kv_bytes <= 0.21 * full.kv_bytes  # head-wise, and still only the budget's bytes
+
+
+def test_board_b_answers_several_questions_from_one_compressed_context(eng, monkeypatch):
+    item = needle(eng, 400, task="niah_multiquery")
+    assert len(item.questions) == 4
+    calls = []
+    real = eng.forward
+    monkeypatch.setattr(eng, "forward", lambda rt, ids, start: calls.append((start, len(ids))) or real(rt, ids, start))
+    rows = run_prefill_item(eng, item, [MethodRun("window", StreamingLLM())], "B_online", "fraction", [0.5])
+    assert sum(1 for start, _ in calls if start == 0) == 1  # the context is prefilled once
+    assert {r.question for r in rows if r.method == "window"} == {0, 1, 2, 3}
+    assert all(r.error is None for r in rows)
+
+
+class Counting(StreamingLLM):
+    name = "counting"
+    query_window = 4
+    calls = 0
+
+    def on_decode(self, view):
+        type(self).calls += 1
+        assert view.phase == "decode" and view.queries is not None and view.queries.shape[1] <= 4
+        return super().on_decode(view)
+
+
+def test_board_c_caps_the_cache_while_decoding(eng):
+    item = reasoning_trace(0, eng.n_tokens, 48)
+    cap = 40
+    rows = run_decode_item(eng, item, [MethodRun("counting", Counting())], [cap], [cap])
+    row = next(r for r in rows if r.method == "counting")
+    full = next(r for r in rows if r.method == "full")
+    assert row.error is None and Counting.calls > 0
+    per_entry = eng.info.head_dim * 4 * 2
+    # never more than cap + the token being appended, per layer and head
+    assert row.kv_bytes_peak <= eng.info.n_layers * eng.info.n_kv_heads * (cap + 1) * per_entry
+    assert row.kv_bytes_peak < full.kv_bytes
+    assert 0 <= row.top1 <= 1 and row.kl >= 0
