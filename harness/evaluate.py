@@ -22,7 +22,7 @@ from statistics import fmean, pstdev
 from typing import Callable
 
 RESULT_SCHEMA = "harness.result/1"
-DEFAULT_TASKS = {"A": ["niah_single", "niah_multikey"], "B_online": ["niah_multiquery"],
+DEFAULT_TASKS = {"A": ["niah_single"], "B_online": ["niah_multiquery"],
                  "B_offline": ["niah_multiquery"], "C": ["reasoning_trace"]}
 DEFAULT_BUDGETS = {"A": [0.02, 0.05, 0.10], "B_online": [0.10, 0.25, 0.50], "B_offline": [0.10, 0.25, 0.50],
                    "C": [2048, 4096]}

@@ -64,7 +64,7 @@ class Rules(_Strict):
 
     @field_validator("agent_home")
     @classmethod
-    def _has_agent_placeholder(cls, v: str) -> str:
+    def _names_the_agent(cls, v: str) -> str:
         if "{agent}" not in v:
             raise ValueError("must contain '{agent}'")
         return v
