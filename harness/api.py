@@ -156,11 +156,14 @@ class EvictionMethod(ABC):
 
     ``query_window``: how many of the last prompt queries the method wants in ``view.queries`` (0 = none).
     ``question_queries``: on board A, also hand over the queries of the question span.
+    ``reconstruction_queries``: on board B_offline, run a one-off pass where the model re-reads the context
+    after a "repeat" instruction, and hand over that pass's queries (KVzip); its time is reported apart.
     """
 
     name: ClassVar[str] = "unnamed"
     query_window: ClassVar[int] = 0
     question_queries: ClassVar[bool] = False
+    reconstruction_queries: ClassVar[bool] = False
 
     def setup(self, model: ModelInfo) -> None:  # noqa: B027 - optional hook, empty by design
         """Called once before any layer; keep what you need from ``model``."""

@@ -37,7 +37,7 @@ class RunConfig:
     tasks: list[str] | None = None
     split: str = "dev"
     items: int = 20
-    length: int = 1024  # context tokens (A, B); trace tokens (C)
+    length: int | None = None  # context tokens (A, B: default 2048); trace tokens (C: default 384)
     seeds: int = 1
     model: str = "embedded:smollm2-135m-instruct"
     device: str = "cpu"
@@ -49,6 +49,9 @@ class RunConfig:
 
     def resolved_budgets(self) -> list[float]:
         return list(self.budgets or DEFAULT_BUDGETS[self.board])
+
+    def resolved_length(self) -> int:
+        return self.length or (384 if self.board == "C" else 2048)
 
     def resolved_tasks(self) -> list[str]:
         return list(self.tasks or DEFAULT_TASKS[self.board])
@@ -93,7 +96,7 @@ def _items(cfg: RunConfig, eng, seed_idx: int):
             if task == "longbench_v2":
                 out += load_longbench_v2(folder / "data.json", cfg.items)
             elif task == "math500":
-                out += load_math500(folder / "test.jsonl", cfg.items, max_new_tokens=cfg.length)
+                out += load_math500(folder / "test.jsonl", cfg.items, max_new_tokens=cfg.resolved_length())
             else:
                 path = folder / f"{task}.jsonl"
                 if not path.is_file():
@@ -102,8 +105,26 @@ def _items(cfg: RunConfig, eng, seed_idx: int):
         else:
             if cfg.split == "test":
                 raise PermissionError("the test split is the arena's: pass --data DIR where it is stored")
-            out += generate(task, cfg.split, cfg.items, eng.n_tokens, cfg.length, offset=seed_idx * cfg.items)
+            out += generate(task, cfg.split, cfg.items, eng.n_tokens, cfg.resolved_length(), offset=seed_idx * cfg.items)
     return out
+
+
+def write_split(tasks: list[str], split: str, items: int, length: int, model: str, out: Path) -> list[Path]:
+    """Generate a split's items and store them as ``<task>.jsonl`` in ``out``: how an arena keeps its hidden
+    test split (where its audit rules watch), to be read back with ``data=out``."""
+    from transformers import AutoTokenizer
+
+    from harness.model import resolve_model_path
+    from harness.tasks import generate, save_items
+
+    tok = AutoTokenizer.from_pretrained(resolve_model_path(model))
+    n_tokens = lambda text: len(tok(text, add_special_tokens=False)["input_ids"])  # noqa: E731
+    written = []
+    for task in tasks:
+        path = out / f"{task}.jsonl"
+        save_items(generate(task, split, items, n_tokens, length), path)
+        written.append(path)
+    return written
 
 
 def bootstrap_ci(values: list[float], level: float = 0.95, n: int = 1000, seed: int = 0) -> tuple[float, float]:
@@ -159,6 +180,7 @@ def aggregate(rows: list[dict], board: str) -> list[dict]:
             "kv_bytes": kvb, "kv_bytes_ratio": (kvb / full_bytes) if kvb and full_bytes else None,
             "kv_bytes_peak": _mean([r["kv_bytes_peak"] for r in ok]),
             "compress_s": _mean([r["compress_s"] for r in ok]),
+            "offline_s": _mean([r.get("offline_s") for r in ok]),
             "decode_tok_s": speed, "decode_speed_ratio": (speed / full_speed) if speed and full_speed else None,
             "generated_tokens": _mean([r["generated_tokens"] for r in ok]),
         })
@@ -227,7 +249,8 @@ def run(cfg: RunConfig, progress: Callable[[int, int, str], None] | None = None)
 
     return {
         "schema": RESULT_SCHEMA,
-        "config": {**asdict(cfg), "budgets": budgets, "tasks": cfg.resolved_tasks(), "c_caps": caps or None,
+        "config": {**asdict(cfg), "budgets": budgets, "tasks": cfg.resolved_tasks(), "length": cfg.resolved_length(),
+                   "c_caps": caps or None,
                    "model_info": asdict(eng.info), "code_hashes": hashes},
         "method_errors": {**load_errors, **{r.name: r.error for r in runs if r.error}},
         "rows": all_rows,

@@ -61,6 +61,7 @@ class Row:
     kv_bytes: int | None = None
     kv_bytes_peak: int | None = None
     compress_s: float | None = None
+    offline_s: float | None = None  # B_offline: the one-off reconstruction pass, reported apart
     decode_tok_s: float | None = None
     generated_tokens: int | None = None
     prediction: str | None = None
@@ -341,7 +342,10 @@ def run_prefill_item(eng: Engine, item: Item, runs: list[MethodRun], board: str,
                 per_layer = eng.layer_budgets(run, layer_budget(budget_kind, b, n), n)
                 rt_c = rt0.copy()
                 run.states.clear()
-                secs_c, kept = eng.compress(rt_c, run, per_layer, board, "prefill", _queries_for(rt0, run, n, q_span, board))
+                queries, offline_s = _queries_for(rt0, run, n, q_span, board), None
+                if board == "B_offline" and getattr(run.method, "reconstruction_queries", False):
+                    queries, offline_s = reconstruction_queries(eng, rt0, ctx, n)
+                secs_c, kept = eng.compress(rt_c, run, per_layer, board, "prefill", queries)
             except MethodError as e:
                 run.error = str(e)
                 rows.append(Row(item=item.id, task=item.task, question=0, method=run.name, budget=b, error=run.error))
@@ -370,10 +374,26 @@ def run_prefill_item(eng: Engine, item: Item, runs: list[MethodRun], board: str,
                 rows.append(Row(item=item.id, task=item.task, question=qi, method=run.name, budget=b,
                                 score=score(item, q, pred), kl=kl, top1=top1, eviction_cost=lost,
                                 eviction_cost_oracle=oracle, kept_tokens=kept_tokens, kv_bytes=comp_bytes,
-                                kv_bytes_peak=rt.peak_live, compress_s=secs_c,
+                                kv_bytes_peak=rt.peak_live, compress_s=secs_c, offline_s=offline_s,
                                 decode_tok_s=len(gen) / secs if secs > 0 else None, generated_tokens=len(gen),
                                 prediction=pred[:200]))
     return rows
+
+
+REPEAT_PROMPT = "\n\nRepeat the previous context exactly.\n"
+
+
+def reconstruction_queries(eng: Engine, rt0: KVRuntime, ctx: list[int], n: int):
+    """B_offline's one-off pass (KVzip, arXiv 2505.23416): the model re-reads the context after a "repeat"
+    instruction on a copy of the full cache; the queries of that pass are handed to the method."""
+    t0 = time.perf_counter()
+    rt = rt0.copy()
+    rt.queries.record_all = True
+    ids = eng.tok(REPEAT_PROMPT, add_special_tokens=False)["input_ids"] + ctx
+    eng.forward(rt, ids, n)
+    qs = {layer: torch.cat(q, dim=1) for layer, q in rt.queries.all_queries.items()}
+    positions = torch.arange(n, n + len(ids))
+    return (lambda layer: (qs[layer], positions) if layer in qs else None), time.perf_counter() - t0
 
 
 def run_decode_item(eng: Engine, item: Item, runs: list[MethodRun], caps: list[int], budgets: list[float]) -> list[Row]:

@@ -224,7 +224,8 @@ def harness_run_cmd(
     model: Annotated[str, typer.Option(help="embedded (SmolLM2-135M) or a local transformers model folder")] = "embedded",
     items: Annotated[int, typer.Option(help="Items per task.")] = 20,
     seeds: Annotated[int, typer.Option(help="Repeat on K disjoint item sets and report the spread.")] = 1,
-    length: Annotated[int, typer.Option(help="Context tokens (A, B) or trace tokens (C).")] = 2048,
+    length: Annotated[Optional[int], typer.Option(help="Context tokens (A, B; default 2048) or trace tokens "
+                                                  "(C; default 384).")] = None,
     budgets: Annotated[Optional[str], typer.Option(help="Comma list (fractions for A/B, tokens for C).")] = None,
     tasks: Annotated[Optional[str], typer.Option(help="Comma list of tasks (default per board).")] = None,
     data: Annotated[Optional[Path], typer.Option(help="Folder of stored items (test split, LongBench v2, MATH-500).")] = None,
@@ -278,22 +279,50 @@ def _fmt(v, spec=".3f") -> str:
 
 def _print_result(result: dict) -> None:
     cfg = result["config"]
-    t = Table("method", "budget", "norm. acc [95% CI]", "acc", "KL", "top-1", "evict. cost (oracle)", "KV bytes",
-              "compress s", "decode tok/s", title=f"Board {cfg['board']} · {', '.join(cfg['tasks'])} · "
-                                                f"{cfg['items']} items/task · {result['environment']['sandbox']}")
+    t = Table(title=f"Board {cfg['board']} · {', '.join(cfg['tasks'])} · {cfg['items']} items/task · "
+                    f"{result['environment']['sandbox']}", box=None, pad_edge=False)
+    for col in ("method", "keep", "acc/full", "CI95", "KL", "top1", "evict", "oracle", "KV", "comp s", "tok/s"):
+        t.add_column(col, no_wrap=True, justify="left" if col == "method" else "right")
     for a in result["aggregates"]:
         if a["task"] != "*":
             continue
         ci = a["normalized_ci95"]
-        acc = f"{_fmt(a['normalized_accuracy'], '.2f')}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
         if a["error"]:
-            acc = f"[red]error: {a['error'][:60]}[/]"
-        t.add_row(a["method"], f"{a['budget']:g}", acc, _fmt(a["accuracy"], ".2f"), _fmt(a["kl"]), _fmt(a["top1"], ".2f"),
-                  f"{_fmt(a['eviction_cost'], '.2f')} ({_fmt(a['eviction_cost_oracle'], '.2f')})",
+            t.add_row(a["method"], f"{a['budget']:g}", f"[red]error: {a['error'][:50]}[/]")
+            continue
+        t.add_row(a["method"], f"{a['budget']:g}", _fmt(a["normalized_accuracy"], ".2f"),
+                  f"{ci[0]:.2f}-{ci[1]:.2f}" if ci else "–", _fmt(a["kl"]), _fmt(a["top1"], ".2f"),
+                  _fmt(a["eviction_cost"], ".2f"), _fmt(a["eviction_cost_oracle"], ".2f"),
                   f"{_fmt(a['kv_bytes_ratio'], '.3f')}x", _fmt(a["compress_s"]), _fmt(a["decode_tok_s"], ".1f"))
     console.print(t)
+    console.print("[dim]acc/full: accuracy normalised to the full cache on the same items; evict: attention mass "
+                  "of the answer's queries lost (oracle: the best keep-set of that size); KV: bytes vs full[/]")
     for name, err in result.get("method_errors", {}).items():
         console.print(f"[red]{name}: {err}[/]", highlight=False)
+
+
+@harness_app.command("split", help="Write a split's items to DIR as <task>.jsonl (e.g. the arena's hidden "
+                                    "test split, where its audit rules watch); read back with `run --data DIR`.")
+def harness_split_cmd(
+    out: Annotated[Path, typer.Option(help="Folder to write <task>.jsonl into.")],
+    tasks: Annotated[str, typer.Option(help="Comma list of tasks.")] = "niah_single",
+    split: Annotated[str, typer.Option(help="dev or test")] = "test",
+    items: Annotated[int, typer.Option(help="Items per task.")] = 100,
+    length: Annotated[int, typer.Option(help="Context tokens.")] = 2048,
+    model: Annotated[str, typer.Option(help="The tokenizer's model: embedded or a local folder.")] = "embedded",
+) -> None:
+    from harness.evaluate import write_split
+    from harness.tasks import SPLIT_SEED
+
+    if split not in SPLIT_SEED:
+        raise UserError(None, f"unknown split {split!r} ({', '.join(SPLIT_SEED)})")
+    try:
+        paths = write_split(tasks.split(","), split, items, length,
+                            "embedded:smollm2-135m-instruct" if model == "embedded" else model, out)
+    except (ValueError, FileNotFoundError) as e:
+        raise UserError(None, str(e)) from None
+    for p in paths:
+        console.print(f"wrote {p}", highlight=False)
 
 
 @harness_app.command("check", help="Load a method in the sandbox and run it on a tiny synthetic layer per board.")

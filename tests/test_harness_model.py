@@ -138,3 +138,25 @@ def test_board_c_caps_the_cache_while_decoding(eng):
     assert row.kv_bytes_peak <= eng.info.n_layers * eng.info.n_kv_heads * (cap + 1) * per_entry
     assert row.kv_bytes_peak < full.kv_bytes
     assert 0 <= row.top1 <= 1 and row.kl >= 0
+
+
+class Reconstructs(StreamingLLM):
+    name = "reconstructs"
+    reconstruction_queries = True
+    seen = []
+
+    def select(self, view):
+        type(self).seen.append((view.board, None if view.queries is None else view.queries.shape[1]))
+        return super().select(view)
+
+
+def test_b_offline_hands_over_the_reconstruction_pass_and_times_it_apart(eng):
+    item = needle(eng, 200, task="niah_multiquery")
+    ctx, _ = eng.segments(item, item.questions[0])
+    rows = run_prefill_item(eng, item, [MethodRun("r", Reconstructs())], "B_offline", "fraction", [0.5])
+    r = next(x for x in rows if x.method == "r")
+    assert r.offline_s and r.offline_s > 0 and r.error is None
+    board, n_queries = Reconstructs.seen[-1]
+    assert board == "B_offline" and n_queries > len(ctx)  # the repeat instruction plus the whole context
+    rows = run_prefill_item(eng, item, [MethodRun("r", Reconstructs())], "B_online", "fraction", [0.5])
+    assert next(x for x in rows if x.method == "r").offline_s is None and Reconstructs.seen[-1][1] is None
