@@ -16,7 +16,7 @@ split, tests/test_*.py, the agent's own folder, arxiv.org and github.com.
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))

@@ -4,13 +4,13 @@ and phase, and report interface errors without loading a model."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 import traceback
 from pathlib import Path
 
 import torch
 
+from harness.io import write_json_atomic
 from harness.api import LayerView, ModelInfo
 from harness.kv import HeadKV, KVRuntime
 from harness.runner import MethodError, apply_result
@@ -71,9 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     args = argv if argv is not None else sys.argv[1:]
     cfg = json.loads(Path(args[0]).read_text())
     out = check(cfg["method"])
-    tmp = Path(args[1] + ".tmp")
-    tmp.write_text(json.dumps(out))
-    os.replace(tmp, args[1])
+    write_json_atomic(args[1], out)
     return 0
 
 

@@ -21,6 +21,8 @@ from pathlib import Path
 from statistics import fmean, pstdev
 from typing import Callable
 
+from harness.io import write_json_atomic
+
 RESULT_SCHEMA = "harness.result/1"
 DEFAULT_TASKS = {"A": ["niah_single"], "B_online": ["niah_multiquery"],
                  "B_offline": ["niah_multiquery"], "C": ["reasoning_trace"]}
@@ -273,9 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"progress": i, "total": n, "item": label}), file=sys.stderr, flush=True)
 
     result = run(cfg, progress)
-    tmp = Path(args[1] + ".tmp")
-    tmp.write_text(json.dumps(result))
-    os.replace(tmp, args[1])
+    write_json_atomic(args[1], result)
     return 0
 
 

@@ -285,6 +285,33 @@ def _queries_for(rt0: KVRuntime, run: MethodRun, upto: int, q_span: tuple[int, i
     return get
 
 
+def _answer(eng: Engine, item: Item, q: Question, base: KVRuntime, n: int, query_aware: bool,
+            last_logits: torch.Tensor) -> tuple[list[int], float, str, int]:
+    """Answer one question greedily from a copy of ``base``: (tokens, seconds, text, peak KV bytes)."""
+    rt = base.copy()
+    rt.reset_peak()
+    if query_aware:  # the question was in the prefill: its last logits start the answer
+        first, start = last_logits, n
+    else:
+        _, qids = eng.segments(item, q)
+        first, start = eng.forward(rt, qids, n)[-1], n + len(qids)
+    gen, secs = eng.generate(rt, first, start, item.max_new_tokens)
+    return gen, secs, eng.tok.decode(gen, skip_special_tokens=True), rt.peak_live
+
+
+def _forced(eng: Engine, base: KVRuntime, tf_ids: list[int], n_answer: int, n: int, query_aware: bool,
+            last_logits: torch.Tensor, record: bool = False) -> tuple[torch.Tensor, KVRuntime]:
+    """Next-token logits for the reference answer's tokens, teacher-forced on a copy of ``base``
+    (board B: after the question); ``record`` keeps the queries (the future queries of the KVP cost)."""
+    rt = base.copy()
+    rt.queries.record_all = record
+    tf_logits = eng.forward(rt, tf_ids, n) if tf_ids else torch.empty(0)
+    if query_aware:  # the prefill's last logits, then the forced ones
+        return (torch.cat([last_logits[None], tf_logits[:-1]]) if n_answer > 1 else last_logits[None]), rt
+    nq = len(tf_ids) - n_answer
+    return (tf_logits[nq - 1 : -1] if n_answer else tf_logits[-1:]), rt
+
+
 def run_prefill_item(eng: Engine, item: Item, runs: list[MethodRun], board: str, budget_kind: str,
                      budgets: list[float]) -> list[Row]:
     """Boards A and B."""
@@ -306,28 +333,14 @@ def run_prefill_item(eng: Engine, item: Item, runs: list[MethodRun], board: str,
     # the full cache's answers, their logits and their queries (the "future" of the compression point)
     refs = []
     for qi, q in enumerate(questions):
-        rt = rt0.copy()
-        if query_aware:
-            first, start = last_logits, n
-        else:
-            _, qids = eng.segments(item, q)
-            first, start = eng.forward(rt, qids, n)[-1], n + len(qids)
-        gen, secs = eng.generate(rt, first, start, item.max_new_tokens)
-        pred = eng.tok.decode(gen, skip_special_tokens=True)
-        rt_tf = rt0.copy()
-        rt_tf.queries.record_all = True
+        gen, secs, pred, peak = _answer(eng, item, q, rt0, n, query_aware, last_logits)
         tf_ids = (eng.segments(item, q)[1] if not query_aware else []) + gen
-        tf_logits = eng.forward(rt_tf, tf_ids, n) if tf_ids else torch.empty(0)
+        ref_logits, rt_tf = _forced(eng, rt0, tf_ids, len(gen), n, query_aware, last_logits, record=True)
         future = {layer: torch.cat(qs, dim=1) for layer, qs in rt_tf.queries.all_queries.items()}
-        if query_aware:  # reference distributions for the answer tokens: the prefill's last, then the forced ones
-            ref_logits = torch.cat([last_logits[None], tf_logits[:-1]]) if len(gen) > 1 else last_logits[None]
-        else:
-            nq = len(tf_ids) - len(gen)
-            ref_logits = tf_logits[nq - 1 : -1] if len(gen) > 0 else tf_logits[-1:]
         refs.append((q, gen, ref_logits, importance(rt0, future, eng.info.group_size), tf_ids))
         rows.append(Row(item=item.id, task=item.task, question=qi, method="full", budget=1.0,
                         score=score(item, q, pred), kl=0.0, top1=1.0, eviction_cost=0.0, eviction_cost_oracle=0.0,
-                        kept_tokens=float(n), kv_bytes=full_bytes, kv_bytes_peak=rt.peak_live, compress_s=0.0,
+                        kept_tokens=float(n), kv_bytes=full_bytes, kv_bytes_peak=peak, compress_s=0.0,
                         decode_tok_s=len(gen) / secs if secs > 0 else None, generated_tokens=len(gen),
                         prediction=pred[:200]))
 
@@ -353,28 +366,14 @@ def run_prefill_item(eng: Engine, item: Item, runs: list[MethodRun], board: str,
             comp_bytes = rt_c.live_bytes()
             kept_tokens = sum(sum(l.lengths()) for l in rt_c.layers) / (eng.info.n_layers * eng.info.n_kv_heads)
             for qi, (q, ref_gen, ref_logits, imp, tf_ids) in enumerate(refs):
-                rt = rt_c.copy()
-                rt.reset_peak()
-                if query_aware:
-                    first, start = last_logits, n
-                else:
-                    _, qids = eng.segments(item, q)
-                    first, start = eng.forward(rt, qids, n)[-1], n + len(qids)
-                gen, secs = eng.generate(rt, first, start, item.max_new_tokens)
-                pred = eng.tok.decode(gen, skip_special_tokens=True)
-                rt_tf = rt_c.copy()
-                tf_logits = eng.forward(rt_tf, tf_ids, n) if tf_ids else torch.empty(0)
-                if query_aware:
-                    got = torch.cat([last_logits[None], tf_logits[:-1]]) if len(ref_gen) > 1 else last_logits[None]
-                else:
-                    nq = len(tf_ids) - len(ref_gen)
-                    got = tf_logits[nq - 1 : -1] if ref_gen else tf_logits[-1:]
+                gen, secs, pred, peak = _answer(eng, item, q, rt_c, n, query_aware, last_logits)
+                got, _ = _forced(eng, rt_c, tf_ids, len(ref_gen), n, query_aware, last_logits)
                 kl, top1 = fidelity(ref_logits, got)
                 lost, oracle = eviction_cost(imp, kept)
                 rows.append(Row(item=item.id, task=item.task, question=qi, method=run.name, budget=b,
                                 score=score(item, q, pred), kl=kl, top1=top1, eviction_cost=lost,
                                 eviction_cost_oracle=oracle, kept_tokens=kept_tokens, kv_bytes=comp_bytes,
-                                kv_bytes_peak=rt.peak_live, compress_s=secs_c, offline_s=offline_s,
+                                kv_bytes_peak=peak, compress_s=secs_c, offline_s=offline_s,
                                 decode_tok_s=len(gen) / secs if secs > 0 else None, generated_tokens=len(gen),
                                 prediction=pred[:200]))
     return rows

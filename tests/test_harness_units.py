@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from harness.api import Keep, LayerView, ModelInfo, Rewrite, reference_attention
-from harness.kv import HeadKV, KVRuntime, LayerKV
+from harness.kv import HeadKV, KVRuntime
 from harness.methods import SnapKV, StreamingLLM
 from harness.runner import MethodError, apply_result, eviction_cost, fidelity, layer_budget
 from harness.tasks import (SPLIT_SEED, boxed_answer, boxed_match, generate, load_longbench_v2, load_math500,
@@ -160,3 +160,18 @@ def test_local_dataset_loaders(tmp_path):
                                                      "subject": "a", "level": 1, "unique_id": "u"}) + "\n")
     (m,) = load_math500(tmp_path / "test.jsonl")
     assert m.metric == "boxed" and "boxed" in m.questions[0].text and m.id == "u"
+
+
+def test_sandbox_commands_for_each_isolation_level(tmp_path):
+    from harness.sandbox import Limits, build_command
+
+    argv, ro, rw, env = ["python", "-m", "x"], [tmp_path / "ro"], [tmp_path / "out"], {"HOME": "/tmp"}
+    limits = Limits(memory_bytes=1 << 30, max_procs=32, cpu_s=60)
+    bw = build_command(argv, ro, rw, env, limits, kind="bubblewrap")
+    assert bw[0] == "bwrap" and "--unshare-net" in bw and "--clearenv" in bw
+    assert ["--ro-bind", str(tmp_path / "ro"), str(tmp_path / "ro")] == bw[bw.index("--ro-bind", bw.index("--ro-bind") + 2 * 0):][:3] or \
+        str(tmp_path / "ro") in bw
+    assert ["--bind", str(tmp_path / "out"), str(tmp_path / "out")] == bw[bw.index("--bind"):bw.index("--bind") + 3]
+    assert "--nproc=32" in bw and f"--as={1 << 30}" in bw and bw[-3:] == argv
+    un = build_command(argv, ro, rw, env, limits, kind="unshare-net")
+    assert un[:3] == ["unshare", "--net", "--"] and "env" in un and "-i" in un and "HOME=/tmp" in un

@@ -1,7 +1,6 @@
 """Untrusted method.py in the sandbox: every escape attempt ends as an error in the result, never a crash."""
 
 import json
-import shutil
 import textwrap
 from dataclasses import asdict
 

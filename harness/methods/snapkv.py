@@ -3,7 +3,6 @@ queries pay them, summed over the window, smoothed by 1-D pooling, averaged over
 keep the top (budget - window) plus the window itself. Defaults are the paper's LongBench configs
 (window 32, kernel 7, max-pool) rather than kvpress's (64, 5, avg-pool)."""
 
-import torch
 import torch.nn.functional as F
 
 from harness.api import EvictionMethod, Keep, LayerView
@@ -20,8 +19,7 @@ class SnapKV(EvictionMethod):
         n = view.n_tokens
         if view.queries is None or view.budget >= n:
             return Keep.from_topk(view.positions.float(), view.budget, view.valid)
-        w = min(view.queries.shape[1], n)
-        attn = view.attention()  # (H_q, w, T), causal over the window
+        attn = view.attention()  # (H_q, window, T), causal over the window
         scores = view.group(attn.sum(dim=1), "mean")  # (H_kv, T)
         pool = F.max_pool1d if self.pooling == "max" else F.avg_pool1d
         scores = pool(scores[:, None, :], self.kernel, stride=1, padding=self.kernel // 2)[:, 0, :]

@@ -7,7 +7,6 @@ attention is rising is kept before it becomes a heavy hitter, and a fading one i
 Training-free; sinks and a recent window are always kept.
 """
 
-import torch
 
 from harness import EvictionMethod, Keep, LayerView
 
