@@ -110,10 +110,15 @@ class LayerView:
         old_pos, old_val, old_valid = saved
         valid = self.valid_mask()
         for h in range(self.n_kv_heads):
-            lookup = dict(zip(old_pos[h][old_valid[h]].tolist(), old_val[h][old_valid[h]].tolist()))
-            for t, p in enumerate(self.positions[h].tolist()):
-                if valid[h, t] and p in lookup:
-                    out[h, t] = lookup[p]
+            op, ov = old_pos[h][old_valid[h]], old_val[h][old_valid[h]]
+            if op.numel() == 0:
+                continue
+            op, order = op.sort()
+            ov = ov[order]
+            cur = self.positions[h]
+            idx = torch.searchsorted(op, cur).clamp(max=op.numel() - 1)
+            hit = (op[idx] == cur) & valid[h]
+            out[h][hit] = ov[idx[hit]].float()
         return out
 
 

@@ -43,7 +43,7 @@ def check(spec: str) -> dict:
     n = 64
     for board, phase, budget in (("A", "prefill", 8), ("B_online", "prefill", 16), ("C", "decode", 24)):
         rt = _runtime(n, 0)
-        w = max(1, report["query_window"])
+        w = max(1, min(report["query_window"], n))
         q = torch.randn(INFO.n_heads, w, INFO.head_dim)
         qpos = torch.arange(n - w, n)
         entry = {"board": board, "phase": phase, "budget": budget}

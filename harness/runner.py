@@ -21,6 +21,7 @@ from harness.kv import HOOK_NAME, KVRuntime, install_hook, use
 from harness.tasks import Item, Question, score
 
 BOARDS = ("A", "B_online", "B_offline", "C")
+DECODE_QUERY_WINDOW_MAX = 4096  # board C hands over at most this many recent decode queries
 
 
 class MethodError(Exception):
@@ -423,7 +424,7 @@ def run_decode_item(eng: Engine, item: Item, runs: list[MethodRun], caps: list[i
                 rows.append(Row(item=item.id, task=item.task, question=0, method=run.name, budget=b, error=run.error))
                 continue
             rt = rt0.copy()
-            rt.queries.window = int(getattr(run.method, "query_window", 0))
+            rt.queries.window = min(int(getattr(run.method, "query_window", 0)), DECODE_QUERY_WINDOW_MAX)
             run.states.clear()
             try:
                 per_layer = eng.layer_budgets(run, cap, n)

@@ -1,10 +1,18 @@
 """Reference methods shipped with the harness, each a small class on the method interface."""
 
+from harness.methods.adakv import AdaKV
 from harness.methods.full import FullCache
+from harness.methods.h2o import H2O
+from harness.methods.knorm import KNorm
+from harness.methods.pyramidkv import PyramidKV
 from harness.methods.random_ import RandomEviction
-from harness.methods.snapkv import SnapKV
+from harness.methods.snapkv import QueryAgnosticSnapKV, SnapKV
 from harness.methods.streaming import StreamingLLM
+from harness.methods.tova import TOVA
 
-REFERENCE_METHODS = {"full": FullCache, "random": RandomEviction, "window": StreamingLLM, "snapkv": SnapKV}
+REFERENCE_METHODS = {"full": FullCache, "random": RandomEviction, "window": StreamingLLM, "snapkv": SnapKV,
+                     "snapkv_qa": QueryAgnosticSnapKV, "pyramidkv": PyramidKV, "adakv": AdaKV, "tova": TOVA,
+                     "knorm": KNorm, "h2o": H2O}
 
-__all__ = ["REFERENCE_METHODS", "FullCache", "RandomEviction", "SnapKV", "StreamingLLM"]
+__all__ = ["REFERENCE_METHODS", "AdaKV", "FullCache", "H2O", "KNorm", "PyramidKV", "QueryAgnosticSnapKV",
+           "RandomEviction", "SnapKV", "StreamingLLM", "TOVA"]

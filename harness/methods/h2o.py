@@ -1,0 +1,33 @@
+"""H2O (Zhang et al., 2023, arXiv 2306.14048): keep the heavy hitters, the tokens with the largest
+cumulative attention received, plus the most recent tokens; half of the budget each (the paper's scripts
+use equal heavy and recent ratios). At prefill the scores are the attention of every prompt query; while
+decoding, each new query's attention is added as it comes (carried across calls by position)."""
+
+import torch
+
+from harness.api import EvictionMethod, Keep, LayerView
+
+
+class H2O(EvictionMethod):
+    name = "h2o"
+    query_window = 1 << 30  # every prompt query at prefill; the recent decode queries on board C
+    recent_share = 0.5
+
+    def select(self, view: LayerView) -> Keep:
+        acc = view.recall("h2o")
+        if view.queries is not None:
+            seen = view.state.get("h2o_seen", -1)
+            fresh = view.query_positions > seen
+            if bool(fresh.any()):
+                attn = view.attention(view.queries[:, fresh]) if not bool(fresh.all()) else view.attention()
+                acc = acc + view.group(attn.sum(dim=1), "sum")
+                view.state["h2o_seen"] = int(view.query_positions.max())
+        view.remember("h2o", acc)
+        valid = view.valid_mask()
+        recent = int(view.budget * self.recent_share)
+        scores = acc.clone()
+        counts = valid.sum(dim=1)
+        for h in range(view.n_kv_heads):  # the last `recent` real tokens of each head are always kept
+            n = int(counts[h])
+            scores[h, max(0, n - recent) : n] = float("inf")
+        return Keep.from_topk(scores, view.budget, view.valid)

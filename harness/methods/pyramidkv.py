@@ -1,0 +1,25 @@
+"""PyramidKV (Cai et al., 2024, arXiv 2406.02069): SnapKV's scores with a linearly decreasing per-layer
+budget, the bottom layer getting the most and the mean preserved; beta = 20 sets the slope. The schedule
+follows the official KVCache-Factory code (min = (C - w) / beta, max = 2 (C - w) - min, clipped to the
+prefix length); scoring uses this package's SnapKV defaults."""
+
+from harness.api import ModelInfo
+from harness.methods.snapkv import SnapKV
+
+
+class PyramidKV(SnapKV):
+    name = "pyramidkv"
+    beta = 20
+
+    def layer_budgets(self, mean_budget: int, n_tokens: int, model: ModelInfo) -> list[int] | None:
+        w = min(self.query_window, mean_budget)
+        c = mean_budget - w
+        n_layers = model.n_layers
+        min_num = c / self.beta
+        max_num = 2 * c - min_num
+        if max_num >= n_tokens - w:
+            max_num = n_tokens - w
+            min_num = 2 * c - max_num
+        step = (max_num - min_num) / max(1, n_layers - 1)
+        budgets = [int(max_num - layer * step) + w for layer in range(n_layers)]
+        return [max(1, min(b, n_tokens)) for b in budgets]

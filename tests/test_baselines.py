@@ -1,0 +1,75 @@
+"""Each baseline's defining behaviour on small synthetic tensors."""
+
+import torch
+
+from harness.api import LayerView, ModelInfo
+from harness.kv import HeadKV, KVRuntime
+from harness.methods import H2O, TOVA, AdaKV, KNorm, PyramidKV
+from harness.runner import apply_result
+
+INFO = ModelInfo(name="t", n_layers=10, n_heads=6, n_kv_heads=2, head_dim=8)
+
+
+def make_view(keys, budget, queries=None, qpos=None, state=None, phase="prefill"):
+    h, t, _ = keys.shape
+    return LayerView(layer=0, keys=keys, values=torch.randn_like(keys), positions=torch.arange(t).expand(h, t),
+                     queries=queries, budget=budget, board="A", phase=phase, model=INFO,
+                     query_positions=qpos, state=state if state is not None else {})
+
+
+def test_knorm_keeps_the_lowest_norm_keys():
+    keys = torch.randn(2, 20, 8)
+    norms = keys.norm(dim=-1)
+    keep = KNorm().select(make_view(keys, 5))
+    for h in range(2):
+        assert set(keep.indices[h].tolist()) == set(norms[h].argsort()[:5].tolist())
+
+
+def test_tova_keeps_one_set_for_all_heads_by_the_last_query():
+    keys = torch.randn(2, 16, 8)
+    q = torch.randn(6, 3, 8)
+    keep = TOVA().select(make_view(keys, 4, q, torch.arange(13, 16)))
+    assert torch.equal(keep.indices[0], keep.indices[1])
+    attn = torch.softmax(torch.einsum("hd,htd->ht", q[:, -1], keys.repeat_interleave(3, 0)) / 8**0.5, -1).mean(0)
+    assert set(keep.indices[0].tolist()) == set(attn.topk(4).indices.tolist())
+
+
+def test_h2o_scores_accumulate_over_decode_steps_and_keep_the_recent_half():
+    keys = torch.randn(2, 30, 8)
+    state: dict = {}
+    m = H2O()
+    q1, q2 = torch.randn(6, 1, 8), torch.randn(6, 1, 8)
+    m.select(make_view(keys, 10, q1, torch.tensor([30]), state, "decode"))
+    first = state["h2o"][1].clone()
+    keep = m.select(make_view(keys, 10, torch.cat([q1, q2], 1), torch.tensor([30, 31]), state, "decode"))
+    second = state["h2o"][1]
+    a2 = torch.softmax(torch.einsum("hd,htd->ht", q2[:, 0], keys.repeat_interleave(3, 0)) / 8**0.5, -1)
+    added = a2.reshape(2, 3, 30).sum(1)
+    assert torch.allclose(second, first + added, atol=1e-5)  # only the new query was added, once
+    for h in range(2):
+        assert set(range(25, 30)) <= set(keep.indices[h].tolist()) and len(keep.indices[h]) == 10
+
+
+def test_pyramidkv_budgets_fall_with_depth_and_keep_the_mean():
+    b = PyramidKV().layer_budgets(200, 2000, INFO)
+    assert b[0] > b[-1] and all(x >= y for x, y in zip(b, b[1:]))
+    assert 200 * 10 - 10 <= sum(b) <= 200 * 10
+
+
+def test_adakv_per_head_budgets_differ_sum_to_the_layer_and_respect_the_safeguard():
+    torch.manual_seed(0)
+    keys = torch.randn(2, 200, 8)
+    keys[0, 50] *= 30  # head 0 concentrates on one token, head 1 stays diffuse
+    q = keys[0, 50].expand(6, 8, 8).clone() * 0.2
+    q[3:] = torch.randn(3, 8, 8) * 0.01
+    method = AdaKV()
+    method.query_window = 8
+    view = make_view(keys, 40, q, torch.arange(192, 200))
+    keep = method.select(view)
+    sizes = [len(i) for i in keep.indices]
+    assert sum(sizes) == 80 and sizes[0] != sizes[1]
+    assert min(sizes) >= 8 + int(0.2 * 40)  # window + alpha x budget
+    rt = KVRuntime(1, 3)
+    rt.layers[0].heads = [HeadKV(keys[h], torch.randn(200, 8), torch.arange(200), 200) for h in range(2)]
+    apply_result(rt, 0, keep, 40)  # accepted by the harness, stored ragged
+    assert rt.layers[0].lengths() == sizes
