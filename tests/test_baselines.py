@@ -73,3 +73,29 @@ def test_adakv_per_head_budgets_differ_sum_to_the_layer_and_respect_the_safeguar
     rt.layers[0].heads = [HeadKV(keys[h], torch.randn(200, 8), torch.arange(200), 200) for h in range(2)]
     apply_result(rt, 0, keep, 40)  # accepted by the harness, stored ragged
     assert rt.layers[0].lengths() == sizes
+
+
+def test_rkv_evicts_the_older_of_two_duplicate_keys():
+    from harness.methods import RKV
+
+    torch.manual_seed(1)
+    keys = torch.randn(2, 24, 64)  # the model's head size: unrelated keys are rarely similar
+    keys[:, 5] = keys[:, 6] = keys[:, 7] = torch.randn(2, 64) * 3  # three copies of one key
+    q = torch.randn(6, 8, 64) * 0.01  # flat attention: redundancy decides
+    keep = RKV().select(make_view(keys, 18, q, torch.arange(16, 24)))
+    for h in range(2):
+        kept = set(keep.indices[h].tolist())
+        assert set(range(16, 24)) <= kept  # the last 8 tokens
+        assert 7 in kept and not {5, 6} <= kept  # the newest copy survives, an older one goes
+
+
+def test_kvzip_scores_the_max_over_queries_and_group_and_keeps_sinks():
+    from harness.methods import KVzip
+
+    keys = torch.randn(2, 30, 8)
+    q = torch.zeros(6, 2, 8)
+    q[4, 1] = keys[1, 20] * 10  # one query of one head of KV head 1 looks hard at token 20
+    keep = KVzip().select(make_view(keys, 6, q, torch.tensor([40, 41])))
+    assert 20 in keep.indices[1].tolist()
+    for h in range(2):
+        assert {0, 1, 2, 3} <= set(keep.indices[h].tolist())

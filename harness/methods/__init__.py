@@ -4,15 +4,17 @@ from harness.methods.adakv import AdaKV
 from harness.methods.full import FullCache
 from harness.methods.h2o import H2O
 from harness.methods.knorm import KNorm
+from harness.methods.kvzip import KVzip
 from harness.methods.pyramidkv import PyramidKV
 from harness.methods.random_ import RandomEviction
+from harness.methods.rkv import RKV
 from harness.methods.snapkv import QueryAgnosticSnapKV, SnapKV
 from harness.methods.streaming import StreamingLLM
 from harness.methods.tova import TOVA
 
 REFERENCE_METHODS = {"full": FullCache, "random": RandomEviction, "window": StreamingLLM, "snapkv": SnapKV,
                      "snapkv_qa": QueryAgnosticSnapKV, "pyramidkv": PyramidKV, "adakv": AdaKV, "tova": TOVA,
-                     "knorm": KNorm, "h2o": H2O}
+                     "knorm": KNorm, "h2o": H2O, "rkv": RKV, "kvzip": KVzip}
 
-__all__ = ["REFERENCE_METHODS", "AdaKV", "FullCache", "H2O", "KNorm", "PyramidKV", "QueryAgnosticSnapKV",
-           "RandomEviction", "SnapKV", "StreamingLLM", "TOVA"]
+__all__ = ["REFERENCE_METHODS", "RKV", "TOVA", "AdaKV", "FullCache", "H2O", "KNorm", "KVzip", "PyramidKV",
+           "QueryAgnosticSnapKV", "RandomEviction", "SnapKV", "StreamingLLM"]

@@ -3,7 +3,6 @@ cumulative attention received, plus the most recent tokens; half of the budget e
 use equal heavy and recent ratios). At prefill the scores are the attention of every prompt query; while
 decoding, each new query's attention is added as it comes (carried across calls by position)."""
 
-import torch
 
 from harness.api import EvictionMethod, Keep, LayerView
 

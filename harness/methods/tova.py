@@ -3,7 +3,6 @@ by the attention of the current (last) query, averaged over all heads of the lay
 same set for every KV head. Runs at prefill and at every decode step over the cap; like the official code,
 no token is force-kept."""
 
-import torch
 
 from harness.api import EvictionMethod, Keep, LayerView
 
