@@ -301,6 +301,34 @@ def _print_result(result: dict) -> None:
         console.print(f"[red]{name}: {err}[/]", highlight=False)
 
 
+@harness_app.command("baselines", help="Run a board's published baselines (plus random and the full cache) and "
+                                        "write table.md, table.csv, accuracy.png and result.json to --out.")
+def harness_baselines_cmd(
+    board: Annotated[str, typer.Option(help="A | B_online | B_offline | C")] = "A",
+    split: Annotated[str, typer.Option(help="dev (generated) or test (needs --data)")] = "dev",
+    out: Annotated[Optional[Path], typer.Option(help="Output folder (default harness/results/<board>_<split>).")] = None,
+    items: Annotated[int, typer.Option(help="Items per task.")] = 20,
+    length: Annotated[Optional[int], typer.Option(help="Context (A, B) or trace (C) tokens.")] = None,
+    budgets: Annotated[Optional[str], typer.Option(help="Comma list.")] = None,
+    tasks: Annotated[Optional[str], typer.Option(help="Comma list of tasks.")] = None,
+    model: Annotated[str, typer.Option(help="embedded or a local model folder")] = "embedded",
+    data: Annotated[Optional[Path], typer.Option(help="Folder of stored items.")] = None,
+) -> None:
+    from harness.report import BOARD_BASELINES, write_all
+
+    if board not in BOARD_BASELINES:
+        raise UserError(None, f"unknown board {board!r} ({', '.join(BOARD_BASELINES)})")
+    target = out or Path("harness") / "results" / f"{board}_{split}"
+    tmp = target.with_name(target.name + ".json.partial")
+    harness_run_cmd(["full", *BOARD_BASELINES[board]], board=board, split=split, model=model, items=items, seeds=1,
+                    length=length, budgets=budgets, tasks=tasks, data=data, device="cpu", dtype=None, out=tmp,
+                    as_json=False)
+    paths = write_all(json.loads(tmp.read_text()), target)
+    tmp.unlink()
+    for p in paths:
+        console.print(f"wrote {p}", highlight=False)
+
+
 @harness_app.command("split", help="Write a split's items to DIR as <task>.jsonl (e.g. the arena's hidden "
                                     "test split, where its audit rules watch); read back with `run --data DIR`.")
 def harness_split_cmd(
