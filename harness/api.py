@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Literal
+from typing import ClassVar, Literal
 
 import torch
 
@@ -62,7 +62,6 @@ class LayerView:
     valid: torch.Tensor | None = None
     query_positions: torch.Tensor | None = None  # (N_q,) positions of the queries
     state: dict = field(default_factory=dict)  # per-layer scratch space kept across calls (board C)
-    attention_fn: Callable[[torch.Tensor], torch.Tensor] | None = None
 
     @property
     def n_tokens(self) -> int:
@@ -81,13 +80,11 @@ class LayerView:
         """Softmax attention of ``queries`` (H_q, N, D) over this layer's keys: (H_q, N, T).
 
         Causal with respect to ``query_positions`` when the queries are the view's own; padding gets 0.
-        The harness computes it in chunks, so a method never needs eager attention in the forward pass.
+        Computed here in query chunks, so a method never needs eager attention in the forward pass.
         """
         q = self.queries if queries is None else queries
         if q is None:
             raise ValueError("this view has no queries: ask for them with query_window, or pass some")
-        if self.attention_fn is not None and queries is None:
-            return self.attention_fn(q)
         qpos = self.query_positions if queries is None else None
         return reference_attention(q, self.keys, self.positions, qpos, self.model.group_size, self.valid)
 

@@ -123,9 +123,6 @@ class KVRuntime:
         rt.layers = [layer.copy() for layer in self.layers]
         return rt
 
-    def seq_len(self, layer: int = 0) -> int:
-        return max(self.layers[layer].lengths()) if not self.layers[layer].empty else 0
-
     # --- the attention hook ----------------------------------------------------------------------------------
     def attend(self, layer_idx: int, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                scaling: float) -> torch.Tensor:

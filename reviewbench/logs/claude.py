@@ -11,11 +11,10 @@ import re
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import orjson
 
-from reviewbench.logs.events import OUTPUT_LIMIT, Event, ParseStats, trim
+from reviewbench.logs.events import OUTPUT_LIMIT, Event, ParseStats, string_values, trim
 from reviewbench.logs.reader import check_unparsed, parse_line
 
 _RESULT_KEY = b'"tool_use_id":"'
@@ -26,20 +25,6 @@ KNOWN_TYPES = {"user", "assistant", "system", "summary", "attachment", "progress
                "permission-mode", "agent-setting", "bridge-session", "worktree-state", "mode"}
 _BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
 MAX_PENDING = 5000
-
-
-def _strings(obj: Any, out: list[str], limit: int = 50) -> list[str]:
-    if len(out) >= limit:
-        return out
-    if isinstance(obj, str):
-        out.append(obj)
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            _strings(v, out, limit)
-    elif isinstance(obj, list):
-        for v in obj:
-            _strings(v, out, limit)
-    return out
 
 
 def tool_event(name: str, inp: dict, source: str, cwd: str | None, time: str | None, agent: str | None) -> Event:
@@ -73,9 +58,9 @@ def tool_event(name: str, inp: dict, source: str, cwd: str | None, time: str | N
             ev.query += " " + " ".join(f"domain:{d}" for d in inp.get("allowed_domains") or [])
     elif name.startswith("mcp__"):
         ev.kind = "mcp"
-        ev.strings = _strings(inp, [])
+        ev.strings = string_values(inp)
     else:
-        ev.strings = _strings(inp, [])
+        ev.strings = string_values(inp)
     return ev
 
 

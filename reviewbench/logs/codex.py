@@ -16,8 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from reviewbench.logs.claude import _strings
-from reviewbench.logs.events import Event, ParseStats, trim
+from reviewbench.logs.events import Event, ParseStats, string_values, trim
 from reviewbench.logs.reader import json_lines
 
 ENVELOPE_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state",
@@ -142,7 +141,7 @@ def item_events(item: dict, src: str, cwd: str | None, time: str | None, agent: 
     url = args.get("url")
     kind = "mcp" if "__" in name else "other"
     return [Event(tool=name, kind="fetch" if url else kind, urls=[str(url)] if url else [],
-                  strings=_strings(args, []), **base)]
+                  strings=string_values(args), **base)]
 
 
 def parse_codex(path: Path, stats: ParseStats, agent: str | None, seen: set[int]) -> Iterator[Event]:

@@ -7,7 +7,7 @@ would dominate the cost. They never leave the audit; findings (pydantic) do.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 EventKind = Literal["shell", "read", "write", "list", "search", "fetch", "web_search", "mcp", "patch", "net",
                     "other"]
@@ -68,3 +68,23 @@ def trim(text: str | None, limit: int = OUTPUT_LIMIT) -> str | None:
     if text is None or len(text) <= limit:
         return text
     return text[:limit] + f"... [{len(text) - limit} more chars]"
+
+
+def string_values(obj: Any, limit: int = 50) -> list[str]:
+    """The string values inside a tool's arguments (MCP and unknown tools): what URL and path rules scan."""
+    out: list[str] = []
+
+    def walk(o: Any) -> None:
+        if len(out) >= limit:
+            return
+        if isinstance(o, str):
+            out.append(o)
+        elif isinstance(o, dict):
+            for v in o.values():
+                walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+
+    walk(obj)
+    return out

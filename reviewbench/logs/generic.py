@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from reviewbench.logs.claude import _strings
 from reviewbench.logs.codex import patch_paths
-from reviewbench.logs.events import Event, ParseStats, trim
+from reviewbench.logs.events import Event, ParseStats, string_values, trim
 from reviewbench.logs.reader import json_lines
 
 SHELL_TOOLS = {"bash", "shell", "sh", "exec", "run", "execute_bash", "terminal", "command", "exec_command",
@@ -47,7 +46,7 @@ def generic_event(tool: str, args: object, source: str, time: str | None, cwd: s
         patch = str(a.get("input") or text or "")
         ev.kind, ev.paths, ev.content = "patch", patch_paths(patch), patch
     else:
-        ev.strings = _strings(args, [])
+        ev.strings = string_values(args)
     return ev
 
 
