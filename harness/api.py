@@ -32,6 +32,7 @@ class ModelInfo:
     n_heads: int  # query heads
     n_kv_heads: int
     head_dim: int
+    rope_theta: float | None = None  # base of plain (Llama-style) RoPE; None when the model uses another scheme
 
     @property
     def group_size(self) -> int:
@@ -93,6 +94,16 @@ class LayerView:
         g = self.model.group_size
         shaped = per_query_head.reshape(per_query_head.shape[0] // g, g, *per_query_head.shape[1:])
         return shaped.max(dim=1).values if reduce == "max" else getattr(shaped, reduce)(dim=1)
+
+    def rotate(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        """Apply the model's RoPE to ``x`` (..., N, D) at ``positions`` (N,); negative positions undo it.
+
+        Keys and queries are handed over post-RoPE; ``rotate(q, -q_pos)`` recovers the pre-RoPE query, which
+        methods that model future queries (Expected Attention) need.
+        """
+        if self.model.rope_theta is None:
+            raise ValueError("this model does not use plain RoPE (ModelInfo.rope_theta is None)")
+        return apply_rope(x, positions, self.model.rope_theta)
 
     def remember(self, name: str, per_token: torch.Tensor) -> None:
         """Keep a per-token (H_kv, T) statistic for the next call on this layer (e.g. accumulated attention)."""
@@ -181,6 +192,24 @@ class EvictionMethod(ABC):
     def on_decode(self, view: LayerView) -> Keep | Rewrite:
         """Board C: called when a layer's cache exceeds its cap during generation. Defaults to ``select``."""
         return self.select(view)
+
+
+def rope_angles(positions: torch.Tensor, head_dim: int, theta: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(cos, sin), each (N, D), of Llama-style RoPE (half-split pairs, as transformers' ``rotate_half``)."""
+    inv_freq = theta ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    ang = positions.to(torch.float64)[:, None] * inv_freq[None, :]
+    ang = torch.cat([ang, ang], dim=-1)
+    return ang.cos().float(), ang.sin().float()
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    h = x.shape[-1] // 2
+    return torch.cat([-x[..., h:], x[..., :h]], dim=-1)
+
+
+def apply_rope(x: torch.Tensor, positions: torch.Tensor, theta: float) -> torch.Tensor:
+    cos, sin = rope_angles(positions, x.shape[-1], theta)
+    return x.float() * cos + rotate_half(x.float()) * sin
 
 
 def reference_attention(

@@ -15,7 +15,7 @@ from harness.api import LayerView, ModelInfo
 from harness.kv import HeadKV, KVRuntime
 from harness.runner import MethodError, apply_result
 
-INFO = ModelInfo(name="synthetic", n_layers=2, n_heads=6, n_kv_heads=2, head_dim=16)
+INFO = ModelInfo(name="synthetic", n_layers=2, n_heads=6, n_kv_heads=2, head_dim=16, rope_theta=10000.0)
 
 
 def _runtime(n: int, seed: int) -> KVRuntime:

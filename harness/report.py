@@ -12,8 +12,8 @@ from pathlib import Path
 
 BOARD_BASELINES = {  # the published baselines of each board (issue 5's list), plus random; full is always run
     "A": ["snapkv", "pyramidkv", "adakv", "tova", "window", "knorm", "random"],
-    "B_online": ["window", "knorm", "snapkv_qa", "tova", "random"],
-    "B_offline": ["kvzip", "window", "knorm", "snapkv_qa", "random"],
+    "B_online": ["expected_attention", "window", "knorm", "snapkv_qa", "tova", "random"],
+    "B_offline": ["kvzip", "expected_attention", "window", "knorm", "snapkv_qa", "random"],
     "C": ["h2o", "tova", "rkv", "window", "knorm", "random"],
 }
 COLUMNS = ("method", "budget", "normalized_accuracy", "normalized_ci95", "kl", "top1", "eviction_cost",

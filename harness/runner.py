@@ -73,6 +73,19 @@ def _alarm(signum, frame):  # noqa: ARG001
     raise MethodTimeout("method call exceeded its time limit")
 
 
+def plain_rope_theta(cfg) -> float | None:
+    """The RoPE base when the model uses unscaled, full-width RoPE (what ``LayerView.rotate`` implements)."""
+    params = getattr(cfg, "rope_parameters", None) or {}
+    kind = params.get("rope_type", "default") if isinstance(params, dict) else "default"
+    scaling = getattr(cfg, "rope_scaling", None)
+    if kind != "default" or (isinstance(scaling, dict) and scaling.get("rope_type", scaling.get("type")) not in
+                             (None, "default")) or getattr(cfg, "partial_rotary_factor", 1.0) != 1.0:
+        return None
+    theta = params.get("rope_theta") if isinstance(params, dict) else None
+    theta = theta or getattr(cfg, "rope_theta", None)
+    return float(theta) if theta else None
+
+
 class Engine:
     def __init__(self, loaded, call_timeout_s: float = 60.0) -> None:
         install_hook()
@@ -83,7 +96,8 @@ class Engine:
         cfg = self.model.config
         self.info = ModelInfo(name=loaded.name, n_layers=cfg.num_hidden_layers, n_heads=cfg.num_attention_heads,
                               n_kv_heads=cfg.num_key_value_heads,
-                              head_dim=getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads)
+                              head_dim=getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads,
+                              rope_theta=plain_rope_theta(cfg))
         self.call_timeout_s = call_timeout_s
         self.eos = {t for t in [self.tok.eos_token_id, self.tok.convert_tokens_to_ids("<|im_end|>")] if t is not None}
 

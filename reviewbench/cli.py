@@ -218,7 +218,8 @@ def _method_dirs(methods: list[str]) -> list[Path]:
 @harness_app.command("run", help="Evaluate a method on a board (plus the full cache as reference), in the sandbox.")
 def harness_run_cmd(
     methods: Annotated[list[str], typer.Argument(help="Method folders (with method.py) or reference names: "
-                                                "full, random, window, snapkv.")],
+                                                "full, random, window (StreamingLLM), snapkv, snapkv_qa, pyramidkv, "
+                                                "adakv, tova, knorm, expected_attention, kvzip, h2o, rkv.")],
     board: Annotated[str, typer.Option(help="A | B_online | B_offline | C")] = "A",
     split: Annotated[str, typer.Option(help="dev (generated) or test (needs --data: the arena's stored split)")] = "dev",
     model: Annotated[str, typer.Option(help="embedded (SmolLM2-135M) or a local transformers model folder")] = "embedded",

@@ -99,3 +99,57 @@ def test_kvzip_scores_the_max_over_queries_and_group_and_keeps_sinks():
     assert 20 in keep.indices[1].tolist()
     for h in range(2):
         assert {0, 1, 2, 3} <= set(keep.indices[h].tolist())
+
+
+def _rope_matrix(p: int, d: int, theta: float) -> torch.Tensor:
+    """RoPE at position p as an explicit (D, D) rotation (pairs i and i + D/2), built independently."""
+    r = torch.zeros(d, d, dtype=torch.float64)
+    for i in range(d // 2):
+        a = p * theta ** (-2 * i / d)
+        c, s = torch.cos(torch.tensor(a, dtype=torch.float64)), torch.sin(torch.tensor(a, dtype=torch.float64))
+        r[i, i], r[i, i + d // 2], r[i + d // 2, i], r[i + d // 2, i + d // 2] = c, -s, s, c
+    return r
+
+
+def test_rotate_undoes_rope_and_matches_the_rotation_matrix():
+    from harness.api import apply_rope
+
+    x = torch.randn(3, 5, 8)
+    pos = torch.tensor([0, 3, 7, 100, 2047])
+    y = apply_rope(x, pos, 10000.0)
+    assert torch.allclose(apply_rope(y, -pos, 10000.0), x, atol=1e-5)
+    for j, p in enumerate(pos.tolist()):
+        assert torch.allclose(y[:, j].double(), x[:, j].double() @ _rope_matrix(p, 8, 10000.0).T, atol=1e-4)
+
+
+def test_expected_attention_scores_the_gaussian_future_query_times_value_norm():
+    from harness.api import apply_rope
+    from harness.methods import ExpectedAttention
+
+    torch.manual_seed(2)
+    info = ModelInfo(name="t", n_layers=1, n_heads=6, n_kv_heads=2, head_dim=8, rope_theta=10000.0)
+    t, d = 40, 8
+    keys, values = torch.randn(2, t, d), torch.randn(2, t, d)
+    pre = torch.randn(6, t, d) + torch.tensor([2.0, 0, 0, 0, -1, 0, 0, 0])  # pre-RoPE context queries
+    qpos = torch.arange(t)
+    post = apply_rope(pre, qpos, 10000.0)
+    m = ExpectedAttention()
+    m.n_future = 16
+    view = LayerView(layer=0, keys=keys, values=values, positions=qpos.expand(2, t), queries=post, budget=10,
+                     board="B_online", phase="prefill", model=info, query_positions=qpos)
+    got = m.scores(view)
+    # independent computation with explicit rotation matrices
+    q = pre[:, 4:].double()
+    mu, cov = q.mean(1), torch.stack([torch.cov(q[h].T) for h in range(6)])
+    rbar = torch.stack([_rope_matrix(p, d, 10000.0) for p in range(t, t + 16)]).mean(0)
+    k = keys.double().repeat_interleave(3, 0)
+    logit = torch.einsum("hd,htd->ht", mu @ rbar.T, k) / d**0.5 + \
+        torch.einsum("hti,hij,htj->ht", k, rbar @ cov @ rbar.T, k) / (2 * d)
+    want = logit.softmax(-1).reshape(2, 3, t).mean(1) * values.double().norm(dim=-1)
+    assert torch.allclose(got[:, 4:].double(), want[:, 4:], rtol=1e-3)
+    assert torch.isinf(got[:, :4]).all()  # sinks always kept
+    keep = m.select(view)
+    for h in range(2):
+        assert set(keep.indices[h].tolist()) == set(want[h].masked_fill(torch.arange(t) < 4, 1e9).topk(10).indices.tolist())
+    values[1, 30] *= 1e4  # a huge value vector makes its token worth keeping
+    assert 30 in m.select(view).indices[1].tolist()

@@ -160,3 +160,23 @@ def test_b_offline_hands_over_the_reconstruction_pass_and_times_it_apart(eng):
     assert board == "B_offline" and n_queries > len(ctx)  # the repeat instruction plus the whole context
     rows = run_prefill_item(eng, item, [MethodRun("r", Reconstructs())], "B_online", "fraction", [0.5])
     assert next(x for x in rows if x.method == "r").offline_s is None and Reconstructs.seen[-1][1] is None
+
+
+def test_rotate_recovers_the_models_pre_rope_queries(eng):
+    """LayerView.rotate(q, -pos) on the hook's post-RoPE queries gives q_proj(hidden) back (Expected Attention)."""
+    from harness.api import apply_rope
+
+    assert eng.info.rope_theta is not None
+    ids = eng.tok("The quick brown fox jumps over the lazy dog.", add_special_tokens=False)["input_ids"]
+    captured = {}
+    attn = eng.model.model.layers[3].self_attn
+    h = attn.q_proj.register_forward_hook(lambda mod, inp, out: captured.setdefault("pre", out.detach().clone()))
+    rt = KVRuntime(eng.info.n_layers, eng.info.group_size)
+    rt.queries.prefill_positions = torch.arange(len(ids))
+    try:
+        eng.forward(rt, ids, 0)
+    finally:
+        h.remove()
+    pre = captured["pre"][0].view(len(ids), eng.info.n_heads, eng.info.head_dim).transpose(0, 1)
+    back = apply_rope(rt.queries.prefill[3], -torch.arange(len(ids)), eng.info.rope_theta)
+    assert torch.allclose(back, pre.float(), atol=1e-3 * pre.abs().max().item())

@@ -1,6 +1,7 @@
 """Reference methods shipped with the harness, each a small class on the method interface."""
 
 from harness.methods.adakv import AdaKV
+from harness.methods.expected_attention import ExpectedAttention
 from harness.methods.full import FullCache
 from harness.methods.h2o import H2O
 from harness.methods.knorm import KNorm
@@ -14,7 +15,8 @@ from harness.methods.tova import TOVA
 
 REFERENCE_METHODS = {"full": FullCache, "random": RandomEviction, "window": StreamingLLM, "snapkv": SnapKV,
                      "snapkv_qa": QueryAgnosticSnapKV, "pyramidkv": PyramidKV, "adakv": AdaKV, "tova": TOVA,
-                     "knorm": KNorm, "h2o": H2O, "rkv": RKV, "kvzip": KVzip}
+                     "knorm": KNorm, "h2o": H2O, "rkv": RKV, "kvzip": KVzip,
+                     "expected_attention": ExpectedAttention}
 
-__all__ = ["REFERENCE_METHODS", "RKV", "TOVA", "AdaKV", "FullCache", "H2O", "KNorm", "KVzip", "PyramidKV",
+__all__ = ["REFERENCE_METHODS", "RKV", "TOVA", "AdaKV", "ExpectedAttention", "FullCache", "H2O", "KNorm", "KVzip", "PyramidKV",
            "QueryAgnosticSnapKV", "RandomEviction", "SnapKV", "StreamingLLM"]
