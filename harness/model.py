@@ -37,7 +37,11 @@ def embedded_gguf() -> Path:
 def embedded_checkpoint() -> Path:
     """The dequantized embedded model, converted on first use (atomically: a crash leaves no half copy)."""
     gguf = embedded_gguf()
-    target = cache_dir() / f"smollm2-135m-instruct-{gguf.stat().st_size}"
+    return gguf_checkpoint(gguf, cache_dir() / f"smollm2-135m-instruct-{gguf.stat().st_size}")
+
+
+def gguf_checkpoint(gguf: Path, target: Path) -> Path:
+    """``gguf`` dequantized into a plain transformers checkpoint at ``target`` (once; later calls reuse it)."""
     if (target / "config.json").is_file() and (target / "model.safetensors").is_file():
         return target
     from transformers import AutoModelForCausalLM, AutoTokenizer

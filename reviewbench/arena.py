@@ -18,7 +18,7 @@ from reviewbench.tomlio import read_toml, validate_file
 ARENA_FILE = "arena.toml"
 SUBMISSION_ID = re.compile(r"^(?P<agent>[A-Za-z][A-Za-z0-9_]*)-(?P<seq>\d{3,})$")
 
-Family = Literal["anthropic", "openai", "google", "meta", "mistral", "qwen", "local", "other"]
+Family = Literal["anthropic", "openai", "google", "meta", "mistral", "qwen", "huggingface", "local", "other"]
 
 
 class _Strict(BaseModel):

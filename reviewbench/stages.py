@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from reviewbench.description import SECTION_TITLES
 from reviewbench.findings import Finding
 from reviewbench.flags.rule_violation import rule_violation_flags
+from reviewbench.judges.stage import judges_stage, panel_inputs
 from reviewbench.logs.arena_audit import audit_agent
 from reviewbench.pipeline import Stage, StageContext, StageOutput
 from reviewbench.points import BoardEntry, score_submission
@@ -117,10 +118,6 @@ def harness_stage(ctx: StageContext) -> StageOutput:
                           "`review harness run <bundle>` evaluates the method by hand")
 
 
-def judges_stage(ctx: StageContext) -> StageOutput:
-    return _not_available("no judge provider (API or local) is implemented yet, so no judge scored this submission")
-
-
 def _candidate_flags(ctx: StageContext) -> list[FlagClaim]:
     flags: list[FlagClaim] = []
     for name in ("audit", "evidence", "harness"):
@@ -187,7 +184,8 @@ STAGES: tuple[Stage, ...] = (
     Stage("audit", "Log audit", "1", ("bundle",), audit_stage, extra_inputs=audit_inputs),
     Stage("evidence", "Evidence", "1", ("bundle",), evidence_stage),
     Stage("harness", "Harness verification", "1", ("bundle",), harness_stage),
-    Stage("judges", "Judges", "1", ("bundle", "audit", "evidence", "harness"), judges_stage),
+    Stage("judges", "Judges", "2", ("bundle", "audit", "evidence", "harness"), judges_stage,
+          extra_inputs=panel_inputs),
     Stage("verdict", "Verdict", "1", ("bundle", "audit", "evidence", "harness", "judges"), verdict_stage),
     # Points read other submissions' results from the store, which no input hash covers: never cached.
     Stage("points", "Points", "1", ("verdict", "harness"), points_stage, cacheable=False),

@@ -36,6 +36,12 @@ class PriorWork(BaseModel):
     relation: str = ""
 
 
+class CitationCheck(BaseModel):
+    citation: str
+    status: Literal["real", "wrong_metadata", "not_found", "unchecked"]
+    note: str = ""
+
+
 class JudgeVerdict(BaseModel):
     judge_id: str
     family: str
@@ -46,6 +52,8 @@ class JudgeVerdict(BaseModel):
     scores: dict[str, CriterionScore]
     flags: list[FlagClaim] = Field(default_factory=list)
     prior_work: list[PriorWork] = Field(default_factory=list)
+    citations_checked: list[CitationCheck] = Field(default_factory=list)
+    summary: str = ""
 
     def score(self, criterion: str) -> float:
         return self.scores[criterion].score

@@ -3,7 +3,7 @@
 Query-agnostic: future queries are modelled as a Gaussian fitted to the context's own pre-RoPE queries
 (mean and covariance per query head, the first ``n_sink`` tokens left out), moved to the next
 ``n_future`` positions by the average RoPE rotation R̄ (mean' = R̄ mean, cov' = R̄ cov R̄ᵀ). A key's expected
-attention logit is mean'·k/√d + kᵀ cov' k / 2d; the score is the softmax of that over the keys, averaged
+attention logit is mean'·k/√d + kᵀ cov' k / 2d; the score is the softmax of that over the (non-sink) keys, averaged
 over the KV head's query heads, then times the value norm (plus ``epsilon``). The sinks are always kept.
 
 Defaults are the official press's (n_future 512, n_sink 4, covariance and value norm on, epsilon 0); the
@@ -41,16 +41,17 @@ class ExpectedAttention(EvictionMethod):
         logits = torch.einsum("hd,htd->ht", mean_f, keys) / d**0.5
         if self.use_covariance and pre.shape[1] > 1:
             centred = pre - mean[:, None]
-            cov = torch.einsum("hni,hnj->hij", centred, centred) / (pre.shape[1] - 1)
+            cov = torch.einsum("hni,hnj->hij", centred, centred) / pre.shape[1]  # biased, as the official code
             rbar = _rotation_matrix(cos, sin)  # (D, D)
             cov_f = rbar @ cov @ rbar.T
             logits = logits + torch.einsum("hti,hij,htj->ht", keys, cov_f, keys) / (2 * d)
-        if view.valid is not None:
-            logits = logits.masked_fill(~view.valid.repeat_interleave(view.model.group_size, dim=0), float("-inf"))
+        sink = view.positions < self.n_sink  # the sinks are kept apart and left out of the softmax
+        out = ~view.valid_mask() | sink
+        logits = logits.masked_fill(out.repeat_interleave(view.model.group_size, dim=0), float("-inf"))
         scores = view.group(logits.softmax(dim=-1), "mean")  # (H_kv, T)
         if self.use_vnorm:
             scores = (scores + self.epsilon) * view.values.float().norm(dim=-1)
-        return scores.masked_fill(view.positions < self.n_sink, float("inf"))
+        return scores.masked_fill(sink, float("inf"))
 
     def select(self, view: LayerView) -> Keep:
         if view.queries is None or view.model.rope_theta is None or view.budget >= view.n_tokens:

@@ -1,0 +1,204 @@
+"""The judge panel: two judges of different families in parallel, a third of the non-author family when they
+split, every run cached in the store so that a rerun replays without cost.
+
+Which panel runs: the one configured in ``arena.toml``; when an API judge has no key in the environment, the
+embedded local panel (SmolLM2-135M-Instruct and Gemma 3 270M) runs instead, and the panel note — the
+report's first line — says so and why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, Field
+
+from reviewbench.arena import JudgeSpec, Panel
+from reviewbench.judges.base import JudgeOutcome, JudgeTask, Role, Usage
+from reviewbench.judges.inputs import JudgeInputs
+from reviewbench.judges.prompt import system_prompt, user_prompt
+from reviewbench.judges.tools import ToolBox, tool_specs
+from reviewbench.judges.websearch import WebSearch
+from reviewbench.rubric import Rubric
+from reviewbench.verdict import TieBreakDecision, decide_tie_break
+
+LOCAL_PANEL = [JudgeSpec(family="huggingface", provider="local", model="smollm2-135m-instruct", web_search=False),
+               JudgeSpec(family="google", provider="local", model="gemma-3-270m", web_search=False)]
+KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+CACHE_VERSION = "judge-call/1"
+
+
+class ResolvedPanel(BaseModel):
+    judges: list[JudgeSpec]
+    local: bool
+    note: str  # the report's first line
+
+
+def resolve_panel(panel: Panel, env: dict[str, str] | None = None) -> ResolvedPanel:
+    env = dict(os.environ) if env is None else env
+    missing = sorted({KEY_ENV[j.provider] for j in panel.judges if j.provider in KEY_ENV and not env.get(KEY_ENV[j.provider])})
+    configured = ", ".join(f"{j.provider}:{j.model}" for j in panel.judges)
+    if missing:
+        return ResolvedPanel(judges=LOCAL_PANEL, local=True, note=(
+            f"Judged by the embedded LOCAL panel (SmolLM2-135M-Instruct, Gemma 3 270M: log-probability scoring, no web "
+            f"search, no flags), not by the configured judges ({configured}): {', '.join(missing)} not set. "
+            "Treat the scores as a smoke test, not a review."))
+    local = all(j.provider == "local" for j in panel.judges)
+    kind = "local" if local else "API"
+    return ResolvedPanel(judges=panel.judges, local=local,
+                         note=f"Judged by the configured {kind} panel: {configured}.")
+
+
+def call_key(task: JudgeTask, tools: list[Any]) -> str:
+    s = task.spec
+    return hashlib.sha256(json.dumps({
+        "v": CACHE_VERSION, "provider": s.provider, "model": s.model, "base_url": s.base_url,
+        "temperature": s.temperature, "web_search": s.web_search, "sample": task.sample, "role": task.role,
+        "variant": task.variant, "system": task.system, "user": task.user, "tools": tools,
+        "rubric": [task.rubric.version, task.rubric.content_hash]}, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class PanelResult(BaseModel):
+    note: str
+    local: bool
+    outcomes: list[JudgeOutcome]
+    tie_break: TieBreakDecision
+    usage: Usage
+    corpus: list[str] = Field(default_factory=list)
+
+
+def default_provider(spec: JudgeSpec, inputs: JudgeInputs, http_client: httpx.AsyncClient | None = None):
+    if spec.provider == "anthropic":
+        from reviewbench.judges.anthropic_judge import AnthropicJudge
+
+        return AnthropicJudge(base_url=spec.base_url, http_client=http_client)
+    if spec.provider in ("openai", "openai_compatible"):
+        from reviewbench.judges.openai_judge import OpenAIJudge
+
+        return OpenAIJudge(base_url=spec.base_url, http_client=http_client,
+                           compatible=spec.provider == "openai_compatible")
+    from reviewbench.judges.local_judge import LocalJudge
+
+    return LocalJudge(inputs)
+
+
+@dataclass
+class PanelRunner:
+    """Runs a resolved panel on one submission. ``providers`` maps a spec to its client (tests inject theirs)."""
+
+    inputs: JudgeInputs
+    rubric: Rubric
+    author_family: str
+    store: Any  # reviewbench.store.Store, or None for no caching
+    make_provider: Callable[[JudgeSpec, JudgeInputs], Any] = default_provider
+    make_web: Callable[[], WebSearch | None] = WebSearch
+    submit_dir: Path | None = None
+    family_offsets: dict[str, dict[str, float]] | None = None
+    _providers: dict[str, Any] = field(default_factory=dict)
+
+    def task(self, spec: JudgeSpec, role: Role, judge_id: str, sample: int = 0, variant: str = "") -> JudgeTask:
+        web = spec.web_search and spec.provider != "local"
+        return JudgeTask(judge_id=judge_id, spec=spec, role=role, sample=sample, variant=variant, rubric=self.rubric,
+                         system=system_prompt(self.rubric, self.inputs, web), user=user_prompt(self.inputs))
+
+    async def run_one(self, task: JudgeTask) -> JudgeOutcome:
+        tools_sig = [t.__dict__ for t in tool_specs(self.rubric, task.spec.web_search)]
+        key = call_key(task, tools_sig)
+        if self.store is not None:
+            hit = self.store.get_judge_call(key)
+            if hit is not None:
+                out = JudgeOutcome.model_validate(hit["response"])
+                return out.model_copy(update={"cached": True})
+        spec = task.spec
+        provider_key = f"{spec.provider}|{spec.model}|{spec.base_url}"
+        if provider_key not in self._providers:
+            self._providers[provider_key] = self.make_provider(spec, self.inputs)
+        provider = self._providers[provider_key]
+        web = self.make_web() if (spec.web_search and spec.provider in ("openai", "openai_compatible")) else None
+        toolbox = ToolBox(inputs=self.inputs, web=web, arena_submit_dir=self.submit_dir)
+        try:
+            out = await provider.run(task, toolbox)
+        finally:
+            if web is not None:
+                await web.aclose()
+        if self.store is not None and out.verdict is not None:  # only real verdicts are worth replaying
+            self.store.put_judge_call(key, spec.provider, spec.model,
+                                      {"judge_id": task.judge_id, "role": task.role, "sample": task.sample},
+                                      out.model_dump(mode="json"), out.usage.input_tokens, out.usage.output_tokens,
+                                      out.usage.cost_usd or 0.0)
+        return out
+
+    async def run_judge(self, spec: JudgeSpec, role: Role, judge_id: str, variant: str = "") -> JudgeOutcome:
+        """One judge, ``spec.samples`` times; several samples are merged per criterion by their median."""
+        runs = await asyncio.gather(*(self.run_one(self.task(spec, role, judge_id, s, variant))
+                                      for s in range(spec.samples)))
+        return merge_samples(list(runs))
+
+    async def run(self, panel: ResolvedPanel) -> PanelResult:
+        specs = panel.judges
+        if len(specs) < 2:
+            raise ValueError("a panel needs two judges")
+        first, second = specs[0], specs[1]
+        ids = [f"{first.family}-{first.model}", f"{second.family}-{second.model}"]
+        if ids[0] == ids[1]:
+            ids = [ids[0] + "-1", ids[1] + "-2"]
+        outcomes = list(await asyncio.gather(self.run_judge(first, "primary", ids[0]),
+                                             self.run_judge(second, "primary", ids[1])))
+        tie = TieBreakDecision(needed=False, reasons=[])
+        verdicts = [o.verdict for o in outcomes if o.verdict is not None]
+        if len(verdicts) == 2:
+            tie = decide_tie_break(verdicts[0], verdicts[1], self.rubric, self.author_family, self.family_offsets)
+            if tie.needed:
+                spec = next((s for s in specs if s.family == tie.family), first)
+                third_id = f"{spec.family}-{spec.model}-tiebreak"
+                # a different run of the same family: the next sample, and for local judges the anchors reversed
+                variant = "reversed_anchors" if spec.provider == "local" else ""
+                third = await self.run_judge(spec.model_copy(update={"samples": spec.samples}), "tie_break",
+                                             third_id, variant)
+                outcomes.append(third)
+        elif len(verdicts) < 2:
+            missing = [o.judge_id for o in outcomes if o.verdict is None]
+            tie = TieBreakDecision(needed=False, reasons=[f"no verdict from {', '.join(missing)}: no tie-break "
+                                                          "possible"])
+        usage = Usage()
+        for o in outcomes:
+            usage = usage.add(o.usage)
+        corpus = self.inputs.corpus() + [c.result for o in outcomes for c in o.tool_calls]
+        return PanelResult(note=panel.note, local=panel.local, outcomes=outcomes, tie_break=tie, usage=usage,
+                           corpus=corpus)
+
+
+def merge_samples(runs: list[JudgeOutcome]) -> JudgeOutcome:
+    if len(runs) == 1:
+        return runs[0]
+    import statistics
+
+    good = [r for r in runs if r.verdict is not None]
+    base = runs[0].model_copy(deep=True)
+    usage = Usage()
+    for r in runs:
+        usage = usage.add(r.usage)
+    base.usage = usage
+    base.tool_calls = [c for r in runs for c in r.tool_calls]
+    base.cached = all(r.cached for r in runs)
+    if not good:
+        return base
+    v = good[0].verdict.model_copy(deep=True)
+    for cid in v.scores:
+        v.scores[cid].score = statistics.median(r.verdict.scores[cid].score for r in good)
+        v.scores[cid].rationale = f"median of {len(good)} samples; first: {v.scores[cid].rationale}"
+    counts: dict[str, list] = {}
+    for r in good:
+        for f in {f.flag: f for f in r.verdict.flags}.values():
+            counts.setdefault(f.flag, []).append(f)
+    v.flags = [fs[0] for fs in counts.values() if len(fs) * 2 > len(good)]
+    base.verdict = v
+    base.error = None
+    return base
