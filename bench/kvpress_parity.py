@@ -103,16 +103,25 @@ print(json.dumps(out))
 ROWS = [
     ("snapkv", "snapkv", {"query_window": 64, "kernel": 5, "pooling": "avg"}, "matched to kvpress's window/kernel/pooling"),
     ("snapkv", "snapkv", {}, "ours at the paper's defaults (32/7/max) vs kvpress's (64/5/avg): a deliberate difference"),
-    ("pyramidkv", "pyramidkv", {"query_window": 64, "kernel": 5, "pooling": "avg"}, "matched scoring; both use the official beta = 20 schedule"),
-    ("adakv", "adakv", {"query_window": 64, "kernel": 5, "pooling": "avg"}, "matched scoring; kvpress masks, ours removes"),
+    ("pyramidkv", "pyramidkv", {"query_window": 64, "kernel": 5, "pooling": "avg", "window_in_budget": False},
+     "matched: kvpress's schedule (C = w + n(1-r); ours floors where kvpress rounds)"),
+    ("pyramidkv", "pyramidkv", {"query_window": 64, "kernel": 5, "pooling": "avg"},
+     "ours at the official schedule (the window is part of C): flatter per-layer budgets than kvpress's, by design"),
+    ("adakv", "adakv", {"query_window": 64, "kernel": 5, "pooling": "avg", "floor_includes_window": True},
+     "matched: kvpress's safeguard (max(window, alpha x budget) per head); kvpress masks, ours removes"),
+    ("adakv", "adakv", {"query_window": 64, "kernel": 5, "pooling": "avg"},
+     "ours at the official safeguard (window + alpha x budget per head), by design"),
     ("tova", "tova", {}, ""),
     ("window", "window", {}, "4 sinks + recent"),
     ("knorm", "knorm", {}, ""),
     ("expected_attention", "expected_attention", {}, ""),
-    ("kvzip", "kvzip", {}, "KVzip scores with a per-layer, per-head top-k (our allocation)"),
+    ("kvzip", "kvzip", {}, "same allocation (per-layer, per-head top-k of kvpress's scores); the scores differ by design: "
+     "our softmax covers the cached context only (the repeat's own keys are not in the view) and the repeat prompt "
+     "keeps the chat prefix"),
     ("kvzip_native", "kvzip", {}, "kvpress's global threshold over layers and heads vs our uniform budget: by design"),
     ("random", "random", {}, "independent random draws: chance level is keep / (2 - keep)"),
-    ("observed_attention", "h2o", {}, "H2O keeps half the budget for recent tokens; ObservedAttention has no recent window"),
+    ("observed_attention", "h2o", {}, "by design: H2O sums attention and keeps a recent half; ObservedAttention averages over the queries that "
+     "saw each token, no recent window"),
 ]
 
 

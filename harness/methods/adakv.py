@@ -14,6 +14,7 @@ from harness.methods.snapkv import SnapKV
 class AdaKV(SnapKV):
     name = "adakv"
     alpha = 0.2
+    floor_includes_window = False  # official: window + alpha x budget per head; True = kvpress: max(window, alpha x budget)
 
     def select(self, view: LayerView) -> Keep:
         scores = self.scores(view)  # the window scores +inf
@@ -23,7 +24,9 @@ class AdaKV(SnapKV):
         total = min(view.budget * h, int(valid.sum()))
         window = int(torch.isinf(scores[0]).logical_and(scores[0] > 0).sum())
         # every head first gets its window plus the safeguard floor (never more than an equal share) ...
-        guaranteed = min(window + int(self.alpha * view.budget), total // h, int(valid.sum(dim=1).min()))
+        floor = int(self.alpha * view.budget)
+        floor = max(window, floor) if self.floor_includes_window else window + floor
+        guaranteed = min(floor, total // h, int(valid.sum(dim=1).min()))
         forced = scores.topk(guaranteed, dim=-1).indices if guaranteed else torch.empty(h, 0, dtype=torch.long)
         rest = scores.scatter(1, forced, float("-inf"))
         # ... then the rest of the layer's budget goes to the best remaining (head, token) pairs

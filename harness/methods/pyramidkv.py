@@ -10,10 +10,11 @@ from harness.methods.snapkv import SnapKV
 class PyramidKV(SnapKV):
     name = "pyramidkv"
     beta = 20
+    window_in_budget = True  # the official code: the window is part of C; False = kvpress's C = w + n(1 - r)
 
     def layer_budgets(self, mean_budget: int, n_tokens: int, model: ModelInfo) -> list[int] | None:
         w = min(self.query_window, mean_budget)
-        c = mean_budget - w
+        c = mean_budget - w if self.window_in_budget else mean_budget
         n_layers = model.n_layers
         min_num = c / self.beta
         max_num = 2 * c - min_num
@@ -21,5 +22,6 @@ class PyramidKV(SnapKV):
             max_num = n_tokens - w
             min_num = 2 * c - max_num
         step = (max_num - min_num) / max(1, n_layers - 1)
-        budgets = [int(max_num - layer * step) + w for layer in range(n_layers)]
+        extra = w if self.window_in_budget else 0
+        budgets = [int(max_num - layer * step) + extra for layer in range(n_layers)]
         return [max(1, min(b, n_tokens)) for b in budgets]

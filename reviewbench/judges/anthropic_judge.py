@@ -13,8 +13,6 @@ import os
 import time
 from typing import Any
 
-import httpx
-
 from reviewbench.judges.base import JudgeOutcome, JudgeTask, Usage, price
 from reviewbench.judges.schema import SUBMIT_TOOL, InvalidOutput, parse_submission
 from reviewbench.judges.tools import ToolBox, tool_specs
@@ -25,7 +23,7 @@ MAX_INVALID = 3
 
 class AnthropicJudge:
     def __init__(self, api_key: str | None = None, base_url: str | None = None,
-                 http_client: httpx.AsyncClient | None = None, max_retries: int = 4, timeout: float = 300.0,
+                 http_client: Any = None, max_retries: int = 4, timeout: float = 300.0,
                  max_tokens: int = 8000) -> None:
         from anthropic import AsyncAnthropic
 
@@ -53,8 +51,9 @@ class AnthropicJudge:
 
         try:
             for _ in range(MAX_STEPS):
+                # no temperature: the current Messages API (SDK 2.x) has no sampling parameters
                 body = {"model": spec.model, "max_tokens": self.max_tokens, "system": task.system,
-                        "messages": messages, "tools": tool_defs, "temperature": spec.temperature}
+                        "messages": messages, "tools": tool_defs}
                 msg = await self.client.messages.create(**body)
                 raw = msg.model_dump(mode="json", exclude_none=True)
                 outcome.exchanges.append({"request": {k: v for k, v in body.items() if k != "system"},

@@ -78,8 +78,11 @@ _LOAD_LOCK = threading.Lock()
 
 @lru_cache(maxsize=4)
 def _load(name: str):
+    from transformers.utils import logging as hf_logging
+
     from harness.model import load_model
 
+    hf_logging.disable_progress_bar()  # a review's output is its own progress table
     with _LOAD_LOCK:
         if name == "smollm2-135m-instruct":
             return load_model("embedded")

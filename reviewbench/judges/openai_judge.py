@@ -11,8 +11,6 @@ import os
 import time
 from typing import Any
 
-import httpx
-
 from reviewbench.judges.base import JudgeOutcome, JudgeTask, Usage, price
 from reviewbench.judges.schema import SUBMIT_TOOL, InvalidOutput, parse_submission
 from reviewbench.judges.tools import ToolBox, tool_specs
@@ -24,7 +22,7 @@ _FIXED_TEMPERATURE = ("gpt-5", "o1", "o3", "o4")  # reasoning models accept only
 
 class OpenAIJudge:
     def __init__(self, api_key: str | None = None, base_url: str | None = None,
-                 http_client: httpx.AsyncClient | None = None, max_retries: int = 4, timeout: float = 300.0,
+                 http_client: Any = None, max_retries: int = 4, timeout: float = 300.0,
                  compatible: bool = False) -> None:
         from openai import AsyncOpenAI
 

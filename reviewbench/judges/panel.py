@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
 from pydantic import BaseModel, Field
 
 from reviewbench.arena import JudgeSpec, Panel
@@ -74,7 +73,7 @@ class PanelResult(BaseModel):
     corpus: list[str] = Field(default_factory=list)
 
 
-def default_provider(spec: JudgeSpec, inputs: JudgeInputs, http_client: httpx.AsyncClient | None = None):
+def default_provider(spec: JudgeSpec, inputs: JudgeInputs, http_client: Any = None):
     if spec.provider == "anthropic":
         from reviewbench.judges.anthropic_judge import AnthropicJudge
 

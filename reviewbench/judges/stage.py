@@ -68,6 +68,7 @@ def judges_stage(ctx: StageContext) -> StageOutput:
                + ("cost unknown" if cost is None else f"${cost:.4f}"))
     data = {
         "panel_note": result.note, "local": result.local, "verdicts": verdicts,
+        "criteria": [c.id for c in ctx.rubric.criteria],
         "outcomes": [o.model_dump(mode="json", exclude={"exchanges"}) for o in result.outcomes],
         "tie_break": result.tie_break.model_dump(mode="json"), "usage": result.usage.model_dump(mode="json"),
         "corpus": result.corpus, "injection": [f.model_dump() for f in inputs.injection],
