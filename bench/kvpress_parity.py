@@ -71,6 +71,7 @@ def run_scorer(press, model=sdpa):
 out = {}
 out["snapkv"] = run_scorer(SnapKVPress(compression_ratio=ratio))
 out["pyramidkv"] = run_scorer(PyramidKVPress(compression_ratio=ratio))
+out["pyramidkv_beta5"] = run_scorer(PyramidKVPress(compression_ratio=ratio, beta=5))
 out["tova"] = run_scorer(TOVAPress(compression_ratio=ratio))
 out["window"] = run_scorer(StreamingLLMPress(compression_ratio=ratio))
 out["knorm"] = run_scorer(KnormPress(compression_ratio=ratio))
@@ -103,8 +104,11 @@ print(json.dumps(out))
 ROWS = [
     ("snapkv", "snapkv", {"query_window": 64, "kernel": 5, "pooling": "avg"}, "matched to kvpress's window/kernel/pooling"),
     ("snapkv", "snapkv", {}, "ours at the paper's defaults (32/7/max) vs kvpress's (64/5/avg): a deliberate difference"),
-    ("pyramidkv", "pyramidkv", {"query_window": 64, "kernel": 5, "pooling": "avg", "window_in_budget": False},
-     "matched: kvpress's schedule (C = w + n(1-r); ours floors where kvpress rounds)"),
+    ("pyramidkv", "pyramidkv", {"query_window": 64, "kernel": 5, "pooling": "avg", "kvpress_schedule": True},
+     "matched: kvpress's schedule (C = w + n(1-r)); at beta 20 and 25 % kvpress finds the pyramid infeasible "
+     "(min < window) and falls back to uniform SnapKV, and so does ours"),
+    ("pyramidkv_beta5", "pyramidkv", {"query_window": 64, "kernel": 5, "pooling": "avg", "kvpress_schedule": True,
+                                      "beta": 5}, "matched at beta 5, where the pyramid is feasible in both"),
     ("pyramidkv", "pyramidkv", {"query_window": 64, "kernel": 5, "pooling": "avg"},
      "ours at the official schedule (the window is part of C): flatter per-layer budgets than kvpress's, by design"),
     ("adakv", "adakv", {"query_window": 64, "kernel": 5, "pooling": "avg", "floor_includes_window": True},

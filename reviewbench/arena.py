@@ -36,6 +36,9 @@ class Board(_Strict):
     query_aware: bool = True
     phase: Literal["prefill", "decode"] = "prefill"
     offline_compression: bool = False  # B_offline: a slow one-off compression pass is allowed
+    # The board's starting bar: a harness.result/1 file (e.g. from `review harness baselines`) with the published
+    # baselines measured on the dev split, relative to the arena folder. Its methods count as baselines.
+    bars: str | None = None
 
     @model_validator(mode="after")
     def _budgets_fit_kind(self) -> "Board":

@@ -121,7 +121,8 @@ def show_cmd(
 
 @app.command("board", help="Leaderboard per board and per-agent totals (best submission per board, minus penalties).")
 def board_cmd(arena: ArenaOpt = None, as_json: JsonOpt = False) -> None:
-    from reviewbench.points import SubmissionPoints, standings
+    from reviewbench.bars import load_bars
+    from reviewbench.points import SubmissionPoints, board_best, standings
     from reviewbench.review import open_arena
     from reviewbench.store import Store
 
@@ -131,17 +132,25 @@ def board_cmd(arena: ArenaOpt = None, as_json: JsonOpt = False) -> None:
     with Store(a.store_path) as store:
         points = [SubmissionPoints.model_validate(p) for p in store.all_points()]
     agents = standings(points)
+    bars = {}
+    for b in a.config.boards:
+        best = board_best(load_bars(a.root, b.name, b.bars))
+        if best is not None:
+            bars[b.name] = {"best": best.id, "mean": round(best.mean, 4), "items": len(best.item_scores)}
     if as_json:
         out = {"schema": "reviewbench.board/1",
                "submissions": [p.model_dump(mode="json") for p in points],
-               "agents": [s.model_dump(mode="json") for s in agents]}
+               "agents": [s.model_dump(mode="json") for s in agents], "bars": bars}
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
         return
     for board in [b.name for b in a.config.boards] + ["(no board)"]:
         rows = sorted((p for p in points if (p.board or "(no board)") == board), key=lambda p: -p.total)
         if not rows:
             continue
-        t = Table("submission", "agent", "judge", "benchmark", "first", "flag", "total", title=f"Board {board}")
+        bar = bars.get(board)
+        caption = f"starting bar: {bar['best']} (mean score {bar['mean']:.3f})" if bar else "no starting bar"
+        t = Table("submission", "agent", "judge", "benchmark", "first", "flag", "total", title=f"Board {board}",
+                  caption=caption)
         for p in rows:
             t.add_row(p.submission, p.agent, f"{p.judge_points:g}", f"{p.benchmark_points:g}",
                       f"{p.first_on_board_points:g}", "FLAG" if p.flagged else "", f"{p.total:g}")

@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from reviewbench.arena import Arena, find_arena, load_arena
+from reviewbench.bars import load_bars
 from reviewbench.bundle import Bundle, load_bundle
 from reviewbench.errors import BundleError, UserError
 from reviewbench.findings import Finding
@@ -104,6 +105,9 @@ def review(
     bundle = load_bundle(bundle_dir, arena.config.bundle)
     if not bundle.path.is_relative_to(arena.root):
         raise BundleError(bundle_dir, f"bundle is not inside the arena {arena.root}")
+    board = arena.config.board(bundle.board) if bundle.board else None
+    if board is not None:
+        load_bars(arena.root, board.name, board.bars)  # a broken bars file is the arena's mistake: say so now
     earlier, arena_findings = earlier_submissions(arena, bundle)
     agent = arena.config.agent(bundle.agent)
     family = agent.family if agent else "other"

@@ -15,7 +15,8 @@ from reviewbench.flags.rule_violation import rule_violation_flags
 from reviewbench.judges.stage import judges_stage, panel_inputs
 from reviewbench.logs.arena_audit import audit_agent
 from reviewbench.pipeline import Stage, StageContext, StageOutput
-from reviewbench.points import BoardEntry, score_submission
+from reviewbench.bars import load_bars
+from reviewbench.points import BoardEntry, board_best, score_submission
 from reviewbench.verdict import FlagClaim, JudgeVerdict, decide
 
 
@@ -159,16 +160,20 @@ def points_stage(ctx: StageContext) -> StageOutput:
     )
     if board is None:
         pts.reasons.insert(0, "no valid board: no board points")
+    elif (best := board_best(earlier)) is not None:
+        pts.reasons.append(f"board {board}'s current best: {best.id} (mean score {best.mean:.3f} over "
+                           f"{len(best.item_scores)} items x budgets)")
     summary = f"{pts.total:g} points" + (f" (agent penalty -{pts.penalty:g})" if pts.penalty else "")
     return StageOutput(status="ok", summary=summary, data=pts.model_dump(mode="json"))
 
 
 def earlier_board_entries(ctx: StageContext, board: str | None) -> list[BoardEntry]:
-    """Earlier submissions on the board, with their measured results and flags as last reviewed."""
+    """The board's baselines (its starting bar) and earlier submissions, with measured results and flags."""
     if board is None:
         return []
     flagged = {p["submission"]: p.get("flagged", False) for p in ctx.store.all_points()}
-    out: list[BoardEntry] = []
+    spec = ctx.arena.config.board(board)
+    out: list[BoardEntry] = load_bars(ctx.arena.root, board, spec.bars if spec else None)
     for e in ctx.earlier:
         if e.board != board:
             continue

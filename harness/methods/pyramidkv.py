@@ -10,11 +10,13 @@ from harness.methods.snapkv import SnapKV
 class PyramidKV(SnapKV):
     name = "pyramidkv"
     beta = 20
-    window_in_budget = True  # the official code: the window is part of C; False = kvpress's C = w + n(1 - r)
+    # False: the official schedule (the window is part of C). True: kvpress's re-derivation (C = w + n(1 - r),
+    # rounded budgets, uniform SnapKV when the pyramid is infeasible), used by bench/kvpress_parity.py.
+    kvpress_schedule = False
 
     def layer_budgets(self, mean_budget: int, n_tokens: int, model: ModelInfo) -> list[int] | None:
         w = min(self.query_window, mean_budget)
-        c = mean_budget - w if self.window_in_budget else mean_budget
+        c = mean_budget if self.kvpress_schedule else mean_budget - w
         n_layers = model.n_layers
         min_num = c / self.beta
         max_num = 2 * c - min_num
@@ -22,6 +24,14 @@ class PyramidKV(SnapKV):
             max_num = n_tokens - w
             min_num = 2 * c - max_num
         step = (max_num - min_num) / max(1, n_layers - 1)
-        extra = w if self.window_in_budget else 0
-        budgets = [int(max_num - layer * step) + extra for layer in range(n_layers)]
+        if self.kvpress_schedule:
+            if not n_tokens >= max_num >= min_num >= self.query_window:
+                return None  # kvpress falls back to a uniform budget
+            budgets = [round(max_num - layer * step) for layer in range(n_layers)]
+            for layer in reversed(range(n_layers)):  # rounding may overspend by a few tokens: take them from the top
+                if sum(budgets) <= mean_budget * n_layers:
+                    break
+                budgets[layer] -= 1
+        else:
+            budgets = [int(max_num - layer * step) + w for layer in range(n_layers)]
         return [max(1, min(b, n_tokens)) for b in budgets]
