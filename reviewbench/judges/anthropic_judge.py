@@ -13,12 +13,11 @@ import os
 import time
 from typing import Any
 
-from reviewbench.judges.base import JudgeOutcome, JudgeTask, Usage, price
-from reviewbench.judges.schema import SUBMIT_TOOL, InvalidOutput, parse_submission
+from reviewbench.judges.base import JudgeOutcome, JudgeTask, Usage, api_error, finish, price
+from reviewbench.judges.schema import NUDGE, SUBMIT_TOOL, give_up, take_submission
 from reviewbench.judges.tools import ToolBox, tool_specs
 
 MAX_STEPS = 16
-MAX_INVALID = 3
 
 
 class AnthropicJudge:
@@ -72,37 +71,24 @@ class AnthropicJudge:
                     if block.get("type") != "tool_use":
                         continue
                     if block["name"] == SUBMIT_TOOL:
-                        try:
-                            outcome.verdict = parse_submission(block.get("input"), task)
-                        except InvalidOutput as e:
-                            outcome.invalid_outputs.append(str(e))
-                            results.append({"type": "tool_result", "tool_use_id": block["id"], "is_error": True,
-                                            "content": f"invalid verdict: {e}. Call {SUBMIT_TOOL} again, fixed."})
-                            continue
-                        results.append({"type": "tool_result", "tool_use_id": block["id"], "content": "recorded"})
+                        text, err = take_submission(outcome, block.get("input"), task)
                     else:
                         text, err = await tools.call(block["name"], block.get("input") or {})
-                        results.append({"type": "tool_result", "tool_use_id": block["id"], "content": text,
-                                        **({"is_error": True} if err else {})})
-                if outcome.verdict is not None:
-                    break
-                if len(outcome.invalid_outputs) >= MAX_INVALID:
-                    outcome.error = f"no valid verdict after {MAX_INVALID} attempts: {outcome.invalid_outputs[-1]}"
+                    results.append({"type": "tool_result", "tool_use_id": block["id"], "content": text,
+                                    **({"is_error": True} if err else {})})
+                if outcome.verdict is not None or give_up(outcome):
                     break
                 if results:
                     messages.append({"role": "user", "content": results})
                 elif raw.get("stop_reason") == "pause_turn":
                     continue  # a long server-side search turn: send it back as is to let it finish
                 else:
-                    messages.append({"role": "user", "content": f"Call {SUBMIT_TOOL} now with your verdict."})
+                    messages.append({"role": "user", "content": NUDGE})
             else:
                 outcome.error = f"no verdict within {MAX_STEPS} steps"
         except APIError as e:
-            outcome.error = f"{type(e).__name__}: {getattr(e, 'message', e)}"
-        outcome.usage = usage
-        outcome.tool_calls = tools.calls
-        outcome.seconds = round(time.perf_counter() - t0, 2)
-        return outcome
+            outcome.error = api_error(e)
+        return finish(outcome, usage, tools.calls, t0)
 
     @staticmethod
     def _record_server_search(content: list[dict[str, Any]], tools: ToolBox) -> None:

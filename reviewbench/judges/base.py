@@ -97,3 +97,17 @@ class Provider(Protocol):
     """A model family behind one interface. ``run`` never raises for a model's mistake: it reports it."""
 
     async def run(self, task: JudgeTask, tools: Any) -> JudgeOutcome: ...
+
+
+def api_error(e: Exception) -> str:
+    return f"{type(e).__name__}: {getattr(e, 'message', e)}"
+
+
+def finish(outcome: JudgeOutcome, usage: Usage, calls: list[ToolCallRecord], t0: float) -> JudgeOutcome:
+    """Close a judge run: totals, the tool calls it made, and its wall time."""
+    import time
+
+    outcome.usage = usage
+    outcome.tool_calls = calls
+    outcome.seconds = round(time.perf_counter() - t0, 2)
+    return outcome

@@ -11,12 +11,11 @@ import os
 import time
 from typing import Any
 
-from reviewbench.judges.base import JudgeOutcome, JudgeTask, Usage, price
-from reviewbench.judges.schema import SUBMIT_TOOL, InvalidOutput, parse_submission
+from reviewbench.judges.base import JudgeOutcome, JudgeTask, Usage, api_error, finish, price
+from reviewbench.judges.schema import NUDGE, SUBMIT_TOOL, give_up, take_submission
 from reviewbench.judges.tools import ToolBox, tool_specs
 
 MAX_STEPS = 16
-MAX_INVALID = 3
 _FIXED_TEMPERATURE = ("gpt-5", "o1", "o3", "o4")  # reasoning models accept only their default temperature
 
 
@@ -69,37 +68,22 @@ class OpenAIJudge:
                 for call in calls:
                     fn = call["function"]
                     try:
-                        args = json.loads(fn.get("arguments") or "{}")
+                        args: Any = json.loads(fn.get("arguments") or "{}")
                     except json.JSONDecodeError as e:
-                        args, bad = None, f"arguments are not valid JSON: {e}"
-                    else:
-                        bad = None
+                        args = f"arguments are not valid JSON: {e}"  # a string: rejected below as invalid
                     if fn["name"] == SUBMIT_TOOL:
-                        try:
-                            if bad:
-                                raise InvalidOutput(bad)
-                            outcome.verdict = parse_submission(args, task)
-                            reply = "recorded"
-                        except InvalidOutput as e:
-                            outcome.invalid_outputs.append(str(e))
-                            reply = f"invalid verdict: {e}. Call {SUBMIT_TOOL} again, fixed."
-                    elif bad:
-                        reply = bad
+                        reply, _ = take_submission(outcome, args, task)
+                    elif isinstance(args, str):
+                        reply = args
                     else:
                         reply, _ = await tools.call(fn["name"], args)
                     messages.append({"role": "tool", "tool_call_id": call["id"], "content": reply})
-                if outcome.verdict is not None:
-                    break
-                if len(outcome.invalid_outputs) >= MAX_INVALID:
-                    outcome.error = f"no valid verdict after {MAX_INVALID} attempts: {outcome.invalid_outputs[-1]}"
+                if outcome.verdict is not None or give_up(outcome):
                     break
                 if not calls:
-                    messages.append({"role": "user", "content": f"Call {SUBMIT_TOOL} now with your verdict."})
+                    messages.append({"role": "user", "content": NUDGE})
             else:
                 outcome.error = f"no verdict within {MAX_STEPS} steps"
         except APIError as e:
-            outcome.error = f"{type(e).__name__}: {getattr(e, 'message', e)}"
-        outcome.usage = usage
-        outcome.tool_calls = tools.calls
-        outcome.seconds = round(time.perf_counter() - t0, 2)
-        return outcome
+            outcome.error = api_error(e)
+        return finish(outcome, usage, tools.calls, t0)
