@@ -73,6 +73,21 @@ def _alarm(signum, frame):  # noqa: ARG001
     raise MethodTimeout("method call exceeded its time limit")
 
 
+def guarded_call(fn: Callable, timeout_s: float, *args):
+    """Call a method's hook under a time limit; its own exceptions become MethodError (reported, never fatal)."""
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout_s)
+    try:
+        return fn(*args)
+    except MethodError:
+        raise
+    except Exception as e:
+        raise MethodError(f"{type(e).__name__}: {e}") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
 def plain_rope_theta(cfg) -> float | None:
     """The RoPE base when the model uses unscaled, full-width RoPE (what ``LayerView.rotate`` implements)."""
     params = getattr(cfg, "rope_parameters", None) or {}
@@ -152,17 +167,7 @@ class Engine:
                          state=run.states.setdefault(layer, {}))
 
     def call(self, fn: Callable, *args):
-        old = signal.signal(signal.SIGALRM, _alarm)
-        signal.setitimer(signal.ITIMER_REAL, self.call_timeout_s)
-        try:
-            return fn(*args)
-        except MethodError:
-            raise
-        except Exception as e:  # the method's own bug: reported, never fatal
-            raise MethodError(f"{type(e).__name__}: {e}") from None
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, old)
+        return guarded_call(fn, self.call_timeout_s, *args)
 
     def layer_budgets(self, run: MethodRun, mean_budget: int, n_tokens: int) -> list[int]:
         got = self.call(run.method.layer_budgets, mean_budget, n_tokens, self.info)

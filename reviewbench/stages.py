@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 
 from reviewbench.description import SECTION_TITLES
 from reviewbench.findings import Finding
+from reviewbench.evidence.stage import evidence_stage
 from reviewbench.flags.rule_violation import rule_violation_flags
 from reviewbench.judges.stage import judges_stage, panel_inputs
 from reviewbench.logs.arena_audit import audit_agent
@@ -110,10 +111,6 @@ def audit_stage(ctx: StageContext) -> StageOutput:
     return StageOutput(status="ok", summary=summary, findings=findings, data=data)
 
 
-def evidence_stage(ctx: StageContext) -> StageOutput:
-    return _not_available("prior-art retrieval, citation check and code similarity are not implemented yet")
-
-
 def harness_stage(ctx: StageContext) -> StageOutput:
     return _not_available("claims are not yet bound to harness re-runs (no claim ledger), so no claim is verified; "
                           "`review harness run <bundle>` evaluates the method by hand")
@@ -187,7 +184,7 @@ def earlier_board_entries(ctx: StageContext, board: str | None) -> list[BoardEnt
 STAGES: tuple[Stage, ...] = (
     Stage("bundle", "Bundle checks", "1", (), bundle_stage),
     Stage("audit", "Log audit", "1", ("bundle",), audit_stage, extra_inputs=audit_inputs),
-    Stage("evidence", "Evidence", "1", ("bundle",), evidence_stage),
+    Stage("evidence", "Evidence", "2", ("bundle",), evidence_stage),
     Stage("harness", "Harness verification", "1", ("bundle",), harness_stage),
     Stage("judges", "Judges", "2", ("bundle", "audit", "evidence", "harness"), judges_stage,
           extra_inputs=panel_inputs),

@@ -1,0 +1,103 @@
+"""The pipeline's evidence stage: citations, prior art, code similarity and behaviour, before any judge reads.
+
+Each kind is computed here from the bundle and the arena, stored with the stage (its input hash covers the
+bundle and the earlier submissions, so a rerun reuses it), rendered in the report, summarised for the judges
+(``digest``) and turned into candidate flags by ``reviewbench/flags/``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from reviewbench.evidence.behaviour import behaviour_evidence
+from reviewbench.evidence.citations import check_citations
+from reviewbench.evidence.priorart_evidence import prior_art_hits
+from reviewbench.evidence.similarity import baseline_sources, compare
+from reviewbench.findings import Finding
+from reviewbench.flags.fabricated_evidence import fabricated_citation_flags
+from reviewbench.flags.prior_art import prior_art_flags
+from reviewbench.judges.websearch import WebSearch
+from reviewbench.pipeline import StageContext, StageOutput
+from reviewbench.priorart import load_index
+
+
+def credit_names(ctx: StageContext) -> dict[str, list[str]]:
+    """How a description would credit each reference: paper short name, arXiv id, first author, or the id."""
+    names: dict[str, list[str]] = {}
+    for p in load_index().papers:
+        if p.baseline:
+            surname = p.first_author.split()[-1] if p.first_author else ""
+            names.setdefault(f"baseline:{p.baseline}", []).extend(
+                [n for n in (p.short_name, p.arxiv, f"{surname} et al" if surname else "") if n])
+    names["baseline:random"] = ["random"]
+    for e in ctx.earlier:
+        names[f"submission:{e.id}"] = [e.id] + ([e.short_name] if e.short_name else [])
+    return names
+
+
+async def _citations(text: str):
+    if os.environ.get("REVIEWBENCH_OFFLINE"):
+        return await check_citations(text, None)
+    web = WebSearch(use_ddgs=False, timeout=8.0)
+    try:
+        return await check_citations(text, web)
+    finally:
+        await web.aclose()
+
+
+def evidence_stage(ctx: StageContext) -> StageOutput:
+    b = ctx.bundle
+    desc = b.description.text
+    findings: list[Finding] = []
+    citations = asyncio.run(_citations(desc))
+    query, prior = prior_art_hits(b.method.source, b.description.section_text("method_summary"),
+                                  b.description.section_text("idea"), desc)
+    earlier_src = {f"submission:{e.id}": (Path(e.path) / "method.py").read_text(encoding="utf-8")
+                   for e in ctx.earlier if (Path(e.path) / "method.py").is_file()}
+    code = compare(b.method.source, baseline_sources() | earlier_src)
+    behaviour_error = None
+    try:
+        behaviour = behaviour_evidence(b.path, {e.id: Path(e.path) for e in ctx.earlier})
+        matches = behaviour.matches
+        if behaviour.errors:
+            findings += [Finding(code="evidence.behaviour_error", severity="warning", message=f"{k}: {v}")
+                         for k, v in behaviour.errors.items()]
+    except Exception as e:  # no sandbox, no model: the other evidence still stands, and this says why
+        behaviour, matches, behaviour_error = None, [], f"{type(e).__name__}: {e}"
+        findings.append(Finding(code="evidence.behaviour_not_run", severity="warning", message=behaviour_error))
+
+    cls = b.method.candidate
+    class_line = (f"class {cls.name}", cls.line) if cls else ("", 1)
+    flags = fabricated_citation_flags(citations) + prior_art_flags(matches, code, credit_names(ctx), desc,
+                                                                   b.method.source, class_line)
+    for c in citations:
+        if c.status in ("not_found", "wrong_metadata"):
+            findings.append(Finding(code=f"evidence.citation_{c.status}", location=f"DESCRIPTION.md:{c.citation.line}",
+                                    severity="error" if c.status == "not_found" else "warning",
+                                    message=f"{c.citation.text}: {c.detail}"))
+    uncredited = [h for h in prior if not h.credited]
+    counts = {s: sum(c.status == s for c in citations) for s in ("real", "wrong_metadata", "not_found", "unreachable")}
+    digest = [f"citations: {len(citations)} found; " + ", ".join(f"{v} {k}" for k, v in counts.items() if v)]
+    digest += [f"- {c.status}: {c.citation.text} — {c.detail}" for c in citations if c.status != "real"]
+    if matches:
+        digest.append("nearest by behaviour (same tokens kept on a frozen bank of real layers): " + ", ".join(
+            f"{m.reference} Jaccard {m.jaccard:.2f} / rank {m.rank_corr:.2f}" for m in matches[:3]))
+    digest.append("nearest by code (winnowed token fingerprints): " + ", ".join(
+        f"{m.reference} {m.jaccard:.2f} (containment {m.containment:.2f})" for m in code[:3]))
+    digest.append("prior art retrieved from the code and method summary: " + ", ".join(
+        f"{h.short_name} ({h.arxiv or 'no arXiv'}{'' if h.credited else ', NOT credited'})" for h in prior[:5]))
+    summary = (f"{len(citations)} citations ({', '.join(f'{v} {k}' for k, v in counts.items() if v) or 'none'}); "
+               f"nearest by behaviour {matches[0].reference} ({matches[0].jaccard:.2f})" if matches else
+               f"{len(citations)} citations; behaviour not measured")
+    summary += f"; nearest by code {code[0].reference} ({code[0].jaccard:.2f}); {len(uncredited)} uncredited prior-art hits"
+    data = {
+        "citations": [c.model_dump(mode="json") for c in citations],
+        "prior_art": {"query": query, "hits": [h.model_dump() for h in prior]},
+        "code": [m.model_dump() for m in code],
+        "behaviour": behaviour.model_dump() if behaviour else {"error": behaviour_error},
+        "digest": digest,
+        "candidate_flags": [f.model_dump(mode="json") for f in flags],
+    }
+    return StageOutput(status="ok", summary=summary, findings=findings, data=data)
