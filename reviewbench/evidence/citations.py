@@ -22,7 +22,7 @@ Status = Literal["real", "wrong_metadata", "not_found", "unreachable"]
 
 ARXIV = re.compile(r"(?:arxiv(?:\.org/(?:abs|pdf)/|:\s*|\s+(?:id\s+)?)?)(?<![\d.])(\d{4}\.\d{4,5})(?:v\d+)?(?![\d])", re.I)
 DOI = re.compile(r"\b(10\.\d{4,9}/[^\s,;)\]]+)")
-URL = re.compile(r"https?://[^\s)\]>]+")
+URL = re.compile(r"https?://[^\s)\]>;,]+")
 NAME_ET_AL = re.compile(r"\b([A-Z][A-Za-z'\-]+)\s+et\s+al\.?,?\s*\(?((?:19|20)\d{2})\)?")
 
 

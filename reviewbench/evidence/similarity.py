@@ -25,26 +25,23 @@ import harness.methods as _methods
 K = 7  # tokens per k-gram (7 and a window of 4 separate a rewritten SnapKV from the rest best)
 W = 4  # winnowing window
 METHODS_DIR = Path(_methods.__file__).resolve().parent
-SKELETON = '''
-import torch
-from harness.api import EvictionMethod, Keep, LayerView, ModelInfo, Rewrite
-
-
-class Method(EvictionMethod):
-    name = "method"
-    query_window = 0
-
-    def setup(self, model: ModelInfo) -> None:
-        self.model = model
-
-    def select(self, view: LayerView) -> Keep:
-        if view.budget >= view.n_tokens:
-            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
-        return Keep.from_topk(scores, view.budget, view.valid)
-
-    def on_decode(self, view: LayerView) -> Keep:
-        return self.select(view)
-'''
+_HEAD = "import torch\nfrom harness.api import EvictionMethod, Keep, LayerView, ModelInfo, Rewrite\n\n\n"
+_CLASS = "class Method(EvictionMethod):\n    name = \"method\"\n"
+_SELECT = ("    def select(self, view: LayerView) -> Keep:\n"
+           "        if view.budget >= view.n_tokens:\n"
+           "            return Keep.from_topk(view.positions.float(), view.budget, view.valid)\n"
+           "        return Keep.from_topk(scores, view.budget, view.valid)\n")
+_BARE_SELECT = ("    def select(self, view: LayerView) -> Keep:\n"
+                "        return Keep.from_topk(view.positions.float(), view.budget, view.valid)\n")
+_EXTRA = ("    def setup(self, model: ModelInfo) -> None:\n        self.model = model\n\n"
+          "    def on_decode(self, view: LayerView) -> Keep:\n        return self.select(view)\n")
+# The interface written the ways a method commonly starts: shared with it is no evidence of anything.
+SKELETONS = [
+    _HEAD + _CLASS + "\n" + _SELECT,
+    _HEAD + _CLASS + "\n" + _BARE_SELECT,
+    _HEAD + _CLASS + "    query_window = 0\n\n" + _SELECT + "\n" + _EXTRA,
+    _HEAD + _CLASS + "    query_window = 0\n    question_queries = True\n\n" + _BARE_SELECT,
+]
 
 
 class Fingerprint(BaseModel):
@@ -116,7 +113,7 @@ def fingerprint(source: str) -> Fingerprint:
 
 @lru_cache(maxsize=1)
 def boilerplate() -> frozenset[int]:
-    hashes = set(fingerprint(SKELETON).hashes)
+    hashes = {h for sk in SKELETONS for h in fingerprint(sk).hashes}
     for name in ("full.py", "random_.py"):
         hashes |= set(fingerprint((METHODS_DIR / name).read_text()).hashes)
     return frozenset(hashes)
