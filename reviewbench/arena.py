@@ -108,6 +108,13 @@ class ArenaMeta(_Strict):
     name: str = "arena"
 
 
+class HarnessSettings(_Strict):
+    """How the claim ledger re-runs a submission's numbers (a claim's own items/length win when it states them)."""
+
+    claim_items: int = Field(default=10, ge=1)  # items per task per seed
+    claim_seeds: int = Field(default=2, ge=1)  # disjoint item sets: the tolerance comes from their spread
+
+
 class ArenaConfig(_Strict):
     arena: ArenaMeta = ArenaMeta()
     boards: list[Board] = []
@@ -116,6 +123,7 @@ class ArenaConfig(_Strict):
     panel: Panel = Panel()
     points: PointsSettings = PointsSettings()
     bundle: BundleLimits = BundleLimits()
+    harness: HarnessSettings = HarnessSettings()
 
     @model_validator(mode="after")
     def _unique_names(self) -> "ArenaConfig":

@@ -48,6 +48,8 @@ class Claim(BaseModel):
     split: str | None = None
     model: str | None = None
     task: str | None = None
+    items: int | None = None  # the run the number came from, when the author says (default: the board's)
+    length: int | None = None
 
 
 class BundleFile(BaseModel):

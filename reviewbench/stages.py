@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 
 from reviewbench.description import SECTION_TITLES
 from reviewbench.findings import Finding
+from reviewbench.evidence.ledger_stage import ledger_stage
 from reviewbench.evidence.stage import evidence_stage
 from reviewbench.flags.rule_violation import rule_violation_flags
 from reviewbench.judges.stage import judges_stage, panel_inputs
@@ -46,10 +47,6 @@ def bundle_stage(ctx: StageContext) -> StageOutput:
     summary = (f"{len(b.files)} files, class {cls.name if cls else '(none)'}, "
                f"{len(present)}/{len(SECTION_TITLES)} description sections, {len(b.claims)} machine-readable claims")
     return StageOutput(status="ok", summary=summary, findings=findings, data=data)
-
-
-def _not_available(what: str) -> StageOutput:
-    return StageOutput(status="not_run", reason=f"not available in this build: {what}")
 
 
 def _tree_fingerprint(folder) -> list:
@@ -109,11 +106,6 @@ def audit_stage(ctx: StageContext) -> StageOutput:
     data = report.model_dump(mode="json", by_alias=True)
     data["candidate_flags"] = [c.model_dump(mode="json") for c in flags]
     return StageOutput(status="ok", summary=summary, findings=findings, data=data)
-
-
-def harness_stage(ctx: StageContext) -> StageOutput:
-    return _not_available("claims are not yet bound to harness re-runs (no claim ledger), so no claim is verified; "
-                          "`review harness run <bundle>` evaluates the method by hand")
 
 
 def _candidate_flags(ctx: StageContext) -> list[FlagClaim]:
@@ -185,7 +177,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("bundle", "Bundle checks", "1", (), bundle_stage),
     Stage("audit", "Log audit", "1", ("bundle",), audit_stage, extra_inputs=audit_inputs),
     Stage("evidence", "Evidence", "2", ("bundle",), evidence_stage),
-    Stage("harness", "Harness verification", "1", ("bundle",), harness_stage),
+    Stage("harness", "Harness verification", "2", ("bundle",), ledger_stage),
     Stage("judges", "Judges", "2", ("bundle", "audit", "evidence", "harness"), judges_stage,
           extra_inputs=panel_inputs),
     Stage("verdict", "Verdict", "1", ("bundle", "audit", "evidence", "harness", "judges"), verdict_stage),

@@ -1,7 +1,8 @@
-"""FABRICATED_EVIDENCE from the citation check: a cited paper that cannot exist or that arXiv does not know.
+"""FABRICATED_EVIDENCE candidates: a cited paper that cannot exist or that arXiv does not know, and a claimed
+number that a harness re-run contradicts in every seed.
 
-A real paper with a wrong year or author is a soundness matter, not fabrication, and raises nothing here.
-The rubric requires a judge to confirm this flag.
+A real paper with a wrong year or author is a soundness matter, not fabrication, and a contradiction that
+not every seed reproduces is noise: neither raises anything here. The rubric requires a judge to confirm.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from reviewbench.evidence.citations import CitationCheck
+from reviewbench.evidence.claims import LedgerEntry
 from reviewbench.verdict import FlagClaim
 
 
@@ -16,3 +18,10 @@ def fabricated_citation_flags(checks: Iterable[CitationCheck]) -> list[FlagClaim
     return [FlagClaim(flag="FABRICATED_EVIDENCE", quote=c.citation.text, location=f"DESCRIPTION.md:{c.citation.line}",
                       raised_by="evidence:citations", explanation=c.detail)
             for c in checks if c.status == "not_found"]
+
+
+def contradicted_claim_flags(entries: Iterable[LedgerEntry]) -> list[FlagClaim]:
+    return [FlagClaim(flag="FABRICATED_EVIDENCE", quote=e.claim.text, location=e.claim.source, raised_by="harness",
+                      explanation=f"claimed {e.claim.metric} {e.claim.value:g} at budget {e.claim.budget:g} on board "
+                                  f"{e.claim.board}: {e.reason}")
+            for e in entries if e.status == "contradicted" and e.reproducible]

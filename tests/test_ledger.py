@@ -1,0 +1,76 @@
+"""The claim ledger: claims found, bound to sandboxed harness re-runs, decided with a stated tolerance."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reviewbench.bundle import Claim
+from reviewbench.evidence.claims import LedgerClaim, decide, from_claims_json, from_description, unverifiable
+from reviewbench.flags.fabricated_evidence import contradicted_claim_flags
+
+DATA = Path(__file__).parent / "data"
+BOARDS = {"A", "B_online", "B_offline", "C"}
+
+
+def claim(**kw) -> LedgerClaim:
+    base = dict(source="claims.json", text="t", metric="normalized_accuracy", value=0.8, board="A", budget=0.1)
+    return LedgerClaim(**(base | kw))
+
+
+def test_numbers_are_found_in_description_sentences():
+    text = ("## Evidence\nOn board A at 10 % keep, normalised accuracy is 0.85 and KL 0.07 (dev split, SmolLM2-135M).\n"
+            "With Llama-3.1-8B we reach 95% accuracy at a 5% budget.\n"
+            "On the test split, accuracy 0.9 at 2% keep. We evaluate 20 items; accuracy improves a lot.")
+    got = [(c.source, c.metric, c.value, c.budget, c.split, c.model) for c in from_description(text, "A")]
+    assert got == [("DESCRIPTION.md:2", "normalized_accuracy", 0.85, 0.1, "dev", "SmolLM2-135M"),
+                   ("DESCRIPTION.md:2", "kl", 0.07, 0.1, "dev", "SmolLM2-135M"),
+                   ("DESCRIPTION.md:3", "normalized_accuracy", 0.95, 0.05, "dev", "Llama-3.1-8B"),
+                   ("DESCRIPTION.md:4", "normalized_accuracy", 0.9, 0.02, "test", None)]
+    assert from_description("No numbers are claimed here; the harness re-run is the evidence.", "C") == []
+
+
+def test_unverifiable_claims_say_why():
+    assert "test split" in unverifiable(claim(split="test"), BOARDS)
+    assert "not available here" in unverifiable(claim(model="Llama-3.1-8B"), BOARDS)
+    assert "no such board" in unverifiable(claim(board="D"), BOARDS)
+    assert "no budget" in unverifiable(claim(budget=None), BOARDS)
+    assert unverifiable(claim(model="SmolLM2-135M"), BOARDS) is None
+    c = from_claims_json([Claim(metric="accuracy", value=0.5, budget=0.1, items=4)], "A")[0]
+    assert (c.metric, c.board, c.items) == ("normalized_accuracy", "A", 4)
+
+
+def test_the_decision_and_its_tolerance():
+    ok = decide(claim(value=0.8), [0.75, 0.85], items=10)
+    assert ok.status == "reproduced" and ok.tolerance == pytest.approx(0.1)  # 2 x std 0.05 = floor 0.1
+    bad = decide(claim(value=1.0), [0.2, 0.3], items=10)
+    assert bad.status == "contradicted" and bad.reproducible and bad.measured == 0.25
+    assert "outside ±0.100" in bad.reason
+    noisy = decide(claim(value=0.6), [0.2, 0.9], items=10)  # wide spread: 2 x 0.35 = 0.7 tolerance
+    assert noisy.status == "reproduced" and noisy.tolerance == pytest.approx(0.7)
+    split = decide(claim(value=0.5, metric="kl"), [0.3, 0.7], items=10)
+    assert split.status == "reproduced"
+    three = decide(claim(value=0.5), [0.38, 0.62, 0.75], items=20)  # std 0.153: tolerance 0.306
+    assert three.status == "reproduced" and three.tolerance == pytest.approx(0.3063, abs=1e-3)
+    assert [f.flag for f in contradicted_claim_flags([bad, ok])] == ["FABRICATED_EVIDENCE"]
+    assert contradicted_claim_flags([decide(claim(value=0.5), [0.3, 0.55, 0.1], items=20)]) == []
+
+
+@pytest.mark.slow
+def test_an_honest_claim_is_reproduced_and_an_impossible_one_contradicted():
+    """SnapKV (rewritten) at 10 % on 4 items x 2 seeds of 1,024 tokens measures KL 0.83 and accuracy 0.25 here;
+    random eviction cannot reach an accuracy of 1.0 at 10 %."""
+    from harness.sandbox import sandbox_kind
+    from reviewbench.evidence.ledger_stage import run_claims
+
+    if sandbox_kind() == "none":
+        pytest.skip("no sandbox on this machine")
+    honest = [claim(metric="kl", value=0.83, items=4, length=1024), claim(value=0.25, items=4, length=1024),
+              claim(value=0.9, split="test")]
+    got = run_claims(honest, DATA / "snapkv_rewrite", BOARDS, items=4, seeds=2)
+    assert [e.status for e in got] == ["reproduced", "reproduced", "unverifiable"]
+    assert all(e.tolerance and len(e.per_seed) == 2 for e in got[:2])
+    lie = run_claims([claim(value=1.0, items=4, length=1024)], DATA / "claims_random", BOARDS, items=4, seeds=2)[0]
+    assert lie.status == "contradicted" and lie.reproducible and lie.measured == 0.0 and lie.tolerance == 0.25
+    assert "measured 0.000" in lie.reason and contradicted_claim_flags([lie])[0].flag == "FABRICATED_EVIDENCE"
