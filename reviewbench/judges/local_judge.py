@@ -186,8 +186,8 @@ class LocalJudge:
             judge_id=task.judge_id, family=spec.family, provider="local", model=spec.model, local=True,
             role=task.role, scores=scores, flags=[],
             prior_work=[PriorWork(title=h.paper.title, arxiv_id=h.paper.arxiv, url=h.paper.url,
-                                  relation=f"nearest in the packaged index to the method summary (BM25 {h.score}); "
-                                           "retrieved, not judged") for h in hits],
+                                  relation=f"nearest in the packaged index to the method summary ({h.retrieval}: "
+                                           f"BM25 {h.score}, cosine {h.cosine}); retrieved, not judged") for h in hits],
             summary=f"Local {spec.model} judge: scores are expectations under the model's log-probabilities over "
                     "the rubric levels. It raises no flags and does not search the web.")
         out.usage = Usage(input_tokens=n_in, calls=len(task.rubric.criteria), cost_usd=0.0)

@@ -100,7 +100,7 @@ class ToolBox:
             hits = load_index().search(str(args.get("query", "")), int(args.get("k", 5) or 5))
             return json.dumps([{"short_name": h.paper.short_name, "title": h.paper.title, "year": h.paper.year,
                                 "first_author": h.paper.first_author, "arxiv": h.paper.arxiv,
-                                "key_idea": h.paper.key_idea, "score": h.score} for h in hits],
+                                "key_idea": h.paper.key_idea, "bm25": h.score, "cosine": h.cosine} for h in hits],
                               ensure_ascii=False), False
         if name == "read_author_related_work":
             if not self.searched:
