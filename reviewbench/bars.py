@@ -1,4 +1,5 @@
-"""A board's starting bar: the published baselines' measured results, read from a harness.result/1 file.
+"""A board's starting bar: the published baselines' measured results, from a harness.result/1 file or the compact
+``reviewbench.bars/1`` file that ``review harness bars`` derives from one (what an arena keeps in baselines/).
 
 Each baseline becomes a :class:`BoardEntry` of kind ``baseline`` whose per-item scores are keyed
 ``task/item/q<question>/<budget>``, the same keys a submission's harness re-run produces, so the paired
@@ -39,14 +40,29 @@ def entries_from_result(result: dict, board: str) -> list[BoardEntry]:
             for m, s in sorted(scores.items())]
 
 
+BARS_SCHEMA = "reviewbench.bars/1"
+
+
+def compact_bars(result: dict, source: str) -> dict:
+    """The part of a harness.result/1 that points need: per baseline, its per-item scores."""
+    board = result["config"]["board"]
+    return {"schema": BARS_SCHEMA, "board": board, "source": source,
+            "config": {k: result["config"].get(k) for k in ("split", "items", "length", "tasks", "budgets", "model")},
+            "baselines": {e.id.removeprefix("baseline:"): e.item_scores for e in entries_from_result(result, board)}}
+
+
 def load_bars(arena_root: Path, board_name: str, bars: str | None) -> list[BoardEntry]:
     if not bars:
         return []
     path = (arena_root / bars).resolve()
     try:
-        result = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise ConfigError(arena_root / "arena.toml", f"board {board_name}: bars file {bars}: {e}") from None
-    if result.get("schema") != "harness.result/1":
-        raise ConfigError(arena_root / "arena.toml", f"board {board_name}: bars file {bars} is not a harness.result/1")
-    return entries_from_result(result, board_name)
+    if data.get("schema") == "harness.result/1":
+        return entries_from_result(data, board_name)
+    if data.get("schema") == BARS_SCHEMA:
+        return [BoardEntry(id=f"baseline:{m}", agent=None, kind="baseline", board=board_name, item_scores=s)
+                for m, s in sorted(data["baselines"].items())]
+    raise ConfigError(arena_root / "arena.toml", f"board {board_name}: bars file {bars} is neither harness.result/1 "
+                                                 f"nor {BARS_SCHEMA}")

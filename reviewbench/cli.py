@@ -339,6 +339,28 @@ def harness_baselines_cmd(
         console.print(f"wrote {p}", highlight=False)
 
 
+@harness_app.command("bars", help="Derive a board's starting bar (reviewbench.bars/1: each baseline's per-item "
+                                   "scores) from a harness.result/1, e.g. a `baselines` table, for an arena's baselines/.")
+def harness_bars_cmd(
+    result: Annotated[Path, typer.Argument(help="A harness.result/1 JSON file.")],
+    out: Annotated[Path, typer.Option(help="Where to write the bars file (board it in arena.toml with bars = ...).")],
+) -> None:
+    from reviewbench.bars import compact_bars
+
+    try:
+        data = json.loads(result.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise UserError(result, f"cannot read: {e}") from None
+    if data.get("schema") != "harness.result/1":
+        raise UserError(result, "not a harness.result/1 file")
+    bars = compact_bars(data, str(result))
+    tmp = out.with_name(out.name + ".partial")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp.write_text(json.dumps(bars, indent=1, sort_keys=True) + "\n")
+    tmp.replace(out)
+    console.print(f"wrote {out}: board {bars['board']}, baselines {', '.join(bars['baselines'])}", highlight=False)
+
+
 @harness_app.command("split", help="Write a split's items to DIR as <task>.jsonl (e.g. the arena's hidden "
                                     "test split, where its audit rules watch); read back with `run --data DIR`.")
 def harness_split_cmd(

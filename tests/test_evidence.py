@@ -132,7 +132,8 @@ def test_the_behaviour_worker_runs_in_the_sandbox():
 
     if sandbox_kind() == "none":
         pytest.skip("no sandbox on this machine")
-    ev = behaviour_evidence(DATA / "snapkv_rewrite", {"agent1-002": EXAMPLE_ARENA / "submit" / "agent1-002"})
+    ev = behaviour_evidence(DATA / "snapkv_rewrite", {"agent1-002": EXAMPLE_ARENA / "submit" / "agent1-002"},
+                            use_cache=False)
     assert not ev.errors and ev.matches[0].reference == "baseline:snapkv"
     assert any(m.reference == "submission:agent1-002" for m in ev.matches) or len(ev.matches) == 5
 

@@ -85,20 +85,68 @@ def compare(result: dict, candidate: str, references: dict[str, str]) -> list[Be
     return out
 
 
-def behaviour_evidence(candidate_dir: Path, earlier: dict[str, Path], top: int = 5) -> BehaviourEvidence:
-    """Build the bank if needed (trusted code, the embedded model), then run every method on it in the sandbox."""
-    from harness.fingerprint import BUDGETS, build_bank
+def _spec_hash(spec: str) -> str:
+    """What a run on the bank depends on: the method's code (a reference method: the harness's methods and API)."""
+    import hashlib
+
+    from harness.fingerprint import BANK_VERSION
+
+    h = hashlib.sha256(f"bank-v{BANK_VERSION}|budgets{','.join(map(str, _budgets()))}|".encode())
+    p = Path(spec)
+    if (p / "method.py").is_file():
+        h.update((p / "method.py").read_bytes())
+    else:
+        import harness
+
+        root = Path(harness.__file__).parent
+        h.update(spec.encode())
+        for f in sorted([*root.glob("methods/*.py"), root / "api.py", root / "fingerprint.py"]):
+            h.update(f.read_bytes())
+    return h.hexdigest()[:24]
+
+
+def _budgets() -> list[float]:
+    from harness.fingerprint import BUDGETS
+
+    return list(BUDGETS)
+
+
+def behaviour_evidence(candidate_dir: Path, earlier: dict[str, Path], top: int = 5,
+                       use_cache: bool = True) -> BehaviourEvidence:
+    """Build the bank if needed (trusted code, the embedded model), then run on it, in the sandbox, every method
+    whose kept sets are not cached yet (baselines and earlier submissions are cached by code hash)."""
+    import json
+
+    from harness.fingerprint import BANK_VERSION, build_bank
     from harness.sandbox import run_worker
 
     bank = build_bank()
+    cache = bank.parent / "kept"
     cand = str(candidate_dir.resolve())
     specs = [cand, *BASELINES, *(str(p.resolve()) for p in earlier.values())]
-    dirs = [candidate_dir.resolve(), *(p.resolve() for p in earlier.values())]
-    result = run_worker({"methods": specs, "bank": str(bank), "budgets": list(BUDGETS)}, dirs, [bank.parent],
-                        module="harness.fingerprint")
-    errors = dict(result.get("errors", {}))
-    if cand not in result["kept"]:
-        return BehaviourEvidence(matches=[], errors=errors, budgets=list(BUDGETS), bank_version=result["bank_version"])
+    kept: dict[str, dict] = {}
+    for spec in specs:
+        f = cache / f"{_spec_hash(spec)}.json"
+        if use_cache and f.is_file():
+            kept[spec] = json.loads(f.read_text())
+    todo = [s for s in specs if s not in kept]
+    errors: dict[str, str] = {}
+    version = BANK_VERSION
+    if todo:
+        dirs = [Path(s) for s in todo if Path(s).is_dir()]
+        result = run_worker({"methods": todo, "bank": str(bank), "budgets": _budgets()}, dirs, [bank.parent],
+                            module="harness.fingerprint")
+        errors = dict(result.get("errors", {}))
+        version = result["bank_version"]
+        cache.mkdir(parents=True, exist_ok=True)
+        for spec, value in result["kept"].items():
+            kept[spec] = value
+            tmp = cache / f".{_spec_hash(spec)}.partial"
+            tmp.write_text(json.dumps(value))
+            tmp.replace(cache / f"{_spec_hash(spec)}.json")
+    merged = {"budgets": _budgets(), "kept": kept}
+    if cand not in kept:
+        return BehaviourEvidence(matches=[], errors=errors, budgets=_budgets(), bank_version=version)
     refs = {f"baseline:{b}": b for b in BASELINES} | {f"submission:{k}": str(p.resolve()) for k, p in earlier.items()}
-    return BehaviourEvidence(matches=compare(result, cand, refs)[:top], errors=errors, budgets=list(BUDGETS),
-                             bank_version=result["bank_version"])
+    return BehaviourEvidence(matches=compare(merged, cand, refs)[:top], errors=errors, budgets=_budgets(),
+                             bank_version=version)
