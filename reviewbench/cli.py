@@ -242,6 +242,8 @@ def harness_run_cmd(
     device: Annotated[str, typer.Option(help="cpu or cuda")] = "cpu",
     dtype: Annotated[Optional[str], typer.Option(help="float32 (CPU default) or bfloat16 (CUDA default)")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Write the harness.result/1 JSON here.")] = None,
+    wall_hours: Annotated[float, typer.Option(help="Kill the sandboxed worker after this long (CPU cost of "
+                                                   "large runs; the CPU-time limit is twice this).")] = 1.0,
     as_json: JsonOpt = False,
 ) -> None:
     from dataclasses import asdict
@@ -270,7 +272,8 @@ def harness_run_cmd(
             bar.update(task, total=p["total"], completed=p["progress"], item=p["item"])
 
         try:
-            result = run_worker(asdict(cfg), dirs, _model_dirs(cfg.model), Limits(), progress)
+            limits = Limits(wall_s=wall_hours * 3600, cpu_s=int(wall_hours * 7200))
+            result = run_worker(asdict(cfg), dirs, _model_dirs(cfg.model), limits, progress)
         except SandboxError as e:
             raise UserError(None, str(e)) from None
     if out:
@@ -323,6 +326,8 @@ def harness_baselines_cmd(
     tasks: Annotated[Optional[str], typer.Option(help="Comma list of tasks.")] = None,
     model: Annotated[str, typer.Option(help="embedded or a local model folder")] = "embedded",
     data: Annotated[Optional[Path], typer.Option(help="Folder of stored items.")] = None,
+    wall_hours: Annotated[float, typer.Option(help="Kill the sandboxed worker after this long (boards B and C "
+                                                   "with 20 items take hours on 2 CPU cores).")] = 6.0,
 ) -> None:
     from harness.report import BOARD_BASELINES, write_all
 
@@ -332,7 +337,7 @@ def harness_baselines_cmd(
     tmp = target.with_name(target.name + ".json.partial")
     harness_run_cmd(["full", *BOARD_BASELINES[board]], board=board, split=split, model=model, items=items, seeds=1,
                     length=length, budgets=budgets, tasks=tasks, data=data, device="cpu", dtype=None, out=tmp,
-                    as_json=False)
+                    as_json=False, wall_hours=wall_hours)
     paths = write_all(json.loads(tmp.read_text()), target)
     tmp.unlink()
     for p in paths:

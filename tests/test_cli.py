@@ -70,3 +70,20 @@ def test_bad_arena_toml_is_one_line(arena):
     (arena / "arena.toml").write_text((arena / "arena.toml").read_text() + "\n[rules]\nbogus = 1\n")
     r = run_review("submit/agent1-003", cwd=arena)
     assert r.returncode == 2 and "arena.toml" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_every_example_submission_gets_evidence_and_judges_in_its_report(arena):
+    """The eight example submissions, reviewed in submission order: evidence, judges and points in each report."""
+    order = ["agent1-001", "agent2-001", "agent1-002", "agent2-002", "agent2-003", "agent1-003", "agent2-004",
+             "agent1-004"]
+    for sub in order:
+        r = run_review(f"submit/{sub}", "--json", cwd=arena, timeout=600)
+        assert r.returncode == 0, (sub, r.stderr)
+        report = json.loads(r.stdout)
+        stages = {s["name"]: s for s in report["stages"]}
+        assert stages["evidence"]["status"] == "ok" and stages["judges"]["status"] == "ok", sub
+        ev = stages["evidence"]["data"]
+        assert ev["citations"] and all(c["status"] == "real" for c in ev["citations"]), sub
+        assert ev["behaviour"]["matches"] and ev["code"], sub
+        md = (arena / "reviews" / sub / "review.md").read_text()
+        assert "## Evidence" in md and "Nearest methods by behaviour" in md and "## Judges" in md, sub
