@@ -84,7 +84,7 @@ class PriorArtIndex:
         if emb is None:
             return lexical[:k]
         if self._vectors is None:
-            self._vectors = emb([p.text() for p in self.papers])
+            self._vectors = self._paper_vectors(emb)
         cos = (self._vectors @ emb([query])[0]).tolist()
         by_cos = sorted(range(len(self.papers)), key=lambda i: -cos[i])
         bm = {id(h.paper): (rank, h.score) for rank, h in enumerate(lexical)}
@@ -96,6 +96,26 @@ class PriorArtIndex:
             fused.append((rrf, Hit(paper=p, score=score, cosine=round(cos[i], 3), retrieval="hybrid")))
         fused.sort(key=lambda x: -x[0])
         return [h for _, h in fused[:k]]
+
+    def _paper_vectors(self, emb):
+        """The papers' embeddings, cached in the user cache under a hash of the index text."""
+        import hashlib
+
+        import numpy as np
+
+        from harness.model import cache_dir
+
+        texts = [p.text() for p in self.papers]
+        digest = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:16]
+        path = cache_dir() / "priorart" / f"minilm-{digest}.npy"
+        if path.is_file():
+            return np.load(path)
+        vecs = emb(texts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.stem + ".partial.npy")
+        np.save(tmp, vecs)
+        tmp.replace(path)
+        return vecs
 
     def bm25(self, query: str) -> list[Hit]:
         q = tokens(query)

@@ -20,7 +20,7 @@ def arena(tmp_path: Path) -> Path:
     return dst
 
 
-def run_review(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def run_review(*args: str, cwd: Path | None = None, timeout: float = 900) -> subprocess.CompletedProcess:
     """The real CLI in a subprocess: real exit codes, real stderr."""
     return subprocess.run([sys.executable, "-m", "reviewbench", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout)

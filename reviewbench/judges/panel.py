@@ -64,6 +64,13 @@ def call_key(task: JudgeTask, tools: list[Any]) -> str:
         "rubric": [task.rubric.version, task.rubric.content_hash]}, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def local_cache_file(key: str) -> Path:
+    """Local judges are deterministic and free: their runs are also kept in the user cache, across arenas."""
+    from harness.model import cache_dir
+
+    return cache_dir() / "local-judges" / f"{key}.json"
+
+
 class PanelResult(BaseModel):
     note: str
     local: bool
@@ -115,6 +122,13 @@ class PanelRunner:
             if hit is not None:
                 out = JudgeOutcome.model_validate(hit["response"])
                 return out.model_copy(update={"cached": True})
+        local_file = local_cache_file(key) if task.spec.provider == "local" else None
+        if local_file is not None and local_file.is_file():  # deterministic: the same prompt gives the same scores
+            out = JudgeOutcome.model_validate_json(local_file.read_text())
+            if self.store is not None:
+                self.store.put_judge_call(key, "local", task.spec.model, {"judge_id": task.judge_id},
+                                          out.model_dump(mode="json"), out.usage.input_tokens, 0, 0.0)
+            return out.model_copy(update={"cached": True})
         spec = task.spec
         provider_key = f"{spec.provider}|{spec.model}|{spec.base_url}"
         if provider_key not in self._providers:
@@ -132,6 +146,11 @@ class PanelRunner:
                                       {"judge_id": task.judge_id, "role": task.role, "sample": task.sample},
                                       out.model_dump(mode="json"), out.usage.input_tokens, out.usage.output_tokens,
                                       out.usage.cost_usd or 0.0)
+        if local_file is not None and out.verdict is not None:
+            local_file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = local_file.with_suffix(".partial")
+            tmp.write_text(out.model_dump_json())
+            tmp.replace(local_file)
         return out
 
     async def run_judge(self, spec: JudgeSpec, role: Role, judge_id: str, variant: str = "") -> JudgeOutcome:
