@@ -122,8 +122,8 @@ def criterion_prompt(task: JudgeTask, inputs: JudgeInputs, criterion_id: str, re
             f"Answer with one digit from 0 to {c.max}: the level of {criterion_id} that fits best.")
 
 
-def level_distribution(loaded, prompt: str, chat: bool, max_level: int) -> list[float]:
-    """p(level) for 0..max_level from the next-token logits after the prompt."""
+def level_distribution(loaded, prompt: str, chat: bool, max_level: int) -> tuple[list[float], int]:
+    """p(level) for 0..max_level from the next-token logits after the prompt, and the prompt's token count."""
     import torch
 
     tok = loaded.tokenizer
@@ -143,7 +143,7 @@ def level_distribution(loaded, prompt: str, chat: bool, max_level: int) -> list[
         scores.append(torch.logsumexp(logits[sorted(variants)], 0).item())
     m = max(scores)
     w = [math.exp(s - m) for s in scores]
-    return [x / sum(w) for x in w]
+    return [x / sum(w) for x in w], int(ids.shape[1])
 
 
 class LocalJudge:
@@ -171,8 +171,8 @@ class LocalJudge:
         n_in = 0
         for c in task.rubric.criteria:
             prompt = criterion_prompt(task, self.inputs, c.id, reverse)
-            n_in += len(loaded.tokenizer(prompt)["input_ids"])
-            p = level_distribution(loaded, prompt, info.chat, c.max)
+            p, n_tokens = level_distribution(loaded, prompt, info.chat, c.max)
+            n_in += n_tokens
             expected = sum(k * pk for k, pk in enumerate(p))
             dist = ", ".join(f"{k}: {pk:.2f}" for k, pk in enumerate(p))
             scores[c.id] = CriterionScore(score=round(expected, 2), rationale=(

@@ -105,7 +105,6 @@ class PanelRunner:
     store: Any  # reviewbench.store.Store, or None for no caching
     make_provider: Callable[[JudgeSpec, JudgeInputs], Any] = default_provider
     make_web: Callable[[], WebSearch | None] = WebSearch
-    submit_dir: Path | None = None
     family_offsets: dict[str, dict[str, float]] | None = None
     _providers: dict[str, Any] = field(default_factory=dict)
 
@@ -135,7 +134,7 @@ class PanelRunner:
             self._providers[provider_key] = self.make_provider(spec, self.inputs)
         provider = self._providers[provider_key]
         web = self.make_web() if (spec.web_search and spec.provider in ("openai", "openai_compatible")) else None
-        toolbox = ToolBox(inputs=self.inputs, web=web, arena_submit_dir=self.submit_dir)
+        toolbox = ToolBox(inputs=self.inputs, web=web)
         try:
             out = await provider.run(task, toolbox)
         finally:

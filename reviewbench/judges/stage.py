@@ -44,8 +44,7 @@ def judges_stage(ctx: StageContext) -> StageOutput:
                  for e in ctx.earlier],
         log_dir=ctx.arena.logs_dir / b.agent)
     panel = resolve_panel(ctx.arena.config.panel)
-    runner = PanelRunner(inputs=inputs, rubric=ctx.rubric, author_family=ctx.author_family, store=ctx.store,
-                         submit_dir=ctx.arena.submit_dir)
+    runner = PanelRunner(inputs=inputs, rubric=ctx.rubric, author_family=ctx.author_family, store=ctx.store)
     result = asyncio.run(runner.run(panel))
     findings = [Finding(code="judges.injection", severity="warning", location=f.location,
                         message=f"hidden instruction to the reviewer ({f.kind}) removed before judging: {f.text}")

@@ -66,7 +66,6 @@ class ToolBox:
 
     inputs: JudgeInputs
     web: WebSearch | None = None
-    arena_submit_dir: Path | None = None
     calls: list[ToolCallRecord] = field(default_factory=list)
     searched: bool = False
 
