@@ -93,6 +93,9 @@ class Panel(_Strict):
         JudgeSpec(family="openai", provider="openai", model="gpt-5"),
     ]
     rubric: str = "default"
+    # A `review calibrate` report (JSON, relative to the arena) whose per-family offsets the tie-break subtracts
+    # before comparing two judges, when the rubric sets tie_break.subtract_family_offsets = true.
+    calibration: str | None = None
 
 
 class PointsSettings(_Strict):

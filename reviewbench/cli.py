@@ -414,6 +414,81 @@ def harness_check_cmd(method_dir: Annotated[Path, typer.Argument(help="Folder wi
         raise typer.Exit(1)
 
 
+calibrate_app = typer.Typer(
+    help="Check a judge panel on the blinded baselines and planted cases (calibration/): novelty <= 1, source named, "
+         "inter-judge agreement, family offsets, flag recall, injection canary. `review calibrate build` rebuilds the suite.",
+    invoke_without_command=True, no_args_is_help=False)
+app.add_typer(calibrate_app, name="calibrate")
+SuiteOpt = Annotated[Optional[Path], typer.Option("--suite", help="The calibration folder (default: ./calibration, "
+                                                  "else the one shipped with reviewbench).", file_okay=False)]
+
+
+@calibrate_app.callback()
+def calibrate_cmd(
+    ctx: typer.Context,
+    panel: Annotated[str, typer.Option(help="A panel of calibration/panels.toml: local (offline), api, vllm, ...")] = "local",
+    only: Annotated[Optional[list[str]], typer.Option("--only", help="Run only this case code (repeatable).")] = None,
+    as_json: JsonOpt = False,
+    fail_under: Annotated[Optional[str], typer.Option(help="Exit 1 when the panel misses a threshold, e.g. "
+                                                      "novelty=1.0,source=0.9,recall=1,alpha=0.5.")] = None,
+    no_evidence: Annotated[bool, typer.Option("--no-evidence", help="Skip the evidence and harness stages (faster; "
+                                              "no evidence-only row, planted fabrications go unseen).")] = False,
+    evidence_to_judges: Annotated[bool, typer.Option(help="Show the judges the machine evidence on the blinded "
+                                                     "baselines too (as in a real review).")] = False,
+    suite: SuiteOpt = None,
+) -> None:
+    if ctx.invoked_subcommand is not None:
+        return
+    from reviewbench.calibrate.command import calibrate, default_suite
+    from reviewbench.calibrate.metrics import parse_fail_under
+    from reviewbench.calibrate.report import HEADERS, table_rows
+
+    try:
+        thresholds = parse_fail_under(fail_under)
+    except ValueError as e:
+        raise UserError(None, str(e)) from None
+    root = suite or default_suite()
+
+    def progress(r) -> None:
+        if not as_json:
+            scores = "; ".join(f"{j.judge_id} " + ("/".join(f"{v:g}" for v in j.scores.values()) if j.scores else
+                                                    f"no verdict ({j.error})") for j in r.judges)
+            console.print(f"  {r.code}  {r.seconds:6.1f}s  {scores}", highlight=False)
+
+    if not as_json:
+        console.print(f"Calibrating the [bold]{panel}[/] panel on {root}", highlight=False)
+    report, paths = calibrate(root, panel, only=only, fail_under=thresholds, with_evidence=not no_evidence,
+                              evidence_to_judges=evidence_to_judges, on_case=progress)
+    if as_json:
+        sys.stdout.write(report.model_dump_json(by_alias=True) + "\n")
+    else:
+        table = Table(*HEADERS)
+        for row in table_rows(report.calibration):
+            table.add_row(*row)
+        console.print(table)
+        alpha = ", ".join(f"{k} {'—' if v is None else v}" for k, v in report.calibration.alpha.items())
+        offsets = "; ".join(f"{f}: " + " ".join(f"{k} {v:+.2f}" for k, v in by.items())
+                            for f, by in report.calibration.family_offsets.items()) or "none"
+        console.print(f"Krippendorff's alpha: {alpha}\nFamily offsets: {offsets}", highlight=False)
+        console.print("Wrote " + ", ".join(str(p) for p in paths), highlight=False)
+        if report.failed:
+            err_console.print("FAILED --fail-under: " + "; ".join(report.failed), highlight=False)
+    if report.failed:
+        raise typer.Exit(1)
+
+
+@calibrate_app.command("build", help="Rebuild calibration/blinded, calibration/logs and answer_key.toml from "
+                                     "harness/methods and calibration/sources.toml (deterministic).")
+def calibrate_build_cmd(suite: SuiteOpt = None) -> None:
+    from reviewbench.calibrate.blind import write_suite
+    from reviewbench.calibrate.command import default_suite
+
+    root = suite or default_suite()
+    key = write_suite(root)
+    console.print(f"Wrote {len(key.cases)} cases under {root / 'blinded'} and {root / 'answer_key.toml'}",
+                  highlight=False)
+
+
 @app.command("schema", help="Print (or write) the JSON Schema of review.json.")
 def schema_cmd(out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None) -> None:
     from reviewbench.report import review_json_schema

@@ -14,7 +14,7 @@ from reviewbench.findings import Finding
 from reviewbench.evidence.ledger_stage import ledger_stage
 from reviewbench.evidence.stage import evidence_stage
 from reviewbench.flags.rule_violation import rule_violation_flags
-from reviewbench.judges.stage import judges_stage, panel_inputs
+from reviewbench.judges.stage import family_offsets, judges_stage, panel_inputs
 from reviewbench.logs.arena_audit import audit_agent
 from reviewbench.pipeline import Stage, StageContext, StageOutput
 from reviewbench.bars import load_bars
@@ -118,7 +118,8 @@ def _candidate_flags(ctx: StageContext) -> list[FlagClaim]:
 def verdict_stage(ctx: StageContext) -> StageOutput:
     verdicts = [JudgeVerdict.model_validate(v) for v in ctx.data("judges").get("verdicts", [])]
     corpus = ctx.data("judges").get("corpus")
-    final = decide(verdicts, ctx.rubric, ctx.author_family, _candidate_flags(ctx), corpus=corpus)
+    final = decide(verdicts, ctx.rubric, ctx.author_family, _candidate_flags(ctx), corpus=corpus,
+                   family_offsets=family_offsets(ctx))
     errors = [f for f in ctx.outputs["bundle"].findings if f.severity == "error"] if "bundle" in ctx.outputs else []
     if final.status == "no_judges":
         summary = "no verdict on quality: no judge ran"
@@ -180,7 +181,8 @@ STAGES: tuple[Stage, ...] = (
     Stage("harness", "Harness verification", "2", ("bundle",), ledger_stage),
     Stage("judges", "Judges", "2", ("bundle", "audit", "evidence", "harness"), judges_stage,
           extra_inputs=panel_inputs),
-    Stage("verdict", "Verdict", "1", ("bundle", "audit", "evidence", "harness", "judges"), verdict_stage),
+    Stage("verdict", "Verdict", "1", ("bundle", "audit", "evidence", "harness", "judges"), verdict_stage,
+          extra_inputs=family_offsets),
     # Points read other submissions' results from the store, which no input hash covers: never cached.
     Stage("points", "Points", "1", ("verdict", "harness"), points_stage, cacheable=False),
 )

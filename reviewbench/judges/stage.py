@@ -6,13 +6,23 @@ import asyncio
 
 from reviewbench.findings import Finding
 from reviewbench.judges.inputs import EarlierRef, build_inputs
-from reviewbench.judges.panel import PanelRunner, resolve_panel
+from reviewbench.judges.panel import PanelRunner, default_provider, resolve_panel
 from reviewbench.pipeline import StageContext, StageOutput
 
 
+def family_offsets(ctx: StageContext) -> dict[str, dict[str, float]] | None:
+    """The panel's calibrated per-family offsets, when the rubric subtracts them and the arena names a report."""
+    if not ctx.rubric.tie_break.subtract_family_offsets or not ctx.arena.config.panel.calibration:
+        return None
+    from reviewbench.calibrate.report import load_offsets
+
+    return load_offsets(ctx.arena.root / ctx.arena.config.panel.calibration)
+
+
 def panel_inputs(ctx: StageContext) -> dict:
-    """What decides the panel besides the bundle: which judges actually run (API keys present or not)."""
-    return resolve_panel(ctx.arena.config.panel).model_dump(mode="json")
+    """What decides the panel besides the bundle: which judges actually run (API keys present or not), and the
+    family offsets the tie-break subtracts."""
+    return {**resolve_panel(ctx.arena.config.panel).model_dump(mode="json"), "offsets": family_offsets(ctx)}
 
 
 def evidence_lines(ctx: StageContext) -> list[str]:
@@ -30,7 +40,7 @@ def evidence_lines(ctx: StageContext) -> list[str]:
     return lines
 
 
-def judges_stage(ctx: StageContext) -> StageOutput:
+def judges_stage(ctx: StageContext, make_provider=default_provider) -> StageOutput:
     b = ctx.bundle
     board = ctx.arena.config.board(b.board) if b.board else None
     audit = ctx.outputs.get("audit")
@@ -44,7 +54,8 @@ def judges_stage(ctx: StageContext) -> StageOutput:
                  for e in ctx.earlier],
         log_dir=ctx.arena.logs_dir / b.agent)
     panel = resolve_panel(ctx.arena.config.panel)
-    runner = PanelRunner(inputs=inputs, rubric=ctx.rubric, author_family=ctx.author_family, store=ctx.store)
+    runner = PanelRunner(inputs=inputs, rubric=ctx.rubric, author_family=ctx.author_family, store=ctx.store,
+                         make_provider=make_provider, family_offsets=family_offsets(ctx))
     result = asyncio.run(runner.run(panel))
     findings = [Finding(code="judges.injection", severity="warning", location=f.location,
                         message=f"hidden instruction to the reviewer ({f.kind}) removed before judging: {f.text}")

@@ -1,0 +1,8 @@
+from harness.api import EvictionMethod, Keep, LayerView
+
+class Method(EvictionMethod):
+    """The submitted eviction method."""
+    name = 'method'
+
+    def select(self, view: LayerView) -> Keep:
+        return Keep.from_topk(-view.keys.float().norm(dim=-1), view.budget, view.valid)

@@ -1,0 +1,169 @@
+"""Runs a judge panel over the calibration suite, case by case, through the real review stages.
+
+Each case is reviewed like a submission (bundle -> audit -> evidence -> harness -> judges -> verdict) in the
+calibration arena, with the panel under test in place of the arena's. On the blinded baselines (and the
+canary, which must be comparable with its clean twin) the machine evidence is withheld from the judges, so
+their novelty scores and named sources measure the judges, not the code-similarity stage; the evidence-only
+row is computed from the same evidence separately. Every stage result and judge call is stored, so a rerun
+replays what was already paid for. The answer key is not read here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from reviewbench.arena import Arena, JudgeSpec, Panel, load_arena
+from reviewbench.bundle import load_bundle
+from reviewbench.calibrate.suite import Case
+from reviewbench.errors import UserError
+from reviewbench.judges.panel import KEY_ENV, default_provider
+from reviewbench.judges.stage import judges_stage
+from reviewbench.pipeline import Stage, StageContext, StageOutput, run_stages
+from reviewbench.review import arena_rubric
+from reviewbench.stages import STAGES
+from reviewbench.store import Store
+
+WITHHELD = "withheld from the judges during calibration (the evidence-only row reports it)"
+EVIDENCE_SHOWN = {"fabricated_numbers", "undisclosed_copy", "test_split_read"}  # plants detected through evidence
+
+
+class JudgeRecord(BaseModel):
+    judge_id: str
+    family: str
+    model: str
+    role: str
+    scores: dict[str, float] = Field(default_factory=dict)
+    flags: list[str] = Field(default_factory=list)
+    prior_work: list[dict[str, Any]] = Field(default_factory=list)  # title, arxiv_id (the first three)
+    error: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = 0.0
+    seconds: float = 0.0
+    cached: bool = False
+
+
+class EvidenceRecord(BaseModel):
+    code: list[dict[str, Any]] = Field(default_factory=list)  # reference, jaccard, containment (top 3)
+    behaviour: list[dict[str, Any]] = Field(default_factory=list)  # reference, jaccard, rank_corr (top 3)
+    prior_art: list[dict[str, Any]] = Field(default_factory=list)  # short_name, title, arxiv (top 3)
+    candidate_flags: list[str] = Field(default_factory=list)  # from the audit, evidence and harness stages
+    error: str | None = None
+
+
+class CaseResult(BaseModel):
+    code: str
+    evidence_to_judges: bool
+    judges: list[JudgeRecord] = Field(default_factory=list)
+    panel_scores: dict[str, float | None] = Field(default_factory=dict)
+    panel_flags: list[str] = Field(default_factory=list)
+    tie_break: bool = False
+    injection_findings: int = 0
+    evidence: EvidenceRecord | None = None
+    stage_errors: list[str] = Field(default_factory=list)
+    seconds: float = 0.0
+
+
+def check_keys(specs: list[JudgeSpec], env: dict[str, str]) -> None:
+    """Calibration never falls back to another panel: a missing key is the user's to fix."""
+    missing = sorted({KEY_ENV[s.provider] for s in specs if s.provider in KEY_ENV and not env.get(KEY_ENV[s.provider])})
+    if missing:
+        raise UserError(None, f"this panel needs {', '.join(missing)} in the environment (or run --panel local)")
+
+
+def _withheld(ctx: StageContext) -> StageContext:
+    outputs = dict(ctx.outputs)
+    for name in ("evidence", "harness"):
+        outputs[name] = StageOutput(status="not_run", reason=WITHHELD)
+    return StageContext(arena=ctx.arena, bundle=ctx.bundle, rubric=ctx.rubric, store=ctx.store,
+                        author_family=ctx.author_family, earlier=ctx.earlier, outputs=outputs)
+
+
+def calibration_stages(show_evidence: bool, make_provider: Callable, with_evidence: bool) -> list[Stage]:
+    stages = []
+    for s in STAGES:
+        if s.name == "points":
+            continue
+        if s.name in ("evidence", "harness") and not with_evidence:
+            continue
+        if s.name == "judges":
+            if show_evidence:
+                s = Stage(s.name, s.title, s.version, s.needs, lambda c: judges_stage(c, make_provider=make_provider),
+                          extra_inputs=s.extra_inputs)
+            else:
+                s = Stage(s.name, s.title, s.version + "-blind", ("bundle", "audit"),
+                          lambda c: judges_stage(_withheld(c), make_provider=make_provider), extra_inputs=s.extra_inputs)
+        stages.append(s)
+    return stages
+
+
+def _evidence_record(ctx: StageContext) -> EvidenceRecord:
+    ev = ctx.outputs.get("evidence")
+    flags = sorted({f["flag"] for n in ("audit", "evidence", "harness") for f in ctx.data(n).get("candidate_flags", [])})
+    if ev is None or ev.status != "ok":
+        return EvidenceRecord(candidate_flags=flags, error=ev.reason if ev is not None else "not run")
+    d = ev.data
+    return EvidenceRecord(
+        code=[{k: m[k] for k in ("reference", "jaccard", "containment")} for m in d.get("code", [])[:3]],
+        behaviour=[dict(m) for m in (d.get("behaviour") or {}).get("matches", [])[:3]],
+        prior_art=[{k: h.get(k) for k in ("short_name", "title", "arxiv")} for h in d.get("prior_art", {}).get("hits", [])[:3]],
+        candidate_flags=flags)
+
+
+def run_case(arena: Arena, case_dir: Path, store: Store, stages: list[Stage], show_evidence: bool,
+             with_evidence: bool) -> CaseResult:
+    t0 = time.perf_counter()
+    bundle = load_bundle(case_dir, arena.config.bundle)
+    agent = arena.config.agent(bundle.agent)
+    ctx = StageContext(arena=arena, bundle=bundle, rubric=arena_rubric(arena), store=store,
+                       author_family=agent.family if agent else "other", earlier=[])
+    store.upsert_submission(bundle.id, bundle.agent, bundle.board, bundle.submitted_at, bundle.content_hash, bundle.path)
+    reports = run_stages(stages, ctx)
+    res = CaseResult(code=bundle.id, evidence_to_judges=show_evidence,
+                     stage_errors=[f"{r.name}: {r.reason}" for r in reports if r.status == "failed"])
+    judges = ctx.data("judges")
+    for o in judges.get("outcomes", []):
+        v = o.get("verdict") or {}
+        u = o.get("usage") or {}
+        res.judges.append(JudgeRecord(
+            judge_id=o["judge_id"], family=o["family"], model=o["model"], role=o["role"],
+            scores={k: s["score"] for k, s in (v.get("scores") or {}).items()},
+            flags=sorted({f["flag"] for f in v.get("flags", [])}),
+            prior_work=[{"title": p.get("title", ""), "arxiv_id": p.get("arxiv_id")} for p in v.get("prior_work", [])[:3]],
+            error=o.get("error"), input_tokens=u.get("input_tokens", 0), output_tokens=u.get("output_tokens", 0),
+            cost_usd=u.get("cost_usd"), seconds=o.get("seconds", 0.0), cached=o.get("cached", False)))
+    res.tie_break = bool((judges.get("tie_break") or {}).get("needed"))
+    res.injection_findings = len(judges.get("injection", []))
+    verdict = ctx.data("verdict")
+    res.panel_scores = dict(verdict.get("scores") or {})
+    res.panel_flags = sorted({f["flag"] for f in verdict.get("standing_flags", [])})
+    if with_evidence:
+        res.evidence = _evidence_record(ctx)
+    res.seconds = round(time.perf_counter() - t0, 2)
+    return res
+
+
+def run_suite(root: Path, cases: list[Case], specs: list[JudgeSpec], *, with_evidence: bool = True,
+              evidence_to_judges: bool = False, make_provider: Callable = default_provider,
+              on_case: Callable[[CaseResult], None] | None = None) -> list[CaseResult]:
+    base = load_arena(root)
+    arena = base.model_copy(update={"config": base.config.model_copy(
+        update={"panel": Panel(judges=specs, rubric=base.config.panel.rubric)})})
+    out = []
+    with Store(arena.store_path) as store:
+        for case in cases:
+            show = evidence_to_judges or case.plant in EVIDENCE_SHOWN
+            stages = calibration_stages(show and with_evidence, make_provider, with_evidence)
+            folder = root / "blinded" / case.code
+            if not folder.is_dir():
+                raise UserError(folder, "missing: rebuild the suite with `review calibrate build`")
+            r = run_case(arena, folder, store, stages, show and with_evidence, with_evidence)
+            out.append(r)
+            if on_case:
+                on_case(r)
+    return out
