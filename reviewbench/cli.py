@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -268,8 +269,13 @@ def harness_run_cmd(
                   TextColumn("{task.fields[item]}"), console=err_console, transient=as_json) as bar:
         task = bar.add_task(f"board {board}", total=None, item="loading model")
 
+        t_start = time.monotonic()
+
         def progress(p: dict) -> None:
             bar.update(task, total=p["total"], completed=p["progress"], item=p["item"])
+            if not err_console.is_terminal:  # a log file (hours-long runs): one plain line per item
+                err_console.print(f"board {board}: {p['progress']}/{p['total']} items done, "
+                                  f"{time.monotonic() - t_start:.0f} s, next {p['item']}", highlight=False)
 
         try:
             limits = Limits(wall_s=wall_hours * 3600, cpu_s=int(wall_hours * 7200))
@@ -441,7 +447,7 @@ def calibrate_cmd(
         return
     from reviewbench.calibrate.command import calibrate, default_suite
     from reviewbench.calibrate.metrics import parse_fail_under
-    from reviewbench.calibrate.report import HEADERS, table_rows
+    from reviewbench.calibrate.report import HEADER_HELP, HEADERS, table_rows
 
     try:
         thresholds = parse_fail_under(fail_under)
@@ -462,7 +468,7 @@ def calibrate_cmd(
     if as_json:
         sys.stdout.write(report.model_dump_json(by_alias=True) + "\n")
     else:
-        table = Table(*HEADERS)
+        table = Table(*HEADERS, caption=HEADER_HELP, caption_justify="left")
         for row in table_rows(report.calibration):
             table.add_row(*row)
         console.print(table)

@@ -211,7 +211,7 @@ def compute(results: Sequence[CaseResult], key: AnswerKey, criteria: Sequence[st
     tie_breaks = [j for r in results for j in r.judges if j.role == "tie_break"]
     panel.input_tokens += sum(j.input_tokens for j in tie_breaks)
     panel.output_tokens += sum(j.output_tokens for j in tie_breaks)
-    panel.seconds = round(sum(r.seconds for r in results), 2)
+    panel.seconds = round(sum(r.seconds for r in rows) + sum(j.seconds for j in tie_breaks), 2)  # judge compute time
     rows.append(panel)
 
     # evidence only

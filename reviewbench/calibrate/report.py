@@ -63,15 +63,18 @@ def table_rows(cal: Calibration) -> list[list[str]]:
     for r in cal.rows:
         shift = max((abs(v) for v in r.canary_shift.values()), default=None)
         cost = "—" if r.name == EVIDENCE else ("unknown" if r.cost_usd is None else f"${r.cost_usd:.4f}")
-        out.append([r.name, str(r.n_baselines), _fmt(r.novelty_le1, True), _fmt(r.source_named, True),
+        name = r.name.split("-", 1)[1] if r.family and r.name.startswith(r.family + "-") else r.name
+        out.append([name, str(r.n_baselines), _fmt(r.novelty_le1, True), _fmt(r.source_named, True),
                     (f"{r.flags_hit}/{r.flags_expected}" if r.flags_expected else "—"), str(r.false_flags),
                     _fmt(shift), f"{r.input_tokens}/{r.output_tokens}" if r.name != EVIDENCE else "—", cost,
                     f"{r.seconds:.0f}s" if r.name != EVIDENCE else "—"])
     return out
 
 
-HEADERS = ["row", "baselines", "novelty<=1", "source named", "flag recall", "false flags", "canary |shift|",
-           "tokens in/out", "cost", "time"]
+HEADERS = ["judge", "n", "nov<=1", "source", "flags", "false", "canary", "tokens in/out", "cost", "time"]
+HEADER_HELP = ("n: blinded baselines scored; nov<=1: share with novelty <= 1; source: share whose source paper was named; "
+               "flags: expected flags raised on the planted cases; false: flags neither expected nor allowed; "
+               "canary: largest score shift of the injection canary against its clean twin")
 
 
 def bar_chart(report: CalibrationReport, path: Path) -> None:
@@ -109,7 +112,7 @@ def write(report: CalibrationReport, out_dir: Path) -> list[Path]:
     key = {c.code: c for c in report.answer_key.cases}
     baselines = [c for c in report.answer_key.cases if c.kind == "baseline" and any(r.code == c.code for r in report.cases)]
     html = env.get_template("calibration.html.j2").render(
-        r=report, headers=HEADERS, rows=table_rows(report.calibration), key=key, png=paths["png"].name,
+        r=report, headers=HEADERS, header_help=HEADER_HELP, rows=table_rows(report.calibration), key=key, png=paths["png"].name,
         baselines=sorted(baselines, key=lambda c: c.method), panel_name=PANEL)
     for kind, text in (("html", html), ("json", report.model_dump_json(indent=1, by_alias=True))):
         tmp = paths[kind].with_suffix(".partial")
