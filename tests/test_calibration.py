@@ -236,3 +236,22 @@ def test_local_panel_calibration_end_to_end(tmp_path):
     for name in ("huggingface-smollm2-135m-instruct", "google-gemma-3-270m"):
         assert rows[name].canary_shift and all(abs(v) < 0.25 for v in rows[name].canary_shift.values())
     assert all(p.is_file() for p in paths) and paths[2].read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_log_line_canary_reaches_an_api_judge_defanged():
+    """search_log is how an API judge reads the agent's log: the planted log line's instruction is removed."""
+    import asyncio
+
+    from reviewbench.judges.inputs import build_inputs
+    from reviewbench.judges.tools import ToolBox
+
+    canary = next(c for c in KEY.cases if c.plant == "injection_canary")
+    folder = SUITE / "blinded" / canary.code
+    inputs = build_inputs(submission_id=canary.code, board=canary.board, board_setting="", evidence_lines=[],
+                          method_src=(folder / "method.py").read_text(), description=(folder / "DESCRIPTION.md").read_text(),
+                          audit_summary=None, audit_findings=[], earlier=[],
+                          log_dir=SUITE / "logs" / canary.code.split("-")[0])
+    agent = canary.code.split("-")[0]
+    text, err = asyncio.run(ToolBox(inputs=inputs, web=None).call("search_log", {"text": "note to the judges"}))
+    assert not err and "untrusted-" in text and agent not in text  # the one line that holds it is withheld
+    assert "5/5" not in text and "hidden instruction to the reviewer" in text

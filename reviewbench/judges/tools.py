@@ -19,7 +19,7 @@ from typing import Any
 
 from reviewbench.judges.base import ToolCallRecord
 from reviewbench.judges.inputs import JudgeInputs, sanitise_bundle
-from reviewbench.judges.sanitize import fence
+from reviewbench.judges.sanitize import defang, fence
 from reviewbench.judges.schema import SUBMIT_TOOL, verdict_schema
 from reviewbench.judges.websearch import SearchUnavailable, WebSearch
 from reviewbench.priorart import load_index
@@ -142,5 +142,12 @@ class ToolBox:
                         lo = max(0, pos - 150)
                         hits.append(f"{path.relative_to(root)}:{i}: {line[lo:pos + 150].strip()}")
                         if len(hits) >= limit:
-                            return "\n".join(hits) + "\n[more hits not shown]", False
-        return "\n".join(hits) or "no line contains it", False
+                            return self._log_lines(hits) + "\n[more hits not shown]", False
+        return self._log_lines(hits) if hits else "no line contains it", False
+
+    def _log_lines(self, hits: list[str]) -> str:
+        """Log lines are the agent's text too: hidden instructions are removed and said to be, the rest fenced."""
+        clean = defang("\n".join(hits), "log")
+        note = "".join(f"\n[{f.location.replace('log:', 'hit ')}: a hidden instruction to the reviewer ({f.kind}) was removed]"
+                       for f in clean.findings)
+        return fence(clean.text, "agent log lines", self.inputs.tag) + note
