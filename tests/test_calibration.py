@@ -113,6 +113,13 @@ def test_source_matching_and_fail_under_parsing():
     for bad in ("speed=1", "novelty=high"):
         with pytest.raises(ValueError):
             parse_fail_under(bad)
+    from reviewbench.calibrate.metrics import Calibration, Row
+
+    cal = Calibration(rows=[Row(name="panel", novelty_le1=0.5, source_named=1.0)], alpha={"novelty": None},
+                      family_offsets={}, confusion={})
+    assert failures(cal, {"source": 0.9}) == []
+    assert failures(cal, {"novelty": 1.0, "recall": 1.0, "alpha": 0.1}) == [
+        "novelty 0.5 < 1", "recall undefined < 1", "alpha undefined < 0.1"]  # undefined proves nothing: a miss
 
 
 # --- the API panels through the SDK clients --------------------------------------------------------------------

@@ -4,7 +4,7 @@ a PNG beside it) and the terminal table. Files are written under a temporary nam
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
@@ -123,7 +123,3 @@ def write(report: CalibrationReport, out_dir: Path) -> list[Path]:
 
 def now() -> datetime:
     return datetime.now(timezone.utc).replace(microsecond=0)
-
-
-def today() -> str:
-    return date.today().isoformat()
