@@ -170,23 +170,32 @@ def frequent_words(seed: int, n_tokens: Tokenize, length: int, alpha: float = 2.
                 max_new_tokens=24)
 
 
-REASONING_PROMPTS = (
-    "A farmer has 17 sheep, buys 5 more each week for 6 weeks, then sells a third of the flock. Think step by step "
-    "and show every calculation, then give the final number.",
-    "A train leaves at 9:40 and travels 210 km at 84 km/h, stops 25 minutes, then covers 96 km at 64 km/h. When does "
-    "it arrive? Reason step by step before answering.",
-    "Three friends split a bill of 187 dollars: one pays twice as much as each of the others. Work through the "
-    "algebra step by step and state how much each pays.",
-    "A rectangle's length is 3 cm more than twice its width and its perimeter is 54 cm. Find its area, explaining "
-    "each step of the reasoning.",
-)
+def _reasoning_prompt(seed: int) -> str:
+    """A multi-step word problem; the template cycles with the seed and its numbers are drawn from it, so every
+    item is distinct and the dev and test splits share none."""
+    r = random.Random(seed)
+    kind = seed % 4
+    if kind == 0:
+        return (f"A farmer has {r.randint(11, 40)} sheep, buys {r.randint(2, 9)} more each week for {r.randint(3, 9)} "
+                "weeks, then sells a third of the flock. Think step by step and show every calculation, then give the "
+                "final number.")
+    if kind == 1:
+        speed = r.choice([60, 64, 72, 80, 84, 90])
+        return (f"A train leaves at {r.randint(6, 11)}:{r.choice(['05', '20', '40', '55'])} and travels "
+                f"{speed * r.randint(2, 4)} km at {speed} km/h, stops {r.randint(10, 40)} minutes, then covers "
+                f"{r.randint(40, 150)} km at {r.choice([48, 56, 64])} km/h. When does it arrive? Reason step by step "
+                "before answering.")
+    if kind == 2:
+        return (f"Three friends split a bill of {r.randint(90, 400)} dollars: one pays twice as much as each of the "
+                "others. Work through the algebra step by step and state how much each pays.")
+    return (f"A rectangle's length is {r.randint(1, 9)} cm more than twice its width and its perimeter is "
+            f"{2 * r.randint(15, 60)} cm. Find its area, explaining each step of the reasoning.")
 
 
 def reasoning_trace(seed: int, n_tokens: Tokenize, length: int) -> Item:
     """Board C on a small model: the full cache's own greedy trace is the reference (KL, top-1 agreement)."""
-    prompt = REASONING_PROMPTS[seed % len(REASONING_PROMPTS)]
     return Item(id=f"trace-{seed}", task="reasoning_trace", context="", metric="fidelity",
-                questions=[Question(text=prompt, answers=[])], max_new_tokens=length)
+                questions=[Question(text=_reasoning_prompt(seed), answers=[])], max_new_tokens=length)
 
 
 GENERATORS: dict[str, Callable[..., Item]] = {

@@ -175,3 +175,10 @@ def test_sandbox_commands_for_each_isolation_level(tmp_path):
     assert "--nproc=32" in bw and f"--as={1 << 30}" in bw and bw[-3:] == argv
     un = build_command(argv, ro, rw, env, limits, kind="unshare-net")
     assert un[:3] == ["unshare", "--net", "--"] and "env" in un and "-i" in un and "HOME=/tmp" in un
+
+
+def test_reasoning_trace_items_are_distinct_and_the_splits_disjoint():
+    n_tokens = lambda text: len(text.split())  # noqa: E731
+    dev = {i.questions[0].text for i in generate("reasoning_trace", "dev", 12, n_tokens, 64)}
+    test = {i.questions[0].text for i in generate("reasoning_trace", "test", 12, n_tokens, 64)}
+    assert len(dev) == 12 and len(test) == 12 and not dev & test
