@@ -112,7 +112,8 @@ def write(report: CalibrationReport, out_dir: Path) -> list[Path]:
     key = {c.code: c for c in report.answer_key.cases}
     baselines = [c for c in report.answer_key.cases if c.kind == "baseline" and any(r.code == c.code for r in report.cases)]
     html = env.get_template("calibration.html.j2").render(
-        r=report, headers=HEADERS, header_help=HEADER_HELP, rows=table_rows(report.calibration), key=key, png=paths["png"].name,
+        r=report, headers=HEADERS, header_help=HEADER_HELP,
+        cached=sum(j.cached for c in report.cases for j in c.judges), runs=sum(len(c.judges) for c in report.cases), rows=table_rows(report.calibration), key=key, png=paths["png"].name,
         baselines=sorted(baselines, key=lambda c: c.method), panel_name=PANEL)
     for kind, text in (("html", html), ("json", report.model_dump_json(indent=1, by_alias=True))):
         tmp = paths[kind].with_suffix(".partial")
