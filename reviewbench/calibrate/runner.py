@@ -127,6 +127,7 @@ def run_case(arena: Arena, case_dir: Path, store: Store, stages: list[Stage], sh
     res = CaseResult(code=bundle.id, evidence_to_judges=show_evidence,
                      stage_errors=[f"{r.name}: {r.reason}" for r in reports if r.status == "failed"])
     judges = ctx.data("judges")
+    replayed = any(r.name == "judges" and r.cached for r in reports)  # the whole stage came from the store
     for o in judges.get("outcomes", []):
         v = o.get("verdict") or {}
         u = o.get("usage") or {}
@@ -136,7 +137,7 @@ def run_case(arena: Arena, case_dir: Path, store: Store, stages: list[Stage], sh
             flags=sorted({f["flag"] for f in v.get("flags", [])}),
             prior_work=[{"title": p.get("title", ""), "arxiv_id": p.get("arxiv_id")} for p in v.get("prior_work", [])[:3]],
             error=o.get("error"), input_tokens=u.get("input_tokens", 0), output_tokens=u.get("output_tokens", 0),
-            cost_usd=u.get("cost_usd"), seconds=o.get("seconds", 0.0), cached=o.get("cached", False)))
+            cost_usd=u.get("cost_usd"), seconds=o.get("seconds", 0.0), cached=replayed or o.get("cached", False)))
     res.tie_break = bool((judges.get("tie_break") or {}).get("needed"))
     res.injection_findings = len(judges.get("injection", []))
     verdict = ctx.data("verdict")
