@@ -134,6 +134,10 @@ class PriorArtIndex:
     def by_arxiv(self, arxiv_id: str) -> Paper | None:
         return next((p for p in self.papers if p.arxiv == arxiv_id), None)
 
+    def baselines(self) -> dict[str, Paper]:
+        """The arena's baselines' papers, by harness method name."""
+        return {p.baseline: p for p in self.papers if p.baseline}
+
 
 @lru_cache(maxsize=1)
 def load_index() -> PriorArtIndex:

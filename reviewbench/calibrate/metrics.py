@@ -84,7 +84,7 @@ def evidence_source(ev) -> list[dict]:
     """The evidence row's named source, as a one-item prior-work list (empty when nothing qualifies)."""
     from reviewbench.priorart import load_index
 
-    papers = {p.baseline: p for p in load_index().papers if p.baseline}
+    papers = load_index().baselines()
     ref = None
     if ev.code and ev.code[0]["containment"] >= CODE_CONTAINMENT_MIN:
         ref = ev.code[0]["reference"]
