@@ -1,30 +1,47 @@
-"""Code similarity of a method.py to every baseline and earlier submission: token fingerprints with winnowing
-(Schleimer et al. 2003, as MOSS and Dolos use), robust to renaming, reformatting and comments.
+"""Code similarity of a method.py to every baseline, earlier submission and public reference implementation.
 
-Tokens are normalised (local names become ``V``, literals ``N``/``S``, comments and docstrings dropped;
-keywords, operators and attribute names such as ``.topk`` or ``.softmax`` stay, since they carry the
-algorithm). Fingerprints shared with the interface skeleton and the harness's own trivial methods are
-subtracted, so two methods are not "similar" for subclassing ``EvictionMethod``. The result is evidence with
-the matching line spans on both sides, never a verdict: no threshold decides alone.
+Two channels, each a set of fingerprints compared by containment (share of the candidate's fingerprints found
+in the reference) and Jaccard:
+
+- **tokens**: winnowed token k-grams (Schleimer et al. 2003, as MOSS and Dolos use). Names the author chose
+  become ``V``, literals ``N``/``S``, comments and docstrings are dropped; library vocabulary stays
+  (``topk``, ``softmax``, ``max_pool1d``, keyword names such as ``kernel_size``), and ``torch.``/``F.``/
+  ``nn.functional.`` prefixes are dropped so ``F.softmax`` and ``torch.softmax`` read alike. Catches copies
+  that kept the code's shape.
+- **ops**: k-grams of the canonical operation stream of ``computation.op_stream`` (helpers inlined, control
+  flow and layout calls dropped, equivalent calls merged). Catches ports that renamed everything, reordered or
+  inlined/outlined helpers, or turned a batched call into a loop over heads.
+
+References are the harness's baselines (with the modules they build on), earlier submissions, and the public
+reference code (kvpress presses and the papers' official repositories at pinned commits), shipped only as
+fingerprints plus provenance in ``reviewbench/data/public_fingerprints.json`` (``scripts/
+build_public_fingerprints.py``). Fingerprints shared with the interface skeleton and the harness's trivial
+methods are subtracted. The result is evidence with matching line spans on both sides, never a verdict.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import json
 import keyword
 import re
 import tokenize
+from collections.abc import Mapping
 from functools import lru_cache
+from importlib.resources import files
 from pathlib import Path
 
 from pydantic import BaseModel
 
 import harness.methods as _methods
+from reviewbench.evidence.computation import API_CALLS, CANON, op_stream
 
 K = 7  # tokens per k-gram (7 and a window of 4 separate a rewritten SnapKV from the rest best)
 W = 4  # winnowing window
+OP_K = 4  # canonical operations per k-gram (every k-gram is kept: op streams are short)
 METHODS_DIR = Path(_methods.__file__).resolve().parent
+PUBLIC_DATA = "data/public_fingerprints.json"
 _HEAD = "import torch\nfrom harness.api import EvictionMethod, Keep, LayerView, ModelInfo, Rewrite\n\n\n"
 _CLASS = "class Method(EvictionMethod):\n    name = \"method\"\n"
 _SELECT = ("    def select(self, view: LayerView) -> Keep:\n"
@@ -43,20 +60,67 @@ SKELETONS = [
     _HEAD + _CLASS + "    query_window = 0\n    question_queries = True\n\n" + _BARE_SELECT,
 ]
 
-
-class Fingerprint(BaseModel):
-    hashes: dict[int, list[int]]  # k-gram hash -> the source lines where it starts
+# Module prefixes dropped before a call, so `torch.softmax`, `F.softmax` and `nn.functional.softmax` read alike.
+MODULES = frozenset({"torch", "F", "nn", "functional", "math", "np", "numpy", "linalg", "fft", "special"})
+# Names nobody renames: tensor and torch vocabulary, the harness interface, builtins, common keyword arguments.
+LIBRARY = frozenset(set(CANON) | set(API_CALLS) | set("""
+    view reshape transpose permute unsqueeze squeeze expand expand_as repeat repeat_interleave contiguous flatten
+    unflatten split chunk narrow to float double half bfloat16 long int bool clone detach item tolist numel size
+    shape dim ndim dtype device T mT finfo iinfo inf nan float32 float16 int64 long masked_select index_fill
+    fill_ zero_ copy_ add_ mul_ sub_ div_ neg numel new_tensor tensor as_tensor from_numpy no_grad inference_mode
+    isinf isnan isfinite nan_to_num sign floor ceil round trunc mean sum prod values indices kthvalue einsum
+    keys queries positions query_positions budget board phase model valid layer state n_tokens n_kv_heads
+    valid_mask attention group rotate remember recall same_for_all_heads from_topk Keep Rewrite LayerView
+    EvictionMethod ModelInfo setup select on_decode layer_budgets query_window question_queries
+    reconstruction_queries name n_layers n_heads head_dim group_size rope_theta
+    Generator manual_seed
+""".split()))
+# Bare names nobody renames: builtins, torch functions imported bare, the interface's classes.
+BARE = frozenset(set(CANON) | set(API_CALLS) | set("""
+    self cls super range len min max sum abs int float bool sorted enumerate zip list tuple dict set any all
+    isinstance round print Keep Rewrite LayerView EvictionMethod ModelInfo torch
+""".split()))
+_KEYWORD_ARGS = frozenset("dim keepdim kernel_size padding stride index largest descending diagonal value p "
+                          "generator dtype device k sorted".split())
 
 
 class Span(BaseModel):
     start: int
     end: int
+    path: str | None = None  # for public references: the file inside the repository
+
+
+class PublicSource(BaseModel):
+    """Where a public reference's fingerprints come from (the code itself is not shipped)."""
+
+    repo: str  # owner/name on GitHub
+    commit: str
+    path: str  # the unit's main file
+    symbols: list[str]  # the classes/functions fingerprinted
+    licence: str
+    url: str  # the file at the pinned commit
+
+
+class Reference(BaseModel):
+    """A reference's fingerprints: hash -> source lines ((path index, line) for public multi-file units)."""
+
+    label: str
+    tokens: dict[int, list[int]]
+    ops: dict[int, list[int]]
+    implements: str | None = None  # the harness baseline this code implements, when known
+    source: PublicSource | None = None
+    paths: list[str] = []  # line numbers >= 1_000_000 * i belong to paths[i] (public multi-file units)
 
 
 class CodeMatch(BaseModel):
-    reference: str  # "baseline:snapkv" or "submission:agent2-003"
-    jaccard: float  # shared fingerprints / union
-    containment: float  # share of the candidate's fingerprints found in the reference
+    reference: str  # "baseline:snapkv", "submission:agent2-003", "public:kvpress/snapkv_press.py:SnapKVPress@8bb29b9"
+    jaccard: float  # token fingerprints shared / union
+    containment: float  # share of the candidate's token fingerprints found in the reference
+    op_jaccard: float = 0.0  # the same on the canonical operation stream
+    op_containment: float = 0.0
+    score: float = 0.0  # what the list is ordered by: max(containment, op_containment) x op_jaccard-tempered
+    implements: str | None = None  # the baseline the reference implements ("snapkv"), for public and baseline refs
+    source: PublicSource | None = None  # provenance of a public reference
     candidate_spans: list[Span]
     reference_spans: list[Span]
 
@@ -64,16 +128,29 @@ class CodeMatch(BaseModel):
 def normalise(source: str) -> list[tuple[str, int]]:
     """(token, line) pairs of the normalised token stream."""
     out: list[tuple[str, int]] = []
-    prev = ""
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline)
+                  if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT,
+                                    tokenize.ENDMARKER, tokenize.ENCODING)]
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return out
-    for tok in tokens:
+    prev = ""
+    depth = 0  # bracket depth: keyword arguments only exist inside a call
+    skip_dot = False
+    for i, tok in enumerate(tokens):
         t, s, line = tok.type, tok.string, tok.start[0]
-        if t in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-                 tokenize.ENDMARKER, tokenize.ENCODING):
+        nxt = tokens[i + 1].string if i + 1 < len(tokens) else ""
+        if t == tokenize.NEWLINE:
+            prev = "NEWLINE"
             continue
+        if skip_dot and s == ".":
+            skip_dot = False
+            continue
+        skip_dot = False
+        if t == tokenize.OP and s in "([{":
+            depth += 1
+        elif t == tokenize.OP and s in ")]}":
+            depth = max(0, depth - 1)
         if t == tokenize.STRING:
             if prev in ("", ":", "NEWLINE"):  # a docstring or a bare string statement
                 continue
@@ -81,7 +158,18 @@ def normalise(source: str) -> list[tuple[str, int]]:
         elif t == tokenize.NUMBER:
             norm = "N"
         elif t == tokenize.NAME:
-            norm = s if (keyword.iskeyword(s) or prev == "." or s in _KEEP) else "V"
+            if s in MODULES and nxt == "." and prev != ".":
+                skip_dot = True  # torch.nn.functional.softmax -> softmax
+                prev = s
+                continue
+            if keyword.iskeyword(s):
+                norm = s
+            elif nxt == "=" and depth and s in _KEYWORD_ARGS:
+                norm = s
+            elif s in (LIBRARY if prev == "." else BARE):
+                norm = s
+            else:
+                norm = "V"
         else:
             norm = s
         out.append((norm, line))
@@ -89,16 +177,19 @@ def normalise(source: str) -> list[tuple[str, int]]:
     return out
 
 
-_KEEP = frozenset({"torch", "F", "self", "view", "Keep", "Rewrite", "LayerView", "EvictionMethod", "range", "len",
-                   "min", "max", "sum", "int", "float", "abs", "sorted", "enumerate", "zip"})
+def _hash(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big") >> 1  # fits int64
+
+
+class Fingerprint(BaseModel):
+    hashes: dict[int, list[int]]  # k-gram hash -> the source lines where it starts
 
 
 def fingerprint(source: str) -> Fingerprint:
     toks = normalise(source)
     grams = []
     for i in range(len(toks) - K + 1):
-        h = int.from_bytes(hashlib.blake2b(" ".join(t for t, _ in toks[i:i + K]).encode(), digest_size=8).digest(), "big")
-        grams.append((h, toks[i][1], toks[i + K - 1][1]))
+        grams.append((_hash(" ".join(t for t, _ in toks[i:i + K])), toks[i][1], toks[i + K - 1][1]))
     chosen: dict[int, list[int]] = {}
     last = -1
     for i in range(max(0, len(grams) - W + 1)):
@@ -111,12 +202,47 @@ def fingerprint(source: str) -> Fingerprint:
     return Fingerprint(hashes=chosen)
 
 
+def op_fingerprint(source: str) -> Fingerprint:
+    """Every k-gram of the canonical operation stream, with the lines its operations stand on."""
+    ops = op_stream(source)
+    out: dict[int, list[int]] = {}
+    for i in range(len(ops) - OP_K + 1):
+        gram = ops[i:i + OP_K]
+        lines = out.setdefault(_hash("ops:" + " ".join(o.op for o in gram)), [])
+        lines.extend(sorted({o.line for o in gram}))
+    return Fingerprint(hashes=out)
+
+
+def reference(label: str, source: str, implements: str | None = None) -> Reference:
+    return Reference(label=label, tokens=fingerprint(source).hashes, ops=op_fingerprint(source).hashes,
+                     implements=implements)
+
+
+# A fixed snippet whose fingerprints the data file records at build time: if the normaliser has changed
+# since, they differ and the public fingerprints must be rebuilt (tested).
+CANARY = '''
+def score(q, k, w, kernel):
+    a = torch.matmul(q[..., -w:, :], k.transpose(2, 3)) / math.sqrt(q.shape[-1])
+    a = F.softmax(a, dim=-1, dtype=torch.float32)
+    s = a[..., :-w].sum(dim=-2)
+    s = F.max_pool1d(s, kernel_size=kernel, padding=kernel // 2, stride=1)
+    return s.topk(w, dim=-1).indices
+'''
+
+
+def canary() -> dict[str, list[int]]:
+    return {"tokens": sorted(fingerprint(CANARY).hashes), "ops": sorted(op_fingerprint(CANARY).hashes)}
+
+
 @lru_cache(maxsize=1)
-def boilerplate() -> frozenset[int]:
-    hashes = {h for sk in SKELETONS for h in fingerprint(sk).hashes}
+def boilerplate() -> tuple[frozenset[int], frozenset[int]]:
+    """(token, op) fingerprints of the interface skeletons and the harness's trivial methods."""
+    tokens = {h for sk in SKELETONS for h in fingerprint(sk).hashes}
+    ops = {h for sk in SKELETONS for h in op_fingerprint(sk).hashes}
     for name in ("full.py", "random_.py"):
-        hashes |= set(fingerprint((METHODS_DIR / name).read_text()).hashes)
-    return frozenset(hashes)
+        tokens |= set(fingerprint((METHODS_DIR / name).read_text()).hashes)
+    ops |= set(op_fingerprint((METHODS_DIR / "full.py").read_text()).hashes)
+    return frozenset(tokens), frozenset(ops)
 
 
 _IMPORT = re.compile(r"^from harness\.methods\.(\w+) import", re.M)
@@ -137,30 +263,77 @@ def baseline_sources() -> dict[str, str]:
             for p in sorted(METHODS_DIR.glob("*.py")) if p.stem not in ("__init__", "full")}
 
 
-def _spans(lines: set[int]) -> list[Span]:
+class PublicData(BaseModel):
+    """``reviewbench/data/public_fingerprints.json`` (schema ``reviewbench.public-fingerprints/1``)."""
+
+    schema_: str
+    k: int
+    w: int
+    op_k: int
+    canary: dict[str, list[int]]
+    repositories: list[dict]
+    units: list[Reference]
+
+
+@lru_cache(maxsize=1)
+def public_data() -> PublicData:
+    raw = json.loads(files("reviewbench").joinpath(PUBLIC_DATA).read_text(encoding="utf-8"))
+    raw["schema_"] = raw.pop("schema")
+    for u in raw["units"]:
+        u["tokens"] = {int(h, 16): v for h, v in u["tokens"].items()}
+        u["ops"] = {int(h, 16): v for h, v in u["ops"].items()}
+    return PublicData.model_validate(raw)
+
+
+def public_references() -> dict[str, Reference]:
+    """The public reference implementations, by label (``public:<repo>/<file>:<symbol>@<commit>``)."""
+    data = public_data()
+    if (data.k, data.w, data.op_k) != (K, W, OP_K) or data.canary != canary():
+        raise RuntimeError(f"{PUBLIC_DATA} was built with another normaliser: rebuild it with "
+                           "scripts/build_public_fingerprints.py")
+    return {u.label: u for u in data.units}
+
+
+def _spans(lines: set[int], paths: list[str] | None = None) -> list[Span]:
     out: list[Span] = []
     for n in sorted(lines):
-        if out and n <= out[-1].end + 1:
-            out[-1].end = n
+        file_idx, line = divmod(n, 1_000_000)
+        path = paths[file_idx] if paths and file_idx < len(paths) else None
+        if out and out[-1].path == path and line <= out[-1].end + 1:
+            out[-1].end = line
         else:
-            out.append(Span(start=n, end=n))
+            out.append(Span(start=line, end=line, path=path))
     return out
 
 
-def compare(candidate: str, references: dict[str, str], top: int = 5) -> list[CodeMatch]:
-    skip = boilerplate()
-    cand = fingerprint(candidate)
-    c_hashes = set(cand.hashes) - skip
+def _implements(label: str) -> str | None:
+    return label.split(":", 1)[1] if label.startswith("baseline:") else None
+
+
+def _ratio(a: int, b: int) -> float:
+    return round(a / b, 3) if b else 0.0
+
+
+def compare(candidate: str, references: Mapping[str, str | Reference], top: int = 5) -> list[CodeMatch]:
+    """The ``top`` nearest references, by ``score``: the stronger of the two channels' containment, so a copy
+    that kept the code's shape and a port that kept only what it computes both rank."""
+    skip_t, skip_o = boilerplate()
+    c_tok = fingerprint(candidate).hashes
+    c_ops = op_fingerprint(candidate).hashes
+    ct, co = set(c_tok) - skip_t, set(c_ops) - skip_o
     out = []
-    for name, src in references.items():
-        ref = fingerprint(src)
-        r_hashes = set(ref.hashes) - skip
-        shared = c_hashes & r_hashes
-        union = c_hashes | r_hashes
+    for name, ref in references.items():
+        r = ref if isinstance(ref, Reference) else reference(name, ref, _implements(name))
+        rt, ro = set(r.tokens) - skip_t, set(r.ops) - skip_o
+        st, so = ct & rt, co & ro
+        containment, op_containment = _ratio(len(st), len(ct)), _ratio(len(so), len(co))
+        jaccard, op_jaccard = _ratio(len(st), len(ct | rt)), _ratio(len(so), len(co | ro))
+        score = round(max(containment, op_containment * min(1.0, 2 * op_jaccard + 0.5)), 3)
         out.append(CodeMatch(
-            reference=name, jaccard=round(len(shared) / len(union), 3) if union else 0.0,
-            containment=round(len(shared) / len(c_hashes), 3) if c_hashes else 0.0,
-            candidate_spans=_spans({n for h in shared for n in cand.hashes[h]}),
-            reference_spans=_spans({n for h in shared for n in ref.hashes[h]})))
-    out.sort(key=lambda m: (-m.jaccard, -m.containment, m.reference))
+            reference=name, jaccard=jaccard, containment=containment, op_jaccard=op_jaccard,
+            op_containment=op_containment, score=score, implements=r.implements, source=r.source,
+            candidate_spans=_spans({n for h in st for n in c_tok[h]} | {n for h in so for n in c_ops[h]}),
+            reference_spans=_spans({n for h in st for n in r.tokens[h]} | {n for h in so for n in r.ops[h]},
+                                   r.paths or None)))
+    out.sort(key=lambda m: (-m.score, -m.jaccard, m.reference))
     return out[:top]
