@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from reviewbench.evidence.similarity import K, OP_K, PUBLIC_DATA, W, canary, fingerprint, op_fingerprint  # noqa: E402
+from reviewbench.evidence.similarity import K, OP_GAP, OP_K, PUBLIC_DATA, W, canary, fingerprint, op_fingerprint  # noqa: E402
 
 OUT = Path(__file__).resolve().parent.parent / "reviewbench" / PUBLIC_DATA
 SCHEMA = "reviewbench.public-fingerprints/1"
@@ -49,24 +49,25 @@ REPOS = {
     "R-KV": ("Zefan-Cai/R-KV", "d15c9767e67c2bd9807128fecc35223fa2484a69", "2025-06-13", "Apache-2.0", "LICENSE"),
 }
 
+_SCORER = [("kvpress/presses/scorer_press.py", ["ScorerPress.compress"])]  # what every ScorerPress runs its score in
 _KVCF_SNAP = ["repeat_kv", "_gqa_groups", "_reduce_group_scores", "_grouped_window_attn_cache", "_select_topk_kv"]
 # (repo short name, path, symbols, baseline it implements, extra (path, symbols) it builds on)
 UNITS: list[tuple[str, str, list[str], str, list[tuple[str, list[str]]]]] = [
-    ("kvpress", "kvpress/presses/snapkv_press.py", ["SnapKVPress"], "snapkv", []),
+    ("kvpress", "kvpress/presses/snapkv_press.py", ["SnapKVPress"], "snapkv", _SCORER),
     ("kvpress", "kvpress/presses/pyramidkv_press.py", ["PyramidKVPress"], "pyramidkv",
      [("kvpress/presses/snapkv_press.py", ["SnapKVPress"])]),
     ("kvpress", "kvpress/presses/tova_press.py", ["TOVAPress"], "tova",
-     [("kvpress/presses/snapkv_press.py", ["SnapKVPress.compute_window_attention"])]),
-    ("kvpress", "kvpress/presses/streaming_llm_press.py", ["StreamingLLMPress"], "window", []),
-    ("kvpress", "kvpress/presses/knorm_press.py", ["KnormPress"], "knorm", []),
-    ("kvpress", "kvpress/presses/observed_attention_press.py", ["ObservedAttentionPress"], "h2o", []),
-    ("kvpress", "kvpress/presses/expected_attention_press.py", ["ExpectedAttentionPress"], "expected_attention", []),
+     [("kvpress/presses/snapkv_press.py", ["SnapKVPress.compute_window_attention"]), *_SCORER]),
+    ("kvpress", "kvpress/presses/streaming_llm_press.py", ["StreamingLLMPress"], "window", _SCORER),
+    ("kvpress", "kvpress/presses/knorm_press.py", ["KnormPress"], "knorm", _SCORER),
+    ("kvpress", "kvpress/presses/observed_attention_press.py", ["ObservedAttentionPress"], "h2o", _SCORER),
+    ("kvpress", "kvpress/presses/expected_attention_press.py", ["ExpectedAttentionPress"], "expected_attention", _SCORER),
     ("kvpress", "kvpress/presses/adakv_press.py", ["AdaKVPress"], "adakv",
      [("kvpress/presses/snapkv_press.py", ["SnapKVPress"])]),
     ("kvpress", "kvpress/presses/kvzip_press.py",
      ["KVzipPress.score_kvzip", "KVzipPress.compress_post", "KVzipPress._make_mask", "KVzipPress._mask_causal"],
      "kvzip", []),
-    ("kvpress", "kvpress/presses/random_press.py", ["RandomPress"], "random", []),
+    ("kvpress", "kvpress/presses/random_press.py", ["RandomPress"], "random", _SCORER),
     ("SnapKV", "snapkv/monkeypatch/snapkv_utils.py", ["SnapKVCluster"], "snapkv", []),
     ("KVCache-Factory", "pyramidkv/pyramidkv_utils.py", ["PyramidKVCluster", *_KVCF_SNAP], "pyramidkv", []),
     ("KVCache-Factory", "pyramidkv/pyramidkv_utils.py", ["SnapKVCluster", *_KVCF_SNAP], "snapkv", []),
@@ -166,7 +167,7 @@ def build(mirrors: Path) -> dict:
             "ops": remap(op_fingerprint(source).hashes, mapping),
         })
     return {
-        "schema": SCHEMA, "k": K, "w": W, "op_k": OP_K, "canary": canary(),
+        "schema": SCHEMA, "k": K, "w": W, "op_k": OP_K, "op_gap": OP_GAP, "canary": canary(),
         "built_by": "scripts/build_public_fingerprints.py",
         "note": "Fingerprints (64-bit hashes of normalised token and operation k-grams) and line numbers only; "
                 "no source code. Line numbers >= 1000000 * i belong to the unit's paths[i].",

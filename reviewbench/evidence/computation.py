@@ -28,7 +28,7 @@ for _names, _op in [
     ("cumsum cumprod", "cumsum"),
     ("amax amin max min maximum minimum", "extreme"),
     ("max_pool1d avg_pool1d max_pool2d avg_pool2d adaptive_max_pool1d adaptive_avg_pool1d conv1d", "pool"),
-    ("topk sort argsort kthvalue argmax argmin msort", "rank"),
+    ("topk argsort kthvalue argmax argmin", "rank"),
     ("gather index_select take_along_dim", "gather"),
     ("cat concat concatenate stack hstack vstack", "cat"),
     ("norm vector_norm linalg_norm", "norm"),
@@ -42,7 +42,6 @@ for _names, _op in [
     ("pad", "pad"),
     ("exp", "exp"),
     ("log log2 log1p", "log"),
-    ("sqrt rsqrt", "sqrt"),
     ("pow square", "pow"),
     ("scatter scatter_ scatter_add scatter_add_ index_add index_add_ bincount index_put_ index_put "
      "masked_scatter scatter_reduce", "scatter"),
@@ -64,7 +63,7 @@ CANON["cosine_similarity"] = "normalize matmul"
 # The harness interface's helpers, expanded to what they compute, so that calling them and writing the same
 # computation out by hand give the same stream.
 API_CALLS = {
-    "attention": "matmul div softmax",  # LayerView.attention: softmax(q k^T / sqrt d), causal
+    "attention": "matmul softmax",  # LayerView.attention: softmax(q k^T / sqrt d), causal (scaling is no op)
     "group": "reduce",  # LayerView.group: the GQA group reduced
     "from_topk": "rank",  # Keep.from_topk
     "rotate": "rope",  # LayerView.rotate
@@ -117,6 +116,10 @@ class _Defs:
         self.by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self.owner: dict[int, str | None] = {}
         self.classes: set[str] = set()
+        self.modules: set[str] = {"torch", "F", "nn", "math", "np"}  # names bound by imports: not data
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.modules.update((a.asname or a.name).split(".")[0] for a in node.names)
 
         def walk(node: ast.AST, owner: str | None) -> None:
             for child in ast.iter_child_nodes(node):
@@ -143,6 +146,10 @@ class _Defs:
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and \
                 isinstance(func.value.func, ast.Name) and func.value.func.id == "super":
             name = func.attr
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute) and \
+                _dotted(func.value) is not None and str(_dotted(func.value)).startswith("self.") and \
+                func.attr in self.by_name:
+            name = func.attr  # self.press.score(...): the wrapped scorer, when its code is in the same unit
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr in self.by_name \
                 and func.value.id[:1].isupper() and func.value.id not in ("F",):
             name = func.attr  # OtherClass.helper(...): a static helper of a class this code builds on
@@ -153,186 +160,6 @@ class _Defs:
             return None
         same = [d for d in cands if self.owner.get(id(d)) == current_owner]
         return (same or cands)[0]
-
-
-class _Stream(ast.NodeVisitor):
-    def __init__(self, defs: _Defs) -> None:
-        self.defs = defs
-        self.ops: list[Op] = []
-        self.loop = 0
-        self.stack: list[int] = []  # definitions being inlined (no recursion)
-        self.owner: str | None = None
-        self.aliases: dict[str, str] = {}
-
-    def emit(self, ops: str, line: int) -> None:
-        for o in ops.split():
-            self.ops.append(Op(o, line))
-
-    # statements --------------------------------------------------------------------------------------
-    def run_def(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        if id(fn) in self.stack or len(self.stack) > INLINE_DEPTH:
-            return
-        self.stack.append(id(fn))
-        saved = self.owner
-        self.owner = self.defs.owner.get(id(fn), saved)
-        for stmt in fn.body:
-            self.visit(stmt)
-        self.owner = saved
-        self.stack.pop()
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:  # nested definitions run when called
-        return None
-
-    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
-        return None
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        return None
-
-    def visit_Expr(self, node: ast.Expr) -> None:
-        if isinstance(node.value, ast.Constant):  # docstrings
-            return
-        self.visit(node.value)
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        alias = _callable_alias(node.value)
-        if alias is not None and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            self.aliases[node.targets[0].id] = alias  # `pool = F.max_pool1d if m else F.avg_pool1d`
-            return
-        self.visit(node.value)
-        for t in node.targets:
-            self._store(t)
-
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        if node.value is not None:
-            self.visit(node.value)
-            self._store(node.target)
-
-    def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        self.visit(node.value)
-        op = BINOPS.get(type(node.op), "")
-        # `acc += x[i]` inside a loop is the reduction a vectorised `x.sum()` does in one call
-        self.emit("reduce" if self.loop and op == "add" else op, node.lineno)
-        self._store(node.target)
-
-    def _store(self, target: ast.expr) -> None:
-        if isinstance(target, ast.Subscript):
-            self._slices(target.slice, target.lineno)
-            self.emit("store", target.lineno)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            for e in target.elts:
-                self._store(e)
-
-    def visit_For(self, node: ast.For) -> None:
-        self.visit(node.iter)
-        self.loop += 1
-        for s in node.body + node.orelse:
-            self.visit(s)
-        self.loop -= 1
-
-    visit_AsyncFor = visit_For  # type: ignore[assignment]
-
-    def visit_While(self, node: ast.While) -> None:
-        self.visit(node.test)
-        self.loop += 1
-        for s in node.body + node.orelse:
-            self.visit(s)
-        self.loop -= 1
-
-    # expressions -------------------------------------------------------------------------------------
-    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
-        for g in node.generators:
-            self.visit(g.iter)
-            for cond in g.ifs:
-                self.visit(cond)
-        self.loop += 1
-        if isinstance(node, ast.DictComp):
-            self.visit(node.key)
-            self.visit(node.value)
-        else:
-            self.visit(node.elt)
-        self.loop -= 1
-
-    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension  # type: ignore[assignment]
-
-    def visit_Lambda(self, node: ast.Lambda) -> None:
-        return None
-
-    def visit_BinOp(self, node: ast.BinOp) -> None:
-        self.visit(node.left)
-        self.visit(node.right)
-        self.emit(BINOPS.get(type(node.op), ""), node.lineno)
-
-    def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
-        self.visit(node.operand)
-        if isinstance(node.op, ast.USub) and not isinstance(node.operand, ast.Constant):
-            self.emit("neg", node.lineno)
-
-    def visit_Compare(self, node: ast.Compare) -> None:
-        self.generic_visit(node)
-        if not all(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops):  # `x is None` guards compute nothing
-            self.emit("cmp", node.lineno)
-
-    def visit_Subscript(self, node: ast.Subscript) -> None:
-        if isinstance(node.value, ast.Attribute) and node.value.attr in _SIZES:
-            return  # x.shape[-1]: a size, not data
-        self.visit(node.value)
-        self._slices(node.slice, node.lineno)
-
-    def _slices(self, sl: ast.expr, line: int) -> None:
-        parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-        for p in parts:
-            if isinstance(p, ast.Slice):
-                for bound in (p.lower, p.upper):
-                    if bound is not None and not isinstance(bound, ast.Constant):
-                        self.visit(bound)
-                if _negative(p.lower) or (isinstance(p.lower, ast.Constant) and isinstance(p.lower.value, int)
-                                          and p.lower.value < 0) or (p.upper is None and _subtracts(p.lower)):
-                    self.emit("tail", line)  # x[-w:] or x[n - w:]: the last w
-                elif _negative(p.upper) or (isinstance(p.upper, ast.Constant) and isinstance(p.upper.value, int)
-                                            and p.upper.value < 0):
-                    self.emit("drop_tail", line)  # x[:-w]: all but the last w
-                elif p.lower is None and p.upper is not None:
-                    self.emit("head", line)  # x[:n]: the first n
-                elif p.lower is not None and p.upper is not None:
-                    self.emit("span", line)
-            elif isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.USub) and isinstance(p.operand, ast.Constant) \
-                    and p.operand.value == 1:
-                self.emit("last", line)  # x[-1]: the last one
-            elif not isinstance(p, (ast.Constant, ast.Name)):
-                self.visit(p)
-
-    def visit_Call(self, node: ast.Call) -> None:
-        local = self.defs.resolve(node, self.owner)
-        name, receiver = _callee(node.func)
-        if receiver is not None:
-            self.visit(receiver)
-        for a in node.args:
-            self.visit(a)
-        for k in node.keywords:
-            self.visit(k.value)
-        if local is not None and name not in API_CALLS:
-            self.run_def(local)
-            return
-        if name is None:
-            self.visit(node.func)
-            return
-        if name in API_CALLS:
-            self.emit(API_CALLS[name], node.lineno)
-            return
-        if isinstance(node.func, ast.Name) and name in self.aliases:
-            name = self.aliases[name]
-        elif isinstance(node.func, ast.Name) and name in BUILTINS_NOOP:
-            return
-        op = CANON.get(name)
-        if op is None:
-            return
-        if op == "rank" and (_is_false(_kw(node, "largest")) or (name in ("sort", "argsort", "msort")
-                                                                and not _is_true(_kw(node, "descending")))):
-            op = "neg rank"  # ascending order / smallest-k is the ranking of the negated score
-        if name in ("max", "min") and receiver is not None and not node.args and not node.keywords:
-            op = "extreme"
-        self.emit(op, node.lineno)
 
 
 def _subtracts(node: ast.expr | None) -> bool:
@@ -361,13 +188,319 @@ def _tree(source: str) -> ast.Module | None:
         return None
 
 
-def op_stream(source: str) -> list[Op]:
-    """The canonical operations of every entry point (a function no other local function calls), helpers
-    inlined, in source order of the entry points."""
-    tree = _tree(source)
-    if tree is None:
-        return []
-    defs = _Defs(tree)
+DATA = -1  # a value that comes from the inputs (keys, queries, attention weights...), not from sizes or literals
+PASS_THROUGH = frozenset({"where", "clamp", "pad"})  # masking and forcing: the data flows on unchanged
+
+
+@dataclass
+class Node:
+    op: str
+    line: int
+    inputs: frozenset[int]  # ids of the nodes (or DATA) whose values this operation reads
+    data: bool  # derives from the inputs (not only from sizes, literals and index ranges)
+
+
+class _Graph(ast.NodeVisitor):
+    """Builds the data-flow graph of canonical operations: helpers inlined (arguments bound to parameters),
+    control flow ignored (a loop body runs once; ``acc += x`` in a loop is a reduction), layout calls pass
+    their input through, and arithmetic with a non-data operand (``/ sqrt(d)``, ``+ mask``, ``* lam``) is the
+    data operand itself, so scaling and masking never change the graph."""
+
+    def __init__(self, defs: _Defs) -> None:
+        self.defs = defs
+        self.nodes: list[Node] = []
+        self.env: dict[str, frozenset[int]] = {}
+        self.aliases: dict[str, str] = {}
+        self.loop = 0
+        self.stack: list[int] = []
+        self.owner: str | None = None
+        self.returned: list[frozenset[int]] = []
+
+    def is_data(self, ids: frozenset[int]) -> bool:
+        return any(i == DATA or self.nodes[i].data for i in ids)
+
+    def node(self, ops: str, line: int, inputs: frozenset[int]) -> frozenset[int]:
+        cur = inputs
+        for op in ops.split():
+            if op in PASS_THROUGH:
+                continue
+            self.nodes.append(Node(op, line, cur, self.is_data(cur)))
+            cur = frozenset({len(self.nodes) - 1})
+        return cur
+
+    # running code --------------------------------------------------------------------------------------
+    def run_def(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, args: list[frozenset[int]] | None = None,
+                kwargs: dict[str, frozenset[int]] | None = None) -> frozenset[int]:
+        if id(fn) in self.stack or len(self.stack) > INLINE_DEPTH:
+            return frozenset().union(*(args or []), *(kwargs or {}).values())
+        saved_env = {k: v for k, v in self.env.items() if not k.startswith("self.")}
+        params = [a.arg for a in fn.args.args if a.arg not in ("self", "cls")]
+        for p in params:
+            self.env[p] = frozenset({DATA})  # an entry point's parameters are its inputs
+        for p, v in zip(params, args or []):
+            self.env[p] = v
+        for k, v in (kwargs or {}).items():
+            self.env[k] = v
+        for d, default in zip(reversed(fn.args.args), reversed(fn.args.defaults)):
+            if args is not None and d.arg not in (kwargs or {}) and params.index(d.arg) >= len(args) \
+                    if d.arg in params else False:
+                self.env[d.arg] = self.expr(default)
+        self.stack.append(id(fn))
+        saved_owner, saved_ret = self.owner, self.returned
+        self.owner, self.returned = self.defs.owner.get(id(fn), saved_owner), []
+        for stmt in fn.body:
+            self.visit(stmt)
+        out = frozenset().union(*self.returned) if self.returned else frozenset()
+        self.owner, self.returned = saved_owner, saved_ret
+        self.stack.pop()
+        self.env = {**saved_env, **{k: v for k, v in self.env.items() if k.startswith("self.")}}
+        return out
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        return None
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        return None
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        return None
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if node.value is not None:
+            self.returned.append(self.expr(node.value))
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if not isinstance(node.value, ast.Constant):
+            self.expr(node.value)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        alias = _callable_alias(node.value)
+        if alias is not None and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            self.aliases[node.targets[0].id] = alias
+            return
+        v = self.expr(node.value)
+        for t in node.targets:
+            self.bind(t, v)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.bind(node.target, self.expr(node.value))
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        v = self.expr(node.value)
+        cur = self.expr(node.target)
+        if self.loop and isinstance(node.op, ast.Add) and self.is_data(v):
+            out = self.node("reduce", node.lineno, v)  # acc += x[i] in a loop: the sum over i
+        else:
+            out = self.binop(BINOPS.get(type(node.op), ""), cur, v, node.lineno)
+        self.bind(node.target, out, augmented=True)
+
+    def bind(self, target: ast.expr, v: frozenset[int], augmented: bool = False) -> None:
+        if isinstance(target, ast.Name):
+            self.env[target.id] = v
+        elif isinstance(target, ast.Attribute):
+            key = _dotted(target)
+            if key:
+                self.env[key] = v
+        elif isinstance(target, ast.Subscript):
+            base = _dotted(target.value)
+            if base:
+                old = self.env.get(base, frozenset())
+                self.env[base] = (old | v) if not augmented else v  # x[i] = y: x now also carries y
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for e in target.elts:
+                self.bind(e, v)
+
+    def visit_For(self, node: ast.For) -> None:
+        self.bind(node.target, self.expr(node.iter))
+        self.loop += 1
+        for s in node.body + node.orelse:
+            self.visit(s)
+        self.loop -= 1
+
+    visit_AsyncFor = visit_For  # type: ignore[assignment]
+
+    def visit_While(self, node: ast.While) -> None:
+        self.expr(node.test)
+        self.loop += 1
+        for s in node.body + node.orelse:
+            self.visit(s)
+        self.loop -= 1
+
+    def visit_If(self, node: ast.If) -> None:
+        self.expr(node.test)
+        for s in node.body + node.orelse:
+            self.visit(s)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.expr(child)
+            else:
+                self.visit(child)
+
+    # values --------------------------------------------------------------------------------------------
+    def binop(self, op: str, left: frozenset[int], right: frozenset[int], line: int) -> frozenset[int]:
+        ld, rd = self.is_data(left), self.is_data(right)
+        if op in ("add", "sub", "mul", "div", "pow", "mod") and not (ld and rd):
+            return left if ld else right if rd else left | right  # scaling, a mask, an offset: no new op
+        if op == "div" and left and all(i != DATA and self.nodes[i].op == "reduce" for i in left):
+            return left  # a sum divided by a count is the mean: one reduction either way
+        return self.node(op, line, left | right) if op else left | right
+
+    def expr(self, node: ast.expr | None) -> frozenset[int]:
+        if node is None:
+            return frozenset()
+        if isinstance(node, ast.Constant):
+            return frozenset()
+        if isinstance(node, ast.Name):
+            return self.env.get(node.id, frozenset({DATA}) if node.id not in self.defs.modules else frozenset())
+        if isinstance(node, ast.Attribute):
+            if node.attr in _SIZES:
+                self.expr(node.value)
+                return frozenset()
+            key = _dotted(node)
+            if key and key in self.env:
+                return self.env[key]
+            if key and key.startswith("self."):
+                return frozenset()  # a hyper-parameter
+            return self.expr(node.value)
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, ast.BinOp):
+            if _rope_idiom(node):  # x * cos + rotate_half(x) * sin: x, at other positions
+                self.expr(node.right)
+                return self.expr(node.left.left) if isinstance(node.left, ast.BinOp) else self.expr(node.left)
+            if isinstance(node.op, (ast.FloorDiv, ast.Mod)):
+                v = self.expr(node.left)
+                self.expr(node.right)
+                # idx // n, idx % n: a flat index split into (row, column), as a top-k over flattened heads does
+                return self.node("unflatten", node.lineno, v) if self.is_data(v) else v
+            return self.binop(BINOPS.get(type(node.op), ""), self.expr(node.left), self.expr(node.right),
+                              node.lineno)
+        if isinstance(node, ast.UnaryOp):
+            v = self.expr(node.operand)
+            return self.node("neg", node.lineno, v) if isinstance(node.op, ast.USub) and self.is_data(v) else v
+        if isinstance(node, ast.Compare):
+            vals = [self.expr(node.left), *(self.expr(c) for c in node.comparators)]
+            if any(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops):
+                return frozenset()
+            allv = frozenset().union(*vals)
+            return self.node("cmp", node.lineno, allv) if sum(self.is_data(v) for v in vals) >= 1 else allv
+        if isinstance(node, ast.Subscript):
+            if isinstance(node.value, ast.Attribute) and node.value.attr in _SIZES:
+                return frozenset()
+            v = self.expr(node.value)
+            return self.subscript(node.slice, v, node.lineno)
+        if isinstance(node, ast.IfExp):
+            self.expr(node.test)
+            return self.expr(node.body) | self.expr(node.orelse)
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            for g in node.generators:
+                self.bind(g.target, self.expr(g.iter))
+            self.loop += 1
+            v = self.expr(node.elt)
+            self.loop -= 1
+            return v
+        if isinstance(node, ast.Lambda):
+            return frozenset()
+        out: frozenset[int] = frozenset()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                out |= self.expr(child)
+        return out
+
+    def subscript(self, sl: ast.expr, v: frozenset[int], line: int) -> frozenset[int]:
+        parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        out = v
+        for p in parts:
+            if isinstance(p, ast.Slice):
+                for bound in (p.lower, p.upper):
+                    if bound is not None:
+                        self.expr(bound)
+                if _negative(p.lower) or (isinstance(p.lower, ast.Constant) and isinstance(p.lower.value, int)
+                                          and p.lower.value < 0) or (p.upper is None and _subtracts(p.lower)):
+                    out = self.node("tail", line, out)  # x[-w:] or x[n - w:]: the last w
+                elif _negative(p.upper) or (isinstance(p.upper, ast.Constant) and isinstance(p.upper.value, int)
+                                            and p.upper.value < 0):
+                    out = self.node("drop_tail", line, out)  # x[:-w]: all but the last w
+                elif p.lower is None and p.upper is not None:
+                    out = self.node("head", line, out)  # x[:n]: the first n
+            elif isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.USub) and isinstance(p.operand, ast.Constant) \
+                    and p.operand.value == 1:
+                out = self.node("last", line, out)  # x[-1]: the last one
+            elif not isinstance(p, (ast.Constant, ast.Name)):
+                idx = self.expr(p)
+                if self.is_data(idx):
+                    out = out | idx  # indexing by selected indices: a gather
+        return out
+
+    def call(self, node: ast.Call) -> frozenset[int]:
+        name, receiver = _callee(node.func)
+        if isinstance(node.func, ast.Name) and name in self.aliases:
+            name = self.aliases[name]
+        recv = self.expr(receiver) if receiver is not None else frozenset()
+        args = [self.expr(a) for a in node.args]
+        kwargs = {k.arg: self.expr(k.value) for k in node.keywords if k.arg}
+        inputs = recv.union(*args, *kwargs.values())
+        if name in _SIZES:
+            return frozenset()
+        local = self.defs.resolve(node, self.owner)
+        if local is not None and name not in API_CALLS:
+            return self.run_def(local, args, kwargs)
+        if name == "flatten" or name in ("reshape", "view") and 1 <= len(node.args) <= 2 and (
+                _negative(node.args[-1]) or isinstance(node.args[-1], ast.BinOp)
+                and isinstance(node.args[-1].op, ast.Mult)):
+            return self.node("flatten", node.lineno, inputs) if self.is_data(inputs) else inputs
+        if name in API_CALLS:
+            if name == "attention" and not node.args:
+                inputs = inputs | frozenset({DATA})
+            return self.node(API_CALLS[name], node.lineno, inputs) if API_CALLS[name] else inputs
+        if isinstance(node.func, ast.Name) and name in BUILTINS_NOOP and name not in ("max", "min", "sum", "abs"):
+            return inputs
+        if isinstance(node.func, ast.Name) and name in ("max", "min", "sum", "abs", "int", "float", "round"):
+            return frozenset()  # Python arithmetic on sizes
+        op = CANON.get(name or "")
+        if op in PASS_THROUGH:  # masked_fill(mask, v), where(c, x, y), pad(x, p, value=v): x flows on
+            if name == "where" and len(args) == 3:
+                return args[1] | args[2]
+            return recv if recv else args[0] if args else frozenset()
+        if name in ("sort", "msort") and not _is_true(_kw(node, "descending")):
+            return inputs  # putting kept indices back in order ranks nothing
+        if op is None:
+            if name in ("sort", "msort"):
+                op = "rank"
+            else:
+                return inputs
+        if op == "rank" and (_is_false(_kw(node, "largest")) or (name == "argsort"
+                                                                and not _is_true(_kw(node, "descending")))):
+            op = "neg rank"  # ascending order / smallest-k is the ranking of the negated score
+        if op in ("const", "arange", "eye") or not self.is_data(inputs):
+            return self.node(op, node.lineno, inputs) if op in ("random",) else frozenset()
+        return self.node(op, node.lineno, inputs)
+
+
+def _rope_idiom(node: ast.BinOp) -> bool:
+    """``x * cos + rotate_half(x) * sin`` (in either order): RoPE applied by hand."""
+    if not isinstance(node.op, ast.Add):
+        return False
+    sides = [node.left, node.right]
+    return all(isinstance(x, ast.BinOp) and isinstance(x.op, ast.Mult) for x in sides) and any(
+        isinstance(c, ast.Call) and _callee(c.func)[0] == "rotate_half" for x in sides for c in ast.walk(x))
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return ".".join([node.id, *reversed(parts)])
+    return None
+
+
+def _entry_points(defs: _Defs) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Functions no other local function calls, in source order."""
     called: set[int] = set()
     for fns in defs.by_name.values():
         for fn in fns:
@@ -376,13 +509,45 @@ def op_stream(source: str) -> list[Op]:
                     target = defs.resolve(node, defs.owner.get(id(fn)))
                     if target is not None and target is not fn:
                         called.add(id(target))
-    roots = sorted((fn for fns in defs.by_name.values() for fn in fns if id(fn) not in called),
-                   key=lambda f: f.lineno)
-    out: list[Op] = []
-    for fn in roots:
-        s = _Stream(defs)
-        s.run_def(fn)
-        out.extend(s.ops)
+    return sorted((fn for fns in defs.by_name.values() for fn in fns if id(fn) not in called), key=lambda f: f.lineno)
+
+
+def op_graph(source: str) -> list[Node]:
+    """The data-flow graph of the canonical operations of every entry point, helpers inlined."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    defs = _Defs(tree)
+    g = _Graph(defs)
+    for fn in _entry_points(defs):
+        g.run_def(fn)
+    return g.nodes
+
+
+def op_stream(source: str) -> list[Op]:
+    """The graph's operations in the order the code runs them."""
+    return [Op(n.op, n.line) for n in op_graph(source)]
+
+
+def op_paths(nodes: list[Node], length: int = 3) -> list[tuple[tuple[str, ...], set[int]]]:
+    """Every chain of ``length`` operations along the data flow (each feeding the next) whose values derive
+    from the inputs, with the lines they stand on; shorter chains too when a graph has no longer one."""
+    out: list[tuple[tuple[str, ...], set[int]]] = []
+
+    def walk(i: int, chain: list[int]) -> None:
+        chain = [i, *chain]
+        if len(chain) == length:
+            out.append((tuple(nodes[j].op for j in chain), {nodes[j].line for j in chain}))
+            return
+        preds = [p for p in nodes[i].inputs if p != DATA and nodes[p].data]
+        for p in preds:
+            walk(p, chain)
+        if not preds and len(chain) >= 2 and length > 2:
+            out.append((tuple(nodes[j].op for j in chain), {nodes[j].line for j in chain}))
+
+    for i, n in enumerate(nodes):
+        if n.data:
+            walk(i, [])
     return out
 
 
@@ -430,7 +595,7 @@ FEATURE_WORDS = {
 _API_SOURCES = {"keys": "K", "values": "V", "queries": "Q", "positions": "P", "query_positions": "P",
                 "layer": "L", "budget": "B", "state": "S", "valid": "P", "valid_mask": "P"}
 _SIZES = frozenset({"shape", "dtype", "device", "ndim", "size", "numel", "dim", "len", "n_tokens", "n_kv_heads",
-                    "group_size", "head_dim", "n_heads", "n_layers"})
+                    "group_size", "head_dim", "n_heads", "n_layers", "budget", "layer", "finfo", "iinfo"})
 
 
 class _Flow(ast.NodeVisitor):

@@ -25,6 +25,7 @@ import hashlib
 import io
 import json
 import keyword
+import math
 import re
 import tokenize
 from collections.abc import Mapping
@@ -35,11 +36,12 @@ from pathlib import Path
 from pydantic import BaseModel
 
 import harness.methods as _methods
-from reviewbench.evidence.computation import API_CALLS, CANON, op_stream
+from reviewbench.evidence.computation import API_CALLS, CANON, op_graph, op_paths
 
 K = 7  # tokens per k-gram (7 and a window of 4 separate a rewritten SnapKV from the rest best)
 W = 4  # winnowing window
-OP_K = 4  # canonical operations per k-gram (every k-gram is kept: op streams are short)
+OP_K = 3  # canonical operations per data-flow chain
+OP_GAP = 0  # (reserved: chains have no gaps)
 METHODS_DIR = Path(_methods.__file__).resolve().parent
 PUBLIC_DATA = "data/public_fingerprints.json"
 _HEAD = "import torch\nfrom harness.api import EvictionMethod, Keep, LayerView, ModelInfo, Rewrite\n\n\n"
@@ -118,7 +120,7 @@ class CodeMatch(BaseModel):
     containment: float  # share of the candidate's token fingerprints found in the reference
     op_jaccard: float = 0.0  # the same on the canonical operation stream
     op_containment: float = 0.0
-    score: float = 0.0  # what the list is ordered by: max(containment, op_containment) x op_jaccard-tempered
+    score: float = 0.0  # the order: per channel rarity-weighted containment x (1 + reverse containment) / 2, combined
     implements: str | None = None  # the baseline the reference implements ("snapkv"), for public and baseline refs
     source: PublicSource | None = None  # provenance of a public reference
     candidate_spans: list[Span]
@@ -158,8 +160,8 @@ def normalise(source: str) -> list[tuple[str, int]]:
         elif t == tokenize.NUMBER:
             norm = "N"
         elif t == tokenize.NAME:
-            if s in MODULES and nxt == "." and prev != ".":
-                skip_dot = True  # torch.nn.functional.softmax -> softmax
+            if (s in MODULES or s == "self") and nxt == "." and prev != ".":
+                skip_dot = True  # torch.nn.functional.softmax -> softmax; self.window -> window (a name)
                 prev = s
                 continue
             if keyword.iskeyword(s):
@@ -203,13 +205,11 @@ def fingerprint(source: str) -> Fingerprint:
 
 
 def op_fingerprint(source: str) -> Fingerprint:
-    """Every k-gram of the canonical operation stream, with the lines its operations stand on."""
-    ops = op_stream(source)
+    """Chains of ``OP_K`` canonical operations along the code's data flow (``matmul > softmax > reduce``),
+    with the lines they stand on."""
     out: dict[int, list[int]] = {}
-    for i in range(len(ops) - OP_K + 1):
-        gram = ops[i:i + OP_K]
-        lines = out.setdefault(_hash("ops:" + " ".join(o.op for o in gram)), [])
-        lines.extend(sorted({o.line for o in gram}))
+    for ops, lines in op_paths(op_graph(source), OP_K):
+        out.setdefault(_hash("ops:" + ">".join(ops)), []).extend(sorted(lines))
     return Fingerprint(hashes=out)
 
 
@@ -270,6 +270,7 @@ class PublicData(BaseModel):
     k: int
     w: int
     op_k: int
+    op_gap: int
     canary: dict[str, list[int]]
     repositories: list[dict]
     units: list[Reference]
@@ -288,7 +289,7 @@ def public_data() -> PublicData:
 def public_references() -> dict[str, Reference]:
     """The public reference implementations, by label (``public:<repo>/<file>:<symbol>@<commit>``)."""
     data = public_data()
-    if (data.k, data.w, data.op_k) != (K, W, OP_K) or data.canary != canary():
+    if (data.k, data.w, data.op_k, data.op_gap) != (K, W, OP_K, OP_GAP) or data.canary != canary():
         raise RuntimeError(f"{PUBLIC_DATA} was built with another normaliser: rebuild it with "
                            "scripts/build_public_fingerprints.py")
     return {u.label: u for u in data.units}
@@ -314,24 +315,51 @@ def _ratio(a: int, b: int) -> float:
     return round(a / b, 3) if b else 0.0
 
 
+def _weights(refs: list[Reference], channel: str, skip: frozenset[int]) -> dict[int, float]:
+    """Inverse document frequency of each fingerprint over the references' families (the baseline a reference
+    implements, else its own label): code every implementation shares (a causal mask, a softmax over q.k)
+    weighs little, code one family alone has weighs most."""
+    families: dict[int, set[str]] = {}
+    for r in refs:
+        fam = r.implements or r.label
+        for h in getattr(r, channel):
+            if h not in skip:
+                families.setdefault(h, set()).add(fam)
+    n = len({r.implements or r.label for r in refs})
+    return {h: math.log((n + 1) / (len(f) + 0.5)) for h, f in families.items()} | {0: math.log((n + 1) / 0.5)}
+
+
+def _weighted(shared: set[int], mine: set[int], weights: dict[int, float]) -> float:
+    total = sum(weights.get(h, weights[0]) for h in mine)
+    return round(sum(weights.get(h, weights[0]) for h in shared) / total, 3) if total else 0.0
+
+
 def compare(candidate: str, references: Mapping[str, str | Reference], top: int = 5) -> list[CodeMatch]:
-    """The ``top`` nearest references, by ``score``: the stronger of the two channels' containment, so a copy
-    that kept the code's shape and a port that kept only what it computes both rank."""
+    """The ``top`` nearest references by ``score``: the stronger channel's containment, each fingerprint
+    weighted by how few reference families share it, so a copy that kept the code's shape and a port that
+    kept only what it computes both rank, and the code every attention method shares decides nothing."""
     skip_t, skip_o = boilerplate()
     c_tok = fingerprint(candidate).hashes
     c_ops = op_fingerprint(candidate).hashes
     ct, co = set(c_tok) - skip_t, set(c_ops) - skip_o
+    refs = [ref if isinstance(ref, Reference) else reference(name, ref, _implements(name))
+            for name, ref in references.items()]
+    wt, wo = _weights(refs, "tokens", skip_t), _weights(refs, "ops", skip_o)
     out = []
-    for name, ref in references.items():
-        r = ref if isinstance(ref, Reference) else reference(name, ref, _implements(name))
+    for name, r in zip(references, refs):
         rt, ro = set(r.tokens) - skip_t, set(r.ops) - skip_o
         st, so = ct & rt, co & ro
-        containment, op_containment = _ratio(len(st), len(ct)), _ratio(len(so), len(co))
-        jaccard, op_jaccard = _ratio(len(st), len(ct | rt)), _ratio(len(so), len(co | ro))
-        score = round(max(containment, op_containment * min(1.0, 2 * op_jaccard + 0.5)), 3)
+        # the candidate's share found in the reference, tempered by the reference's share found in the candidate:
+        # a superset (PyramidKV's code, which carries SnapKV's) does not outrank the exact source
+        # a superset (PyramidKV's code, which carries SnapKV's) does not outrank the exact source; the two
+        # channels combine as independent evidence (1 - (1 - a)(1 - b)), so either can carry a match
+        tok = _weighted(st, ct, wt) * (0.5 + 0.5 * _weighted(st, rt, wt))
+        ops = _weighted(so, co, wo) * (0.5 + 0.5 * _weighted(so, ro, wo))
+        score = 1 - (1 - tok) * (1 - ops)
         out.append(CodeMatch(
-            reference=name, jaccard=jaccard, containment=containment, op_jaccard=op_jaccard,
-            op_containment=op_containment, score=score, implements=r.implements, source=r.source,
+            reference=name, jaccard=_ratio(len(st), len(ct | rt)), containment=_ratio(len(st), len(ct)),
+            op_jaccard=_ratio(len(so), len(co | ro)), op_containment=_ratio(len(so), len(co)),
+            score=round(score, 3), implements=r.implements, source=r.source,
             candidate_spans=_spans({n for h in st for n in c_tok[h]} | {n for h in so for n in c_ops[h]}),
             reference_spans=_spans({n for h in st for n in r.tokens[h]} | {n for h in so for n in r.ops[h]},
                                    r.paths or None)))
