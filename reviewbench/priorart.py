@@ -10,9 +10,7 @@ the evidence stage and the citation check all read it, so nothing here needs the
 from __future__ import annotations
 
 import json
-import math
 import re
-from collections import Counter
 from functools import lru_cache
 from importlib.resources import files
 
@@ -63,18 +61,16 @@ def tokens(text: str) -> list[str]:
 
 
 class PriorArtIndex:
-    """BM25 (k1 = 1.5, b = 0.75) over the papers' text."""
+    """BM25 (bm25s, Lucene variant, k1 = 1.5, b = 0.75) over the papers' text, tokenised by ``tokens``."""
 
     def __init__(self, papers: list[Paper], k1: float = 1.5, b: float = 0.75) -> None:
+        import bm25s
+
         self.papers = papers
-        self.docs = [Counter(tokens(p.text())) for p in papers]
-        self.lengths = [sum(d.values()) for d in self.docs]
-        self.avg = sum(self.lengths) / max(1, len(self.lengths))
-        df: Counter[str] = Counter()
-        for d in self.docs:
-            df.update(d.keys())
-        n = len(papers)
-        self.idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+        corpus = [tokens(p.text()) or ["<empty>"] for p in papers]
+        self._bm25 = bm25s.BM25(k1=k1, b=b, method="lucene")
+        self._bm25.index(corpus, show_progress=False)
+        self._vocab = set(self._bm25.vocab_dict)
         self.k1, self.b = k1, b
         self._vectors = None
 
@@ -118,18 +114,14 @@ class PriorArtIndex:
         return vecs
 
     def bm25(self, query: str) -> list[Hit]:
-        q = tokens(query)
-        scored = []
-        for paper, doc, length in zip(self.papers, self.docs, self.lengths):
-            s = 0.0
-            for t in q:
-                f = doc.get(t, 0)
-                if f:
-                    s += self.idf[t] * f * (self.k1 + 1) / (f + self.k1 * (1 - self.b + self.b * length / self.avg))
-            if s > 0:
-                scored.append(Hit(paper=paper, score=round(s, 3)))
-        scored.sort(key=lambda h: -h.score)
-        return scored
+        """Papers sharing a term with ``query``, best first (a repeated query term counts each time)."""
+        q = [t for t in tokens(query) if t in self._vocab]
+        if not q or not self.papers:
+            return []
+        scores = self._bm25.get_scores(q)
+        hits = [Hit(paper=p, score=round(float(s), 3)) for p, s in zip(self.papers, scores) if s > 0]
+        hits.sort(key=lambda h: -h.score)
+        return hits
 
     def by_arxiv(self, arxiv_id: str) -> Paper | None:
         return next((p for p in self.papers if p.arxiv == arxiv_id), None)
