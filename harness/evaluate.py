@@ -1,94 +1,52 @@
-"""A harness run: configuration in, one ``harness.result/1`` JSON document out.
+"""A harness run: configuration in, one ``harness.result/2`` document out (``harness.results.Result``).
+
+This is a trusted worker: it owns the model, the items (the hidden test split too), the cache, decoding and
+scoring. Every method it evaluates that is not one of the harness's own reference methods runs in its own
+sandboxed process (``harness.boundary``), so nothing a submission does can reach this process, its numbers
+or its result file.
 
 Accuracy is reported normalised to the full cache on the same items (with a bootstrap CI), beside the
 fidelity metrics (KL, top-1 agreement), the KVP eviction cost, exact KV bytes, compression time and decode
-speed. ``seeds`` > 1 repeats the run on disjoint item sets and reports the seed-to-seed spread.
+speed. ``seeds`` > 1 repeats the run on disjoint item sets and reports the seed-to-seed spread. With
+``reference`` set, the full cache's results on these items are read from that file when it matches (same
+model, items, board and harness version) and written there otherwise, so every later method on the same
+items skips the full cache's decoding.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import inspect
-import json
 import os
 import platform
 import random
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from statistics import fmean, pstdev
-from typing import Callable
+from typing import Any
 
-from harness.io import write_json_atomic
+from harness.io import read_json, write_json_atomic
+from harness.results import (BOARDS, HARNESS_VERSION, Aggregate, Environment, ModelFacts, Result, Row, RunConfig,
+                             SeedSpread, build)
 
-RESULT_SCHEMA = "harness.result/1"
-DEFAULT_TASKS = {"A": ["niah_single"], "B_online": ["niah_multiquery"],
-                 "B_offline": ["niah_multiquery"], "C": ["reasoning_trace"]}
-DEFAULT_BUDGETS = {"A": [0.02, 0.05, 0.10], "B_online": [0.10, 0.25, 0.50], "B_offline": [0.10, 0.25, 0.50],
-                   "C": [2048, 4096]}
-EMBEDDED_C_SCALE = 1 / 16  # board C caps for the 135M embedded model: 2048/4096 -> 128/256 tokens per layer
+REFERENCE_FORMAT = "harness.reference/1"
 
 
-@dataclass
-class RunConfig:
-    board: str = "A"
-    methods: list[str] = field(default_factory=lambda: ["full"])  # reference names or method folders
-    budgets: list[float] | None = None
-    tasks: list[str] | None = None
-    split: str = "dev"
-    items: int = 20
-    length: int | None = None  # context tokens (A, B: default 2048); trace tokens (C: default 384)
-    seeds: int = 1
-    model: str = "embedded:smollm2-135m-instruct"
-    device: str = "cpu"
-    dtype: str | None = None
-    data: str | None = None  # a folder of stored items (the test split lives where the arena declares it)
-    c_scale: float | None = None  # board C caps = budgets x c_scale (default: 1/16 on the embedded model)
-    call_timeout_s: float = 60.0
-    threads: int | None = None
-
-    def resolved_budgets(self) -> list[float]:
-        return list(self.budgets or DEFAULT_BUDGETS[self.board])
-
-    def resolved_length(self) -> int:
-        return self.length or (384 if self.board == "C" else 2048)
-
-    def resolved_tasks(self) -> list[str]:
-        return list(self.tasks or DEFAULT_TASKS[self.board])
+def data_hash(folder: Path, tasks: list[str]) -> str:
+    """Content hash of the stored items a run reads (the split's identity in every result)."""
+    h = hashlib.sha256()
+    for task in sorted(tasks):
+        for name in (f"{task}.jsonl", "data.json", "test.jsonl") if task in ("longbench_v2", "math500") else (
+                f"{task}.jsonl",):
+            p = folder / name
+            if p.is_file():
+                h.update(name.encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
 
 
-def load_method(spec: str):
-    """A reference method by name, or the single EvictionMethod subclass defined in ``<folder>/method.py``."""
-    from harness.api import EvictionMethod
-    from harness.methods import REFERENCE_METHODS
-
-    if spec in REFERENCE_METHODS:
-        return spec, REFERENCE_METHODS[spec](), hashlib.sha256(inspect.getsource(REFERENCE_METHODS[spec]).encode()).hexdigest()[:16]
-    path = Path(spec)
-    file = path / "method.py" if path.is_dir() else path
-    if not file.is_file():
-        raise FileNotFoundError(f"{spec}: no method.py (and not a reference method: {', '.join(REFERENCE_METHODS)})")
-    source = file.read_bytes()
-    mod_name = f"submitted_method_{hashlib.sha256(str(file).encode()).hexdigest()[:8]}"
-    mspec = importlib.util.spec_from_file_location(mod_name, file)
-    module = importlib.util.module_from_spec(mspec)
-    sys.modules[mod_name] = module
-    mspec.loader.exec_module(module)
-    classes = [c for c in vars(module).values() if inspect.isclass(c) and issubclass(c, EvictionMethod)
-               and c.__module__ == mod_name]
-    if not classes:
-        raise TypeError(f"{file}: no class subclassing EvictionMethod")
-    if len(classes) > 1:
-        raise TypeError(f"{file}: {len(classes)} EvictionMethod classes ({', '.join(c.__name__ for c in classes)}); "
-                        f"define one")
-    cls = classes[0]
-    name = getattr(cls, "name", "unnamed")
-    return (name if name != "unnamed" else path.name), cls(), hashlib.sha256(source).hexdigest()[:16]
-
-
-def _items(cfg: RunConfig, eng, seed_idx: int):
+def _items(cfg: RunConfig, eng: Any, seed_idx: int) -> list[Any]:
     from harness.tasks import generate, load_items, load_longbench_v2, load_math500
 
     out = []
@@ -103,30 +61,10 @@ def _items(cfg: RunConfig, eng, seed_idx: int):
                 path = folder / f"{task}.jsonl"
                 if not path.is_file():
                     raise FileNotFoundError(f"{path}: no stored items for task {task}")
-                out += load_items(path)[seed_idx * cfg.items : (seed_idx + 1) * cfg.items]
+                out += load_items(path)[seed_idx * cfg.items: (seed_idx + 1) * cfg.items]
         else:
-            if cfg.split == "test":
-                raise PermissionError("the test split is the arena's: pass --data DIR where it is stored")
             out += generate(task, cfg.split, cfg.items, eng.n_tokens, cfg.resolved_length(), offset=seed_idx * cfg.items)
     return out
-
-
-def write_split(tasks: list[str], split: str, items: int, length: int, model: str, out: Path) -> list[Path]:
-    """Generate a split's items and store them as ``<task>.jsonl`` in ``out``: how an arena keeps its hidden
-    test split (where its audit rules watch), to be read back with ``data=out``."""
-    from transformers import AutoTokenizer
-
-    from harness.model import resolve_model_path
-    from harness.tasks import generate, save_items
-
-    tok = AutoTokenizer.from_pretrained(resolve_model_path(model))
-    n_tokens = lambda text: len(tok(text, add_special_tokens=False)["input_ids"])  # noqa: E731
-    written = []
-    for task in tasks:
-        path = out / f"{task}.jsonl"
-        save_items(generate(task, split, items, n_tokens, length), path)
-        written.append(path)
-    return written
 
 
 def bootstrap_ci(values: list[float], level: float = 0.95, n: int = 1000, seed: int = 0) -> tuple[float, float]:
@@ -138,146 +76,223 @@ def bootstrap_ci(values: list[float], level: float = 0.95, n: int = 1000, seed: 
     return means[lo], means[hi]
 
 
-def _mean(xs):
-    xs = [x for x in xs if x is not None]
-    return fmean(xs) if xs else None
+def _mean(xs: list[float | int | None]) -> float | None:
+    ys = [float(x) for x in xs if x is not None]
+    return fmean(ys) if ys else None
 
 
-def aggregate(rows: list[dict], board: str) -> list[dict]:
+def aggregate(rows: list[Row], board: str) -> list[Aggregate]:
     """Per (method, budget, task) and per (method, budget) over all tasks."""
-    full = {(r["item"], r["question"]): r for r in rows if r["method"] == "full"}
-    groups: dict[tuple, list[dict]] = {}
+    full = {(r.item, r.question): r for r in rows if r.method == "full"}
+    groups: dict[tuple[str, float, str], list[Row]] = {}
     for r in rows:
-        if r["method"] == "full":
-            continue
-        groups.setdefault((r["method"], r["budget"], r["task"]), []).append(r)
-        groups.setdefault((r["method"], r["budget"], "*"), []).append(r)
-    for r in rows:
-        if r["method"] == "full":
-            groups.setdefault(("full", 1.0 if board != "C" else 0, r["task"]), []).append(r)
-            groups.setdefault(("full", 1.0 if board != "C" else 0, "*"), []).append(r)
+        key_budget = r.budget if r.method != "full" else (1.0 if board != "C" else 0.0)
+        groups.setdefault((r.method, key_budget, r.task), []).append(r)
+        groups.setdefault((r.method, key_budget, "*"), []).append(r)
     out = []
-    for (method, budget, task), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
-        errors = [r["error"] for r in rs if r.get("error")]
-        ok = [r for r in rs if not r.get("error")]
-        pairs = [(r["score"], full[(r["item"], r["question"])]["score"]) for r in ok
-                 if r.get("score") is not None and (r["item"], r["question"]) in full]
-        full_mean = fmean(f for _, f in pairs) if pairs else None
-        norm = (fmean(s for s, _ in pairs) / full_mean) if pairs and full_mean else None
-        # per-item normalised scores for the CI: score / mean full score on the same items
-        ci = bootstrap_ci([s / full_mean for s, _ in pairs]) if pairs and full_mean else (None, None)
-        full_bytes = _mean([full[(r["item"], r["question"])]["kv_bytes"] for r in ok if (r["item"], r["question"]) in full])
-        full_speed = _mean([full[(r["item"], r["question"])]["decode_tok_s"] for r in ok if (r["item"], r["question"]) in full])
-        kvb = _mean([r["kv_bytes"] for r in ok])
-        speed = _mean([r["decode_tok_s"] for r in ok])
-        out.append({
-            "method": method, "budget": budget, "task": task, "n": len(ok), "errors": len(errors),
-            "error": errors[0] if errors else None,
-            "accuracy": _mean([r["score"] for r in ok]), "full_accuracy": full_mean,
-            "normalized_accuracy": norm, "normalized_ci95": list(ci) if ci[0] is not None else None,
-            "kl": _mean([r["kl"] for r in ok]), "top1": _mean([r["top1"] for r in ok]),
-            "eviction_cost": _mean([r["eviction_cost"] for r in ok]),
-            "eviction_cost_oracle": _mean([r["eviction_cost_oracle"] for r in ok]),
-            "kept_tokens": _mean([r["kept_tokens"] for r in ok]),
-            "kv_bytes": kvb, "kv_bytes_ratio": (kvb / full_bytes) if kvb and full_bytes else None,
-            "kv_bytes_peak": _mean([r["kv_bytes_peak"] for r in ok]),
-            "compress_s": _mean([r["compress_s"] for r in ok]),
-            "offline_s": _mean([r.get("offline_s") for r in ok]),
-            "decode_tok_s": speed, "decode_speed_ratio": (speed / full_speed) if speed and full_speed else None,
-            "generated_tokens": _mean([r["generated_tokens"] for r in ok]),
-        })
+    for (method, budget, task), rs in sorted(groups.items(), key=lambda kv: kv[0]):
+        errors = [r.error for r in rs if r.error]
+        ok = [r for r in rs if not r.error]
+        pairs = [(r.score, full[(r.item, r.question)].score) for r in ok
+                 if r.score is not None and (r.item, r.question) in full]
+        pairs_f = [(float(s), float(f)) for s, f in pairs if f is not None]
+        full_mean = fmean(f for _, f in pairs_f) if pairs_f else None
+        norm = (fmean(s for s, _ in pairs_f) / full_mean) if pairs_f and full_mean else None
+        ci = bootstrap_ci([s / full_mean for s, _ in pairs_f]) if pairs_f and full_mean else None
+        refs = [full[(r.item, r.question)] for r in ok if (r.item, r.question) in full]
+        full_bytes = _mean([f.kv_bytes for f in refs])
+        full_speed = _mean([f.decode_tok_s for f in refs])
+        kvb = _mean([r.kv_bytes for r in ok])
+        speed = _mean([r.decode_tok_s for r in ok])
+        layer_max = [r.kv_tokens_layer_max for r in ok if r.kv_tokens_layer_max is not None]
+        out.append(Aggregate(
+            method=method, budget=budget, task=task, n=len(ok), errors=len(errors),
+            error=errors[0] if errors else None, accuracy=_mean([r.score for r in ok]), full_accuracy=full_mean,
+            normalized_accuracy=norm, normalized_ci95=list(ci) if ci is not None else None,
+            kl=_mean([r.kl for r in ok]), top1=_mean([r.top1 for r in ok]),
+            eviction_cost=_mean([r.eviction_cost for r in ok]),
+            eviction_cost_oracle=_mean([r.eviction_cost_oracle for r in ok]),
+            kept_tokens=_mean([r.kept_tokens for r in ok]), kv_bytes=kvb,
+            kv_bytes_ratio=(kvb / full_bytes) if kvb and full_bytes else None,
+            kv_bytes_peak=_mean([r.kv_bytes_peak for r in ok]),
+            kv_tokens_layer_max=max(layer_max) if layer_max else None,
+            compress_s=_mean([r.compress_s for r in ok]), offline_s=_mean([r.offline_s for r in ok]),
+            decode_tok_s=speed, decode_speed_ratio=(speed / full_speed) if speed and full_speed else None,
+            generated_tokens=_mean([r.generated_tokens for r in ok])))
     return out
 
 
-def run(cfg: RunConfig, progress: Callable[[int, int, str], None] | None = None) -> dict:
+def seed_spread(per_seed: list[list[Row]], aggregates: list[Aggregate], board: str) -> list[SeedSpread]:
+    per = [aggregate(rs, board) for rs in per_seed]
+    out = []
+    for a in aggregates:
+        same = [x for p in per for x in p if (x.method, x.budget, x.task) == (a.method, a.budget, a.task)]
+        vals = [x.normalized_accuracy for x in same if x.normalized_accuracy is not None]
+        kls = [x.kl for x in same if x.kl is not None]
+        out.append(SeedSpread(method=a.method, budget=a.budget, task=a.task,
+                              normalized_accuracy_std=pstdev(vals) if len(vals) > 1 else None,
+                              kl_std=pstdev(kls) if len(kls) > 1 else None, seeds=len(vals) or len(kls)))
+    return out
+
+
+# --- the shared full-cache reference --------------------------------------------------------------------------------
+def model_identity(path: Path) -> str:
+    """A model folder's identity: its config and the sizes of its weight files (cheap, and changes when the
+    checkpoint does)."""
+    h = hashlib.sha256()
+    for f in sorted(path.iterdir()):
+        if f.name == "config.json":
+            h.update(f.read_bytes())
+        elif f.suffix in (".safetensors", ".bin", ".gguf"):
+            h.update(f"{f.name}:{f.stat().st_size}".encode())
+    return h.hexdigest()[:16]
+
+
+def reference_key(cfg: RunConfig, model_name: str, model_id: str, data: str | None) -> dict[str, Any]:
+    return {"format": REFERENCE_FORMAT, "harness": HARNESS_VERSION, "board_kind": "decode" if cfg.board == "C" else
+            ("query_aware" if cfg.board == "A" else "query_agnostic"), "model": model_name, "model_id": model_id,
+            "data": data,
+            "split": cfg.split, "tasks": cfg.resolved_tasks(), "length": cfg.resolved_length(),
+            "device": cfg.device, "dtype": cfg.dtype}
+
+
+def load_reference(path: Path, key: dict[str, Any]) -> dict[str, Any]:
+    """The stored references of a matching key (item id -> state), else an empty map."""
     import torch
 
+    if not path.is_file():
+        return {}
+    try:
+        blob = torch.load(path, weights_only=True)
+    except Exception:  # noqa: BLE001 - a damaged cache is recomputed, never trusted
+        return {}
+    if not isinstance(blob, dict) or blob.get("key") != key or not isinstance(blob.get("items"), dict):
+        return {}
+    return dict(blob["items"])
+
+
+def save_reference(path: Path, key: dict[str, Any], items: dict[str, Any]) -> None:
+    import torch
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    torch.save({"key": key, "items": items}, tmp)
+    os.replace(tmp, path)
+
+
+def run(cfg: RunConfig, progress: Callable[[int, int, str], None] | None = None) -> Result:
+    import torch
+    import transformers
+
+    from harness.boundary import MethodError, open_method
     from harness.model import load_model
-    from harness.runner import BOARDS, Engine, MethodRun, run_decode_item, run_prefill_item, row_dict
+    from harness.runner import Engine, ItemReference, MethodRun, run_decode_item, run_prefill_item
 
     if cfg.board not in BOARDS:
         raise ValueError(f"unknown board {cfg.board!r} ({', '.join(BOARDS)})")
+    if cfg.split == "test" and not cfg.data:
+        raise PermissionError("the test split is the arena's: pass the folder where it is stored (data)")
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     t_start = time.perf_counter()
     loaded = load_model(cfg.model, cfg.device, cfg.dtype)
-    eng = Engine(loaded, cfg.call_timeout_s)
-    specs = cfg.methods if "full" in cfg.methods else ["full", *cfg.methods]
-    runs, hashes, load_errors = [], {}, {}
-    for spec in specs:
-        try:
-            name, method, digest = load_method(spec)
-            setup = getattr(method, "setup", None)
-            if setup:
-                eng.call(setup, eng.info)
-            runs.append(MethodRun(name=name, method=method))
-            hashes[name] = digest
-        except Exception as e:  # a method that cannot even load is a result, not a crash
-            load_errors[spec] = f"{type(e).__name__}: {e}"
+    eng = Engine(loaded)
+    specs = [m for m in cfg.methods if m != "full"]
+    runs: list[MethodRun] = []
+    hashes: dict[str, str] = {}
+    load_errors: dict[str, str] = {}
+    isolation = "in-process"
+    try:
+        for spec in specs:
+            try:
+                handle = open_method(spec, cfg.limits, isolate=True)
+            except (MethodError, OSError, ValueError) as e:  # a method that cannot even load is a result
+                load_errors[Path(spec).name if os.sep in spec else spec] = str(e)
+                continue
+            isolation = handle.isolation
+            run_ = MethodRun(name=handle.name, method=handle)
+            try:
+                handle.setup(eng.info)
+            except MethodError as e:
+                run_.error = str(e)
+            runs.append(run_)
+            hashes[handle.name] = handle.code_hash
+        result = _run_items(cfg, eng, runs, progress, run_decode_item, run_prefill_item, ItemReference)
+    finally:
+        for r in runs:
+            r.method.close()
+    rows, per_seed, data_id, ref_state = result
+    aggregates = aggregate(rows, cfg.board)
+    facts = ModelFacts(name=eng.info.name, n_layers=eng.info.n_layers, n_heads=eng.info.n_heads,
+                       n_kv_heads=eng.info.n_kv_heads, head_dim=eng.info.head_dim, rope_theta=eng.info.rope_theta,
+                       param_bytes=eng.param_bytes)
+    return Result(
+        config=replace(cfg, budgets=cfg.resolved_budgets(), tasks=cfg.resolved_tasks(), length=cfg.resolved_length()),
+        model=facts, code_hashes=hashes,
+        method_errors={**load_errors, **{r.name: r.error for r in runs if r.error}},
+        rows=rows, aggregates=aggregates,
+        seed_spread=seed_spread(per_seed, aggregates, cfg.board) if cfg.seeds > 1 else None,
+        environment=Environment(python=platform.python_version(), torch=torch.__version__,
+                                transformers=transformers.__version__, device=cfg.device, dtype=loaded.dtype,
+                                threads=torch.get_num_threads(), platform=platform.platform(),
+                                sandbox=isolation, seconds=round(time.perf_counter() - t_start, 1)),
+        caps=cfg.resolved_caps() or None, data_hash=data_id, reference=ref_state)
+
+
+def _run_items(cfg: RunConfig, eng: Any, runs: list[Any], progress: Callable[[int, int, str], None] | None,
+               run_decode_item: Any, run_prefill_item: Any, item_reference: Any
+               ) -> tuple[list[Row], list[list[Row]], str | None, str | None]:
     budgets = cfg.resolved_budgets()
-    scale = cfg.c_scale if cfg.c_scale is not None else (EMBEDDED_C_SCALE if cfg.model.startswith("embedded") else 1.0)
-    caps = [max(8, int(b * scale)) for b in budgets] if cfg.board == "C" else []
-    budget_kind = "tokens" if cfg.board == "C" else "fraction"
-    per_seed: list[list[dict]] = []
-    all_rows: list[dict] = []
+    caps = cfg.resolved_caps()
+    data_id = data_hash(Path(cfg.data), cfg.resolved_tasks()) if cfg.data else None
+    ref_path = Path(cfg.reference) if cfg.reference else None
+    key = reference_key(cfg, eng.info.name, model_identity(eng.lm.path), data_id)
+    stored = load_reference(ref_path, key) if ref_path else {}
+    reused = computed = 0
+    per_seed: list[list[Row]] = []
+    all_rows: list[Row] = []
     for s in range(cfg.seeds):
         items = _items(cfg, eng, s)
-        rows = []
+        rows: list[Row] = []
         for i, item in enumerate(items):
             if progress:
                 progress(s * len(items) + i, cfg.seeds * len(items), item.id)
-            got = (run_decode_item(eng, item, runs, caps, budgets) if cfg.board == "C"
-                   else run_prefill_item(eng, item, runs, cfg.board, budget_kind, budgets))
-            rows += [dict(row_dict(r), seed=s) for r in got]
+            prior = item_reference.from_state(stored[item.id]) if item.id in stored else None
+            if cfg.board == "C":
+                got, ref = run_decode_item(eng, item, runs, caps, budgets, prior)
+            else:
+                got, ref = run_prefill_item(eng, item, runs, cfg.board, "fraction", budgets, prior)
+            if ref is prior:
+                reused += 1
+            else:
+                computed += 1
+                stored[item.id] = ref.state()
+            rows += [replace(r, seed=s) for r in got]
         per_seed.append(rows)
         all_rows += rows
     if progress:
         progress(cfg.seeds, cfg.seeds, "done")
-    aggregates = aggregate(all_rows, cfg.board)
-    spread = None
-    if cfg.seeds > 1:
-        spread = []
-        per = [aggregate(rs, cfg.board) for rs in per_seed]
-        for a in aggregates:
-            vals = [x["normalized_accuracy"] for p in per for x in p
-                    if (x["method"], x["budget"], x["task"]) == (a["method"], a["budget"], a["task"])
-                    and x["normalized_accuracy"] is not None]
-            kls = [x["kl"] for p in per for x in p
-                   if (x["method"], x["budget"], x["task"]) == (a["method"], a["budget"], a["task"]) and x["kl"] is not None]
-            spread.append({"method": a["method"], "budget": a["budget"], "task": a["task"],
-                           "normalized_accuracy_std": pstdev(vals) if len(vals) > 1 else None,
-                           "kl_std": pstdev(kls) if len(kls) > 1 else None, "seeds": len(vals) or len(kls)})
-    import transformers
-
-    return {
-        "schema": RESULT_SCHEMA,
-        "config": {**asdict(cfg), "budgets": budgets, "tasks": cfg.resolved_tasks(), "length": cfg.resolved_length(),
-                   "c_caps": caps or None,
-                   "model_info": asdict(eng.info), "code_hashes": hashes},
-        "method_errors": {**load_errors, **{r.name: r.error for r in runs if r.error}},
-        "rows": all_rows,
-        "aggregates": aggregates,
-        "seed_spread": spread,
-        "environment": {"python": platform.python_version(), "torch": torch.__version__,
-                        "transformers": transformers.__version__, "device": cfg.device, "dtype": loaded.dtype,
-                        "threads": torch.get_num_threads(), "platform": platform.platform(),
-                        "sandbox": os.environ.get("REVIEWBENCH_SANDBOX", "none"),
-                        "seconds": round(time.perf_counter() - t_start, 1)},
-    }
+    if ref_path is not None and computed:
+        save_reference(ref_path, key, stored)
+    state = None if ref_path is None else ("reused" if not computed else "computed" if not reused else "partly reused")
+    return all_rows, per_seed, data_id, state
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Worker entry (inside the sandbox): ``python -m harness.evaluate CONFIG.json OUT.json``."""
+    """Worker entry: ``python -m harness.evaluate CONFIG.json OUT.json``."""
     args = argv if argv is not None else sys.argv[1:]
-    cfg = RunConfig(**json.loads(Path(args[0]).read_text()))
+    cfg = build(RunConfig, read_json(args[0]))
 
     def progress(i: int, n: int, label: str) -> None:
+        import json
+
         print(json.dumps({"progress": i, "total": n, "item": label}), file=sys.stderr, flush=True)
 
     result = run(cfg, progress)
-    write_json_atomic(args[1], result)
+    write_json_atomic(args[1], result.to_json())
     return 0
 
 
 if __name__ == "__main__":
     sys.exit(main())
+

@@ -43,6 +43,14 @@ class HeadKV:
         return self.k.numel() * self.k.element_size() + self.v.numel() * self.v.element_size()
 
 
+def _compact(k: torch.Tensor, v: torch.Tensor, pos: torch.Tensor) -> HeadKV:
+    n = int(k.shape[0])
+    head = HeadKV(k=k.new_empty(n + SPARE, k.shape[1]), v=v.new_empty(n + SPARE, v.shape[1]),
+                  pos=pos.new_empty(n + SPARE), n=n)
+    head.k[:n], head.v[:n], head.pos[:n] = k, v, pos
+    return head
+
+
 @dataclass
 class LayerKV:
     heads: list[HeadKV] = field(default_factory=list)
@@ -66,16 +74,13 @@ class LayerKV:
         return ks, vs, ps, (None if bool(valid.all()) else valid)
 
     def keep(self, indices: list[torch.Tensor]) -> None:
-        """Gather each head's kept entries into fresh compact buffers (the old ones are freed)."""
-        new = []
-        for h, idx in zip(self.heads, indices):
-            idx = idx.to(torch.long)
-            new.append(HeadKV(k=h.k[idx].clone(), v=h.v[idx].clone(), pos=h.pos[idx].clone(), n=int(idx.numel())))
-        self.heads = new
+        """Gather each head's kept entries into fresh compact buffers (the old ones are freed), with spare
+        rows so that the next appends (board C) do not copy the buffer again."""
+        self.heads = [_compact(h.k[idx], h.v[idx], h.pos[idx]) for h, idx in
+                      zip(self.heads, (i.to(torch.long) for i in indices))]
 
     def replace(self, keys: list[torch.Tensor], values: list[torch.Tensor], positions: list[torch.Tensor]) -> None:
-        self.heads = [HeadKV(k=k.clone(), v=v.clone(), pos=p.to(torch.long).clone(), n=int(k.shape[0]))
-                      for k, v, p in zip(keys, values, positions)]
+        self.heads = [_compact(k, v, p.to(torch.long)) for k, v, p in zip(keys, values, positions)]
 
     def copy(self) -> "LayerKV":
         return LayerKV([HeadKV(h.k[: h.n].clone(), h.v[: h.n].clone(), h.pos[: h.n].clone(), h.n) for h in self.heads])

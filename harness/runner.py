@@ -2,93 +2,51 @@
 
 Board A: the question is in the prefill; compress after it, then answer. Board B (online/offline): prefill
 the context alone, compress, then answer several questions, each on a copy of the compressed cache (no
-re-prefill). Board C: generate with a per-layer cap, calling the method whenever a layer exceeds it.
-The full cache runs on the same items and is the reference for every metric.
+re-prefill). Board C: decode with a hard per-layer cap: before a step that would exceed it, the method is
+asked to evict. The full cache runs on the same items and is the reference for every metric; what it did
+(its answers, its next-token distributions, the attention its future queries pay each key) is kept as an
+:class:`ItemReference`, which a later run on the same items reuses instead of recomputing.
+
+Methods are :class:`harness.boundary.MethodHandle` objects: an untrusted one lives in its own sandboxed
+process and only its Keep/Rewrite answers come back, validated here by :func:`apply_result`.
 """
 
 from __future__ import annotations
 
-import math
-import signal
 import time
-from dataclasses import asdict, dataclass, field
-from typing import Callable
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
-from harness.api import EvictionMethod, Keep, LayerView, ModelInfo, Rewrite, reference_attention
+from harness.api import Keep, LayerView, ModelInfo, Rewrite, reference_attention
+from harness.boundary import MethodError, MethodHandle, MethodTimeout
 from harness.kv import HOOK_NAME, KVRuntime, install_hook, use
+from harness.results import BOARDS, Row
 from harness.tasks import Item, Question, score
 
-BOARDS = ("A", "B_online", "B_offline", "C")
+__all__ = ["BOARDS", "Engine", "ItemReference", "MethodError", "MethodRun", "MethodTimeout", "QuestionReference",
+           "apply_result", "eviction_cost", "fidelity", "layer_budget", "run_decode_item", "run_prefill_item"]
+
 DECODE_QUERY_WINDOW_MAX = 4096  # board C hands over at most this many recent decode queries
-
-
-class MethodError(Exception):
-    """The method crashed, hung, overspent its budget or returned something malformed."""
-
-
-class MethodTimeout(MethodError):
-    pass
+TOP_K = 128  # next-token log-probabilities kept per reference position (KL over the top-K and the tail)
 
 
 @dataclass
 class MethodRun:
-    """One method being evaluated: its instance, its per-layer state (board C), its first error if any."""
+    """One method being evaluated: its handle and its first error, if any (a failed method stops there)."""
 
     name: str
-    method: EvictionMethod
+    method: MethodHandle
     error: str | None = None
-    states: dict = field(default_factory=dict)
 
     @property
     def keeps_everything(self) -> bool:
-        return bool(getattr(self.method, "keeps_everything", False))
+        return self.method.attrs.keeps_everything
 
 
-@dataclass
-class Row:
-    item: str
-    task: str
-    question: int
-    method: str
-    budget: float
-    score: float | None = None
-    kl: float | None = None
-    top1: float | None = None
-    eviction_cost: float | None = None  # attention mass of future queries lost (fraction)
-    eviction_cost_oracle: float | None = None  # the same for the best possible keep-set of the same size
-    kept_tokens: float | None = None
-    kv_bytes: int | None = None
-    kv_bytes_peak: int | None = None
-    compress_s: float | None = None
-    offline_s: float | None = None  # B_offline: the one-off reconstruction pass, reported apart
-    decode_tok_s: float | None = None
-    generated_tokens: int | None = None
-    prediction: str | None = None
-    error: str | None = None
-
-
-def _alarm(signum, frame):  # noqa: ARG001
-    raise MethodTimeout("method call exceeded its time limit")
-
-
-def guarded_call(fn: Callable, timeout_s: float, *args):
-    """Call a method's hook under a time limit; its own exceptions become MethodError (reported, never fatal)."""
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout_s)
-    try:
-        return fn(*args)
-    except MethodError:
-        raise
-    except Exception as e:
-        raise MethodError(f"{type(e).__name__}: {e}") from None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
-
-def plain_rope_theta(cfg) -> float | None:
+def plain_rope_theta(cfg: Any) -> float | None:
     """The RoPE base when the model uses unscaled, full-width RoPE (what ``LayerView.rotate`` implements)."""
     params = getattr(cfg, "rope_parameters", None) or {}
     kind = params.get("rope_type", "default") if isinstance(params, dict) else "default"
@@ -102,7 +60,7 @@ def plain_rope_theta(cfg) -> float | None:
 
 
 class Engine:
-    def __init__(self, loaded, call_timeout_s: float = 60.0) -> None:
+    def __init__(self, loaded: Any) -> None:
         install_hook()
         self.lm = loaded
         self.model = loaded.model
@@ -113,8 +71,9 @@ class Engine:
                               n_kv_heads=cfg.num_key_value_heads,
                               head_dim=getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads,
                               rope_theta=plain_rope_theta(cfg))
-        self.call_timeout_s = call_timeout_s
+        self.param_bytes = sum(p.numel() * p.element_size() for p in self.model.parameters())
         self.eos = {t for t in [self.tok.eos_token_id, self.tok.convert_tokens_to_ids("<|im_end|>")] if t is not None}
+        self.model_cpu_s = 0.0  # CPU seconds this process spent in forward passes (the overhead's denominator)
 
     # --- tokens -------------------------------------------------------------------------------------------
     def n_tokens(self, text: str) -> int:
@@ -128,49 +87,59 @@ class Engine:
         if q.answer_prefix:
             text += q.answer_prefix
         cut = text.find(item.context) + len(item.context) if item.context else text.find(q.text)
-        enc = lambda s: self.tok(s, add_special_tokens=False)["input_ids"]  # noqa: E731
+
+        def enc(s: str) -> list[int]:
+            return list(self.tok(s, add_special_tokens=False)["input_ids"])
+
         return enc(text[:cut]), enc(text[cut:])
 
     # --- forward passes -------------------------------------------------------------------------------------
     @torch.no_grad()
-    def forward(self, rt: KVRuntime, ids: list[int], start: int) -> torch.Tensor:
-        """Logits (n, V) for ``ids`` at positions start.., extending ``rt``."""
+    def forward(self, rt: KVRuntime, ids: list[int], start: int, last_only: bool = False) -> torch.Tensor:
+        """Logits (n, V) for ``ids`` at positions start.., extending ``rt``; only the last row with
+        ``last_only`` (a long prefill never holds T x vocabulary logits)."""
+        t0 = time.process_time()
         rt.positions = torch.arange(start, start + len(ids))
         with use(rt):
-            out = self.model(input_ids=torch.tensor([ids]), position_ids=rt.positions[None], use_cache=False)
+            out = self.model(input_ids=torch.tensor([ids]), position_ids=rt.positions[None], use_cache=False,
+                             logits_to_keep=1 if last_only else 0)
         rt.note_peak()
-        return out.logits[0].float()
+        logits = out.logits[0].float()
+        self.model_cpu_s += time.process_time() - t0
+        return logits
 
     def generate(self, rt: KVRuntime, first_logits: torch.Tensor, start: int, max_new: int,
-                 on_step: Callable[[KVRuntime, int], None] | None = None) -> tuple[list[int], float]:
-        """Greedy decoding; ``on_step`` runs after each appended token (board C eviction)."""
+                 before_step: Callable[[KVRuntime, int], None] | None = None,
+                 after_step: Callable[[KVRuntime], None] | None = None) -> tuple[list[int], float, float]:
+        """Greedy decoding: (tokens, seconds, mean live KV bytes per decoded token). ``before_step`` runs before
+        each forward (board C evicts there, so the cap is never exceeded), ``after_step`` after it."""
         out: list[int] = []
         logits = first_logits
+        kv: list[int] = []
         t0 = time.perf_counter()
         for i in range(max_new):
             nxt = int(logits.argmax())
             out.append(nxt)
             if nxt in self.eos or i == max_new - 1:
                 break
+            if before_step:
+                before_step(rt, start + i)
             logits = self.forward(rt, [nxt], start + i)[-1]
-            if on_step:
-                on_step(rt, start + i + 1)
-        return out, time.perf_counter() - t0
+            kv.append(rt.live_bytes())
+            if after_step:
+                after_step(rt)
+        return out, time.perf_counter() - t0, (sum(kv) / len(kv) if kv else float(rt.live_bytes()))
 
     # --- compression ------------------------------------------------------------------------------------------
-    def view(self, rt: KVRuntime, layer: int, run: MethodRun, budget: int, board: str, phase: str,
+    def view(self, rt: KVRuntime, layer: int, budget: int, board: str, phase: str,
              queries: tuple[torch.Tensor, torch.Tensor] | None) -> LayerView:
         k, v, pos, valid = rt.layers[layer].padded()
         q, qpos = queries if queries is not None else (None, None)
-        return LayerView(layer=layer, keys=k, values=v, positions=pos, queries=q, budget=budget, board=board,
-                         phase=phase, model=self.info, valid=valid, query_positions=qpos,
-                         state=run.states.setdefault(layer, {}))
-
-    def call(self, fn: Callable, *args):
-        return guarded_call(fn, self.call_timeout_s, *args)
+        return LayerView(layer=layer, keys=k, values=v, positions=pos, queries=q, budget=budget, board=board,  # type: ignore[arg-type]
+                         phase=phase, model=self.info, valid=valid, query_positions=qpos)  # type: ignore[arg-type]
 
     def layer_budgets(self, run: MethodRun, mean_budget: int, n_tokens: int) -> list[int]:
-        got = self.call(run.method.layer_budgets, mean_budget, n_tokens, self.info)
+        got = run.method.layer_budgets(mean_budget, n_tokens, self.info)
         if got is None:
             return [mean_budget] * self.info.n_layers
         if len(got) != self.info.n_layers or any(int(b) < 0 for b in got):
@@ -181,20 +150,22 @@ class Engine:
 
     def compress(self, rt: KVRuntime, run: MethodRun, budgets: list[int], board: str, phase: str,
                  queries: Callable[[int], tuple[torch.Tensor, torch.Tensor] | None],
-                 layers: list[int] | None = None) -> tuple[float, dict[int, list[torch.Tensor]]]:
+                 layers: list[int] | None = None) -> tuple[float, float, dict[int, list[torch.Tensor]]]:
+        """(wall seconds, the method's CPU seconds, kept indices per layer) of one compression."""
         hook = run.method.on_decode if phase == "decode" else run.method.select
         kept: dict[int, list[torch.Tensor]] = {}
+        cpu0 = run.method.cpu_seconds()
         t0 = time.perf_counter()
         for layer in layers if layers is not None else range(self.info.n_layers):
-            view = self.view(rt, layer, run, budgets[layer], board, phase, queries(layer))
-            result = self.call(hook, view)
+            view = self.view(rt, layer, budgets[layer], board, phase, queries(layer))
+            result = hook(view)
             k = apply_result(rt, layer, result, budgets[layer])
             if k is not None:
                 kept[layer] = k
-        return time.perf_counter() - t0, kept
+        return time.perf_counter() - t0, run.method.cpu_seconds() - cpu0, kept
 
 
-def apply_result(rt: KVRuntime, layer: int, result, budget: int) -> list[torch.Tensor] | None:
+def apply_result(rt: KVRuntime, layer: int, result: object, budget: int) -> list[torch.Tensor] | None:
     """Validate a method's answer and really shrink the layer. Returns kept indices (None for Rewrite)."""
     heads = rt.layers[layer].heads
     h_kv = len(heads)
@@ -225,20 +196,45 @@ def apply_result(rt: KVRuntime, layer: int, result, budget: int) -> list[torch.T
         for k, v, p in zip(result.keys, result.values, result.positions):
             if k.dim() != 2 or k.shape[1] != d or v.shape != k.shape or p.shape != (k.shape[0],):
                 raise MethodError(f"layer {layer}: Rewrite tensors must be (T', {d}) and positions (T',)")
-        rt.layers[layer].replace(list(result.keys), list(result.values), list(result.positions))
+            if not (bool(torch.isfinite(k).all()) and bool(torch.isfinite(v).all())):
+                raise MethodError(f"layer {layer}: Rewrite keys/values must be finite")
+            if p.numel() and int(p.min()) < 0:
+                raise MethodError(f"layer {layer}: Rewrite positions must be non-negative")
+        rt.layers[layer].replace([k.to(heads[0].k.dtype) for k in result.keys],
+                                 [v.to(heads[0].v.dtype) for v in result.values],
+                                 list(result.positions))
         return None
     raise MethodError(f"layer {layer}: select returned {type(result).__name__}, expected Keep or Rewrite")
 
 
 # --- metrics ------------------------------------------------------------------------------------------------------
-def fidelity(ref: torch.Tensor, got: torch.Tensor) -> tuple[float, float]:
-    """Mean KL(full || compressed) of next-token distributions, and top-1 agreement."""
-    n = min(ref.shape[0], got.shape[0])
+def top_k(logits: torch.Tensor, k: int = TOP_K) -> tuple[torch.Tensor, torch.Tensor]:
+    """(ids, log-probabilities) of the ``k`` most likely next tokens per row, most likely first."""
+    lp = logits.float().log_softmax(-1)
+    vals, ids = lp.topk(min(k, lp.shape[-1]), dim=-1)
+    return ids, vals
+
+
+def fidelity(ref_ids: torch.Tensor, ref_logp: torch.Tensor, got: torch.Tensor) -> tuple[float, float]:
+    """KL(full || compressed) and top-1 agreement against the full cache's top-K next-token distributions.
+
+    The KL is between the two distributions coarse-grained to the reference's top-K tokens plus one bucket for
+    everything else (a lower bound of the full-vocabulary KL, exact when the tail is empty): what the reference
+    stores instead of a T x vocabulary matrix.
+    """
+    n = min(ref_ids.shape[0], got.shape[0])
     if n == 0:
         return float("nan"), float("nan")
-    lp, lq = ref[:n].log_softmax(-1), got[:n].log_softmax(-1)
-    kl = (lp.exp() * (lp - lq)).sum(-1).clamp_min(0).mean()
-    return float(kl), float((ref[:n].argmax(-1) == got[:n].argmax(-1)).float().mean())
+    lq = got[:n].float().log_softmax(-1)
+    p = ref_logp[:n].exp()
+    q = lq.gather(-1, ref_ids[:n]).exp()
+    p_tail = (1 - p.sum(-1)).clamp_min(0)
+    q_tail = (1 - q.sum(-1)).clamp_min(1e-12)
+    head = (p * (ref_logp[:n] - q.clamp_min(1e-30).log())).sum(-1)
+    tail = torch.where(p_tail > 0, p_tail * (p_tail.clamp_min(1e-30).log() - q_tail.log()), torch.zeros_like(p_tail))
+    kl = (head + tail).clamp_min(0).mean()
+    top1 = (got[:n].argmax(-1) == ref_ids[:n, 0]).float().mean()
+    return float(kl), float(top1)
 
 
 def importance(rt_full: KVRuntime, future: dict[int, torch.Tensor], group: int) -> dict[int, torch.Tensor]:
@@ -247,7 +243,7 @@ def importance(rt_full: KVRuntime, future: dict[int, torch.Tensor], group: int) 
     out = {}
     for layer, q in future.items():
         k, _, pos, valid = rt_full.layers[layer].padded()
-        a = reference_attention(q, k, pos, None, group, valid)  # (H_q, F, T)
+        a = reference_attention(q, k, pos, None, group, valid)  # (H_q, F, T), in query chunks
         out[layer] = a.sum(dim=1).reshape(k.shape[0], group, -1).max(dim=1).values
     return out
 
@@ -259,7 +255,7 @@ def eviction_cost(imp: dict[int, torch.Tensor], kept: dict[int, list[torch.Tenso
         if layer not in imp:
             continue
         for h, keep in enumerate(idx):
-            i = imp[layer][h]
+            i = imp[layer][h].float()
             total = float(i.sum()) or 1e-12
             mask = torch.ones_like(i, dtype=torch.bool)
             mask[keep] = False
@@ -277,46 +273,112 @@ def layer_budget(board_kind: str, budget: float, n_tokens: int) -> int:
     return max(1, int(budget))
 
 
+def _layer_tokens(layer: Any) -> int:
+    """Tokens a layer holds per KV head (ragged heads: their mean, rounded up): what a cap limits."""
+    lengths = layer.lengths()
+    return -(-sum(lengths) // len(lengths)) if lengths else 0
+
+
+def _max_tokens(rt: KVRuntime) -> int:
+    return max((_layer_tokens(layer) for layer in rt.layers), default=0)
+
+
+# --- the full cache's reference -------------------------------------------------------------------------------------
+@dataclass
+class QuestionReference:
+    """What the full cache did on one question: its row, answer, top-K next-token distributions along the
+    answer (teacher-forced) and the attention its future queries pay each key (the eviction cost's weights)."""
+
+    row: Row
+    gen: list[int]
+    tf_ids: list[int]
+    top_ids: torch.Tensor  # (n_answer, K) int64
+    top_logp: torch.Tensor  # (n_answer, K) float32
+    importance: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> (H_kv, T) float16
+
+    def state(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        return {"row": asdict(self.row), "gen": self.gen, "tf_ids": self.tf_ids, "top_ids": self.top_ids,
+                "top_logp": self.top_logp, "importance": {str(k): v for k, v in self.importance.items()}}
+
+    @staticmethod
+    def from_state(s: dict[str, Any]) -> "QuestionReference":
+        return QuestionReference(row=Row(**s["row"]), gen=list(s["gen"]), tf_ids=list(s["tf_ids"]),
+                                 top_ids=s["top_ids"], top_logp=s["top_logp"],
+                                 importance={int(k): v for k, v in s["importance"].items()})
+
+
+@dataclass
+class ItemReference:
+    item: str
+    n_prompt: int  # tokens prefilled (checks that a reused reference belongs to the same prompt)
+    questions: list[QuestionReference]
+
+    def state(self) -> dict[str, Any]:
+        return {"item": self.item, "n_prompt": self.n_prompt, "questions": [q.state() for q in self.questions]}
+
+    @staticmethod
+    def from_state(s: dict[str, Any]) -> "ItemReference":
+        return ItemReference(item=s["item"], n_prompt=int(s["n_prompt"]),
+                             questions=[QuestionReference.from_state(q) for q in s["questions"]])
+
+
 # --- one item -----------------------------------------------------------------------------------------------------
 def _needed_positions(runs: list[MethodRun], ctx_len: int, q_span: tuple[int, int] | None) -> torch.Tensor:
-    w = max([int(getattr(r.method, "query_window", 0)) for r in runs] + [0])
+    w = max([r.method.attrs.query_window for r in runs] + [0])
     pos = set(range(max(0, ctx_len - w), ctx_len))
-    if q_span and any(getattr(r.method, "question_queries", False) for r in runs):
+    if q_span and any(r.method.attrs.question_queries for r in runs):
         pos |= set(range(*q_span))
     return torch.tensor(sorted(pos), dtype=torch.long)
 
 
-def _queries_for(rt0: KVRuntime, run: MethodRun, upto: int, q_span: tuple[int, int] | None, board: str):
+QueryFn = Callable[[int], "tuple[torch.Tensor, torch.Tensor] | None"]
+
+
+def _queries_for(rt0: KVRuntime, run: MethodRun, upto: int, q_span: tuple[int, int] | None, board: str) -> QueryFn:
     """The prefill queries this method asked for: its last-N window, plus the question span on board A."""
-    w = int(getattr(run.method, "query_window", 0))
-    want_q = bool(getattr(run.method, "question_queries", False)) and board == "A" and q_span is not None
+    w = run.method.attrs.query_window
+    want_q = run.method.attrs.question_queries and board == "A" and q_span is not None
     recorded = rt0.queries.prefill_positions
     if recorded is None or (w == 0 and not want_q):
         return lambda layer: None
     sel = (recorded >= upto - w) & (recorded < upto)
-    if want_q:
+    if want_q and q_span is not None:
         sel |= (recorded >= q_span[0]) & (recorded < q_span[1])
     positions = recorded[sel]
 
-    def get(layer: int):
+    def get(layer: int) -> tuple[torch.Tensor, torch.Tensor] | None:
         q = rt0.queries.prefill.get(layer)
         return None if q is None or not positions.numel() else (q[:, sel], positions)
 
     return get
 
 
+@dataclass
+class Answer:
+    gen: list[int]
+    seconds: float
+    text: str
+    peak: int
+    kv_mean: float
+    model_cpu_s: float
+
+
 def _answer(eng: Engine, item: Item, q: Question, base: KVRuntime, n: int, query_aware: bool,
-            last_logits: torch.Tensor) -> tuple[list[int], float, str, int]:
-    """Answer one question greedily from a copy of ``base``: (tokens, seconds, text, peak KV bytes)."""
+            last_logits: torch.Tensor) -> Answer:
+    """Answer one question greedily from a copy of ``base``."""
     rt = base.copy()
     rt.reset_peak()
+    cpu0 = eng.model_cpu_s
     if query_aware:  # the question was in the prefill: its last logits start the answer
         first, start = last_logits, n
     else:
         _, qids = eng.segments(item, q)
-        first, start = eng.forward(rt, qids, n)[-1], n + len(qids)
-    gen, secs = eng.generate(rt, first, start, item.max_new_tokens)
-    return gen, secs, eng.tok.decode(gen, skip_special_tokens=True), rt.peak_live
+        first, start = eng.forward(rt, qids, n, last_only=True)[-1], n + len(qids)
+    gen, secs, kv_mean = eng.generate(rt, first, start, item.max_new_tokens)
+    return Answer(gen, secs, eng.tok.decode(gen, skip_special_tokens=True), rt.peak_live, kv_mean,
+                  eng.model_cpu_s - cpu0)
 
 
 def _forced(eng: Engine, base: KVRuntime, tf_ids: list[int], n_answer: int, n: int, query_aware: bool,
@@ -329,13 +391,37 @@ def _forced(eng: Engine, base: KVRuntime, tf_ids: list[int], n_answer: int, n: i
     if query_aware:  # the prefill's last logits, then the forced ones
         return (torch.cat([last_logits[None], tf_logits[:-1]]) if n_answer > 1 else last_logits[None]), rt
     nq = len(tf_ids) - n_answer
-    return (tf_logits[nq - 1 : -1] if n_answer else tf_logits[-1:]), rt
+    return (tf_logits[nq - 1: -1] if n_answer else tf_logits[-1:]), rt
+
+
+def prefill_reference(eng: Engine, item: Item, questions: list[Question], rt0: KVRuntime, n: int,
+                      query_aware: bool, last_logits: torch.Tensor, prefill_cpu: float) -> ItemReference:
+    refs = []
+    full_bytes = rt0.live_bytes()
+    for qi, q in enumerate(questions):
+        a = _answer(eng, item, q, rt0, n, query_aware, last_logits)
+        tf_ids = (eng.segments(item, q)[1] if not query_aware else []) + a.gen
+        ref_logits, rt_tf = _forced(eng, rt0, tf_ids, len(a.gen), n, query_aware, last_logits, record=True)
+        ids, logp = top_k(ref_logits)
+        future = {layer: torch.cat(qs, dim=1) for layer, qs in rt_tf.queries.all_queries.items()}
+        imp = {k: v.half() for k, v in importance(rt0, future, eng.info.group_size).items()}
+        row = Row(item=item.id, task=item.task, question=qi, method="full", budget=1.0,
+                  score=score(item, q, a.text), kl=0.0, top1=1.0, eviction_cost=0.0, eviction_cost_oracle=0.0,
+                  kept_tokens=float(n), kv_bytes=full_bytes, kv_bytes_peak=a.peak, kv_bytes_decode_mean=a.kv_mean,
+                  kv_tokens_layer_max=_max_tokens(rt0), model_cpu_s=prefill_cpu + a.model_cpu_s, compress_s=0.0,
+                  compress_cpu_s=0.0, decode_tok_s=len(a.gen) / a.seconds if a.seconds > 0 else None,
+                  generated_tokens=len(a.gen), prediction=a.text[:200])
+        refs.append(QuestionReference(row=row, gen=a.gen, tf_ids=tf_ids, top_ids=ids, top_logp=logp, importance=imp))
+    return ItemReference(item=item.id, n_prompt=n, questions=refs)
+
+
+def _error_row(item: Item, run: MethodRun, b: float) -> Row:
+    return Row(item=item.id, task=item.task, question=0, method=run.name, budget=b, error=run.error)
 
 
 def run_prefill_item(eng: Engine, item: Item, runs: list[MethodRun], board: str, budget_kind: str,
-                     budgets: list[float]) -> list[Row]:
-    """Boards A and B."""
-    rows: list[Row] = []
+                     budgets: list[float], reference: ItemReference | None = None) -> tuple[list[Row], ItemReference]:
+    """Boards A and B. Returns the rows (the full cache's first) and the item's reference."""
     query_aware = board == "A"
     questions = item.questions if not query_aware else item.questions[:1]
     if query_aware:
@@ -347,134 +433,183 @@ def run_prefill_item(eng: Engine, item: Item, runs: list[MethodRun], board: str,
     n = len(prefill_ids)
     rt0 = KVRuntime(eng.info.n_layers, eng.info.group_size)
     rt0.queries.prefill_positions = _needed_positions(runs, n, q_span)
-    last_logits = eng.forward(rt0, prefill_ids, 0)[-1]
-    full_bytes = rt0.live_bytes()
-
-    # the full cache's answers, their logits and their queries (the "future" of the compression point)
-    refs = []
-    for qi, q in enumerate(questions):
-        gen, secs, pred, peak = _answer(eng, item, q, rt0, n, query_aware, last_logits)
-        tf_ids = (eng.segments(item, q)[1] if not query_aware else []) + gen
-        ref_logits, rt_tf = _forced(eng, rt0, tf_ids, len(gen), n, query_aware, last_logits, record=True)
-        future = {layer: torch.cat(qs, dim=1) for layer, qs in rt_tf.queries.all_queries.items()}
-        refs.append((q, gen, ref_logits, importance(rt0, future, eng.info.group_size), tf_ids))
-        rows.append(Row(item=item.id, task=item.task, question=qi, method="full", budget=1.0,
-                        score=score(item, q, pred), kl=0.0, top1=1.0, eviction_cost=0.0, eviction_cost_oracle=0.0,
-                        kept_tokens=float(n), kv_bytes=full_bytes, kv_bytes_peak=peak, compress_s=0.0,
-                        decode_tok_s=len(gen) / secs if secs > 0 else None, generated_tokens=len(gen),
-                        prediction=pred[:200]))
+    cpu0 = eng.model_cpu_s
+    last_logits = eng.forward(rt0, prefill_ids, 0, last_only=True)[-1]
+    prefill_cpu = eng.model_cpu_s - cpu0
+    if reference is None or reference.n_prompt != n or len(reference.questions) != len(questions):
+        reference = prefill_reference(eng, item, questions, rt0, n, query_aware, last_logits, prefill_cpu)
+    rows: list[Row] = [qr.row for qr in reference.questions]
 
     for run in runs:
         if run.keeps_everything:
             continue
         for b in budgets:
             if run.error:
-                rows.append(Row(item=item.id, task=item.task, question=0, method=run.name, budget=b, error=run.error))
+                rows.append(_error_row(item, run, b))
                 continue
             try:
                 per_layer = eng.layer_budgets(run, layer_budget(budget_kind, b, n), n)
                 rt_c = rt0.copy()
-                run.states.clear()
+                run.method.reset()
                 queries, offline_s = _queries_for(rt0, run, n, q_span, board), None
-                if board == "B_offline" and getattr(run.method, "reconstruction_queries", False):
+                if board == "B_offline" and run.method.attrs.reconstruction_queries:
                     queries, offline_s = reconstruction_queries(eng, rt0, ctx, n)
-                secs_c, kept = eng.compress(rt_c, run, per_layer, board, "prefill", queries)
+                secs_c, cpu_c, kept = eng.compress(rt_c, run, per_layer, board, "prefill", queries)
             except MethodError as e:
                 run.error = str(e)
-                rows.append(Row(item=item.id, task=item.task, question=0, method=run.name, budget=b, error=run.error))
+                rows.append(_error_row(item, run, b))
                 continue
             comp_bytes = rt_c.live_bytes()
-            kept_tokens = sum(sum(l.lengths()) for l in rt_c.layers) / (eng.info.n_layers * eng.info.n_kv_heads)
-            for qi, (q, ref_gen, ref_logits, imp, tf_ids) in enumerate(refs):
-                gen, secs, pred, peak = _answer(eng, item, q, rt_c, n, query_aware, last_logits)
-                got, _ = _forced(eng, rt_c, tf_ids, len(ref_gen), n, query_aware, last_logits)
-                kl, top1 = fidelity(ref_logits, got)
-                lost, oracle = eviction_cost(imp, kept)
+            kept_tokens = sum(sum(x.lengths()) for x in rt_c.layers) / (eng.info.n_layers * eng.info.n_kv_heads)
+            for qi, (q, qref) in enumerate(zip(questions, reference.questions)):
+                a = _answer(eng, item, q, rt_c, n, query_aware, last_logits)
+                got, _ = _forced(eng, rt_c, qref.tf_ids, len(qref.gen), n, query_aware, last_logits)
+                kl, top1 = fidelity(qref.top_ids, qref.top_logp, got)
+                lost, oracle = eviction_cost(qref.importance, kept)
                 rows.append(Row(item=item.id, task=item.task, question=qi, method=run.name, budget=b,
-                                score=score(item, q, pred), kl=kl, top1=top1, eviction_cost=lost,
+                                score=score(item, q, a.text), kl=kl, top1=top1, eviction_cost=lost,
                                 eviction_cost_oracle=oracle, kept_tokens=kept_tokens, kv_bytes=comp_bytes,
-                                kv_bytes_peak=peak, compress_s=secs_c, offline_s=offline_s,
-                                decode_tok_s=len(gen) / secs if secs > 0 else None, generated_tokens=len(gen),
-                                prediction=pred[:200]))
-    return rows
+                                kv_bytes_peak=a.peak, kv_bytes_decode_mean=a.kv_mean,
+                                kv_tokens_layer_max=_max_tokens(rt_c), model_cpu_s=prefill_cpu + a.model_cpu_s,
+                                compress_s=secs_c, compress_cpu_s=cpu_c, offline_s=offline_s,
+                                decode_tok_s=len(a.gen) / a.seconds if a.seconds > 0 else None,
+                                generated_tokens=len(a.gen), prediction=a.text[:200]))
+    return rows, reference
 
 
 REPEAT_PROMPT = "\n\nRepeat the previous context exactly.\n"
 
 
-def reconstruction_queries(eng: Engine, rt0: KVRuntime, ctx: list[int], n: int):
+def reconstruction_queries(eng: Engine, rt0: KVRuntime, ctx: list[int], n: int) -> tuple[QueryFn, float]:
     """B_offline's one-off pass (KVzip, arXiv 2505.23416): the model re-reads the context after a "repeat"
     instruction on a copy of the full cache; the queries of that pass are handed to the method."""
     t0 = time.perf_counter()
     rt = rt0.copy()
     rt.queries.record_all = True
     ids = eng.tok(REPEAT_PROMPT, add_special_tokens=False)["input_ids"] + ctx
-    eng.forward(rt, ids, n)
+    eng.forward(rt, ids, n, last_only=True)
     qs = {layer: torch.cat(q, dim=1) for layer, q in rt.queries.all_queries.items()}
     positions = torch.arange(n, n + len(ids))
     return (lambda layer: (qs[layer], positions) if layer in qs else None), time.perf_counter() - t0
 
 
-def run_decode_item(eng: Engine, item: Item, runs: list[MethodRun], caps: list[int], budgets: list[float]) -> list[Row]:
-    """Board C: the full cache's greedy trace is teacher-forced through a capped cache, token by token."""
+def decode_reference(eng: Engine, item: Item, rt0: KVRuntime, n: int, last: torch.Tensor,
+                     prefill_cpu: float) -> ItemReference:
+    """Board C's full cache: its greedy trace (free generation: the answer is scored where the task has a
+    metric), and its top-K distributions along the trace (teacher-forced)."""
+    q = item.questions[0]
+    rt_full = rt0.copy()
+    rt_full.reset_peak()
+    cpu0 = eng.model_cpu_s
+    trace, secs, kv_mean = eng.generate(rt_full, last, n, item.max_new_tokens)
+    gen_cpu = eng.model_cpu_s - cpu0
+    rt_ref = rt0.copy()
+    ref_logits = torch.cat([last[None], eng.forward(rt_ref, trace[:-1], n)]) if len(trace) > 1 else last[None]
+    ids, logp = top_k(ref_logits)
+    text = eng.tok.decode(trace, skip_special_tokens=True)
+    row = Row(item=item.id, task=item.task, question=0, method="full", budget=0,
+              score=score(item, q, text) if item.metric != "fidelity" else None, kl=0.0, top1=1.0,
+              kept_tokens=float(n + len(trace)), kv_bytes=rt_ref.live_bytes(), kv_bytes_peak=rt_full.peak_live,
+              kv_bytes_decode_mean=kv_mean, kv_tokens_layer_max=_max_tokens(rt_full),
+              model_cpu_s=prefill_cpu + gen_cpu, compress_s=0.0, compress_cpu_s=0.0,
+              decode_tok_s=len(trace) / secs if secs > 0 else None, generated_tokens=len(trace),
+              prediction=text[:200])
+    return ItemReference(item=item.id, n_prompt=n, questions=[
+        QuestionReference(row=row, gen=trace, tf_ids=trace, top_ids=ids, top_logp=logp)])
+
+
+def run_decode_item(eng: Engine, item: Item, runs: list[MethodRun], caps: list[int], budgets: list[float],
+                    reference: ItemReference | None = None) -> tuple[list[Row], ItemReference]:
+    """Board C. Fidelity items (``metric == "fidelity"``): the full cache's trace is teacher-forced through the
+    capped cache, token by token. Scored items (MATH-500): the capped cache generates freely and its answer is
+    scored, with its length. Either way no layer ever holds more than its cap."""
     q = item.questions[0]
     ctx, qids = eng.segments(item, q)
     prompt = ctx + qids
     n = len(prompt)
     rt0 = KVRuntime(eng.info.n_layers, eng.info.group_size)
-    w = max([int(getattr(r.method, "query_window", 0)) for r in runs] + [0])
+    w = max([r.method.attrs.query_window for r in runs] + [0])
     rt0.queries.prefill_positions = torch.arange(max(0, n - w), n)
-    last = eng.forward(rt0, prompt, 0)[-1]
-    rt_full = rt0.copy()
-    rt_full.queries.record_all = False
-    trace, secs = eng.generate(rt_full, last, n, item.max_new_tokens)
-    full_tok_s = len(trace) / secs if secs > 0 else None
-    rt_ref = rt0.copy()
-    ref_logits = torch.cat([last[None], eng.forward(rt_ref, trace[:-1], n)]) if len(trace) > 1 else last[None]
-    rows = [Row(item=item.id, task=item.task, question=0, method="full", budget=0, kl=0.0, top1=1.0,
-                kept_tokens=float(n + len(trace)), kv_bytes=rt_ref.live_bytes(), kv_bytes_peak=rt_ref.peak_live,
-                compress_s=0.0, decode_tok_s=full_tok_s, generated_tokens=len(trace),
-                prediction=eng.tok.decode(trace, skip_special_tokens=True)[:200])]
+    cpu0 = eng.model_cpu_s
+    last = eng.forward(rt0, prompt, 0, last_only=True)[-1]
+    prefill_cpu = eng.model_cpu_s - cpu0
+    if reference is None or reference.n_prompt != n:
+        reference = decode_reference(eng, item, rt0, n, last, prefill_cpu)
+    qref = reference.questions[0]
+    trace = qref.gen
+    rows: list[Row] = [qref.row]
+    forced = item.metric == "fidelity"
     for run in runs:
         if run.keeps_everything:
             continue
         for cap, b in zip(caps, budgets):
             if run.error:
-                rows.append(Row(item=item.id, task=item.task, question=0, method=run.name, budget=b, error=run.error))
+                rows.append(_error_row(item, run, b))
                 continue
             rt = rt0.copy()
-            rt.queries.window = min(int(getattr(run.method, "query_window", 0)), DECODE_QUERY_WINDOW_MAX)
-            run.states.clear()
+            rt.queries.window = min(run.method.attrs.query_window, DECODE_QUERY_WINDOW_MAX)
+            run.method.reset()
+            comp = [0.0, 0.0]
+            peak_tokens = [0]
+
+            def evict_ahead(rt_: KVRuntime, pos: int, per_layer: list[int]) -> None:
+                """Before a step: every layer that would exceed its cap after one more token evicts first."""
+                over = [j for j, layer in enumerate(rt_.layers) if _layer_tokens(layer) + 1 > per_layer[j]]
+                if over:
+                    s, c, _ = eng.compress(rt_, run, [max(0, x - 1) for x in per_layer], "C", "decode",
+                                           rt_.recent_queries, over)
+                    comp[0] += s
+                    comp[1] += c
+
             try:
                 per_layer = eng.layer_budgets(run, cap, n)
-                comp = 0.0
-                over = [i for i, layer in enumerate(rt.layers) if max(layer.lengths()) > per_layer[i]]
+                over = [i for i, layer in enumerate(rt.layers) if _layer_tokens(layer) > per_layer[i]]
                 if over:
-                    s, _ = eng.compress(rt, run, per_layer, "C", "prefill", _queries_for(rt0, run, n, None, "C"), over)
-                    comp += s
+                    s, c, _ = eng.compress(rt, run, per_layer, "C", "prefill", _queries_for(rt0, run, n, None, "C"),
+                                           over)
+                    comp[0] += s
+                    comp[1] += c
                 rt.reset_peak()
-                logits = [last[None]]
+                peak_tokens[0] = _max_tokens(rt)
+                cpu_model0 = eng.model_cpu_s
+                kv: list[int] = []
                 t0 = time.perf_counter()
-                for i, tok in enumerate(trace[:-1]):
-                    logits.append(eng.forward(rt, [tok], n + i)[-1:])
-                    over = [j for j, layer in enumerate(rt.layers) if max(layer.lengths()) > per_layer[j]]
-                    if over:
-                        s, _ = eng.compress(rt, run, per_layer, "C", "decode", rt.recent_queries, over)
-                        comp += s
+                if forced:
+                    logits = [last[None]]
+                    for i, tok in enumerate(trace[:-1]):
+                        evict_ahead(rt, n + i, per_layer)
+                        logits.append(eng.forward(rt, [tok], n + i)[-1:])
+                        kv.append(rt.live_bytes())
+                        peak_tokens[0] = max(peak_tokens[0], _max_tokens(rt))
+                    gen, text = trace, ""
+                    kv_mean = sum(kv) / len(kv) if kv else float(rt.live_bytes())
+                else:
+                    def after(rt_: KVRuntime) -> None:
+                        peak_tokens[0] = max(peak_tokens[0], _max_tokens(rt_))
+
+                    gen, _, kv_mean = eng.generate(rt, last, n, item.max_new_tokens,
+                                                   before_step=lambda rt_, pos: evict_ahead(rt_, pos, per_layer),
+                                                   after_step=after)
+                    text = eng.tok.decode(gen, skip_special_tokens=True)
                 secs = time.perf_counter() - t0
+                model_cpu = prefill_cpu + eng.model_cpu_s - cpu_model0
             except MethodError as e:
                 run.error = str(e)
-                rows.append(Row(item=item.id, task=item.task, question=0, method=run.name, budget=b, error=run.error))
+                rows.append(_error_row(item, run, b))
                 continue
-            kl, top1 = fidelity(ref_logits, torch.cat(logits))
-            rows.append(Row(item=item.id, task=item.task, question=0, method=run.name, budget=b, kl=kl, top1=top1,
-                            kept_tokens=sum(sum(l.lengths()) for l in rt.layers) / (eng.info.n_layers * eng.info.n_kv_heads),
-                            kv_bytes=rt.live_bytes(), kv_bytes_peak=rt.peak_live, compress_s=comp,
-                            decode_tok_s=(len(trace) - 1) / secs if secs > 0 else None,
-                            generated_tokens=len(trace)))
-    return rows
-
-
-def row_dict(r: Row) -> dict:
-    d = asdict(r)
-    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in d.items()}
+            kl: float | None = None
+            top1: float | None = None
+            sc: float | None = None
+            if forced:
+                kl, top1 = fidelity(qref.top_ids, qref.top_logp, torch.cat(logits))
+            else:
+                sc = score(item, q, text)
+            steps = len(trace) - 1 if forced else len(gen) - 1
+            rows.append(Row(item=item.id, task=item.task, question=0, method=run.name, budget=b, score=sc, kl=kl,
+                            top1=top1,
+                            kept_tokens=sum(sum(x.lengths()) for x in rt.layers) / (eng.info.n_layers * eng.info.n_kv_heads),
+                            kv_bytes=rt.live_bytes(), kv_bytes_peak=rt.peak_live, kv_bytes_decode_mean=kv_mean,
+                            kv_tokens_layer_max=peak_tokens[0], model_cpu_s=model_cpu, compress_s=comp[0],
+                            compress_cpu_s=comp[1], decode_tok_s=steps / secs if secs > 0 and steps > 0 else None,
+                            generated_tokens=len(gen), prediction=text[:200] if text else None))
+    return rows, reference

@@ -2,8 +2,10 @@
 MATH-500, and a reasoning-trace fidelity task for board C.
 
 Every item is split into ``context`` (compressed on boards A/B), ``questions`` (each with its answers) and
-an answer prefix. Lengths are fitted with the model's own tokenizer; items are seeded, and the dev and test
-splits draw from disjoint seed ranges, so a dev run never sees a test item.
+an answer prefix. Lengths are fitted with the model's own tokenizer. Dev items are seeded from public
+constants (anyone can regenerate them: they are for development and claim checks). The hidden test split is
+never generated from a constant: ``harness.split`` draws it from a secret seed once and stores the items in
+the arena's data folder, so this code alone cannot reproduce it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SPLIT_SEED = {"dev": 1_000, "test": 7_000_000}  # disjoint ranges: item i of a split uses SPLIT_SEED + i
+SPLIT_SEED = {"dev": 1_000}  # item i of a task's dev split uses SPLIT_SEED + 10_000 x TASK_SEED_OFFSET[task] + i
+# Fixed forever (never derived from the list of tasks): item ids, and the committed results keyed by them, must not
+# change when a task is added. A new task takes the next unused number.
+TASK_SEED_OFFSET = {"cwe": 0, "fwe": 1, "niah_multikey": 2, "niah_multikey_needle": 3, "niah_multiquery": 4,
+                    "niah_multivalue": 5, "niah_single": 6, "reasoning_trace": 7, "vt": 8}
 NOISE = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again."
 ADJECTIVES = ("amber brave calm dusty eager faint gentle hollow icy jolly keen lucky misty noble odd proud quiet rapid "
               "silent tidy upper vivid warm young zesty bold crisp damp elder fuzzy giant happy inner jagged kind "
@@ -212,9 +218,13 @@ GENERATORS: dict[str, Callable[..., Item]] = {
 
 
 def generate(task: str, split: str, n_items: int, n_tokens: Tokenize, length: int, offset: int = 0) -> list[Item]:
+    """Public items (the dev split). The test split is not generated here: it is the arena's (``harness.split``)."""
     if task not in GENERATORS:
         raise ValueError(f"unknown task {task!r} (known: {', '.join(GENERATORS)}, longbench_v2, math500)")
-    base = SPLIT_SEED[split] + 10_000 * sorted(GENERATORS).index(task)
+    if split not in SPLIT_SEED:
+        raise ValueError(f"split {split!r} is not generated from code: the test split is drawn from a secret seed "
+                         "and stored in the arena (review harness split)")
+    base = SPLIT_SEED[split] + 10_000 * TASK_SEED_OFFSET[task]
     return [GENERATORS[task](base + offset + i, n_tokens, length) for i in range(n_items)]
 
 
@@ -263,7 +273,7 @@ def boxed_match(pred: str, refs: list[str]) -> float:
 
 def choice_match(pred: str, refs: list[str]) -> float:
     m = re.search(r"\b([ABCD])\b", pred.strip().upper())
-    return float(bool(m) and m.group(1) in refs)
+    return float(m is not None and m.group(1) in refs)
 
 
 METRICS = {"string_match_all": string_match_all, "string_match_part": string_match_part, "boxed": boxed_match,
@@ -301,7 +311,7 @@ def load_longbench_v2(path: Path, limit: int | None = None) -> list[Item]:
 
 def load_math500(path: Path, limit: int | None = None, max_new_tokens: int = 1024) -> list[Item]:
     """MATH-500 (``test.jsonl``: problem, solution, answer, subject, level, unique_id). Boxed-answer exact match."""
-    items = []
+    items: list[Item] = []
     for rec in _records(path)[:limit]:
         q = rec["problem"] + "\nPlease reason step by step, and put your final answer within \\boxed{}."
         items.append(Item(id=str(rec.get("unique_id", len(items))), task="math500", context="", metric="boxed",

@@ -29,6 +29,7 @@ class ExpectedAttention(EvictionMethod):
 
     def scores(self, view: LayerView) -> torch.Tensor:
         q, qpos = view.queries, view.query_positions
+        assert q is not None and qpos is not None  # select() falls back to recency without queries
         keep_rows = qpos >= self.n_sink
         q, qpos = q[:, keep_rows], qpos[keep_rows]
         pre = view.rotate(q, -qpos)  # (H_q, N, D) pre-RoPE queries
@@ -61,7 +62,10 @@ class ExpectedAttention(EvictionMethod):
 
 def _mean_rotation(view: LayerView, start: int, n: int, d: int) -> tuple[torch.Tensor, torch.Tensor]:
     """cos/sin halves of R̄ = mean over the next ``n`` positions of R(p), each (D,)."""
-    cos, sin = rope_angles(torch.arange(start, start + n), d, view.model.rope_theta)
+    theta = view.model.rope_theta
+    if theta is None:
+        raise ValueError("Expected Attention needs plain RoPE (ModelInfo.rope_theta)")
+    cos, sin = rope_angles(torch.arange(start, start + n), d, theta)
     return cos.mean(dim=0), sin.mean(dim=0)
 
 

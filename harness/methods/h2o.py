@@ -15,6 +15,7 @@ class H2O(EvictionMethod):
     def select(self, view: LayerView) -> Keep:
         acc = view.recall("h2o")
         if view.queries is not None:
+            assert view.query_positions is not None  # handed over together with the queries
             seen = view.state.get("h2o_seen", -1)
             fresh = view.query_positions > seen
             if bool(fresh.any()):

@@ -19,6 +19,7 @@ class SnapKV(EvictionMethod):
         """(H_kv, T): pooled window attention; the window itself scores +inf (always kept)."""
         if view.queries is None:
             return view.positions.float()  # nothing to score with: recency
+        assert view.query_positions is not None  # handed over together with the queries
         attn = view.attention()  # (H_q, window, T), causal over the window
         scores = view.group(attn.sum(dim=1), "mean")
         pool = F.max_pool1d if self.pooling == "max" else F.avg_pool1d

@@ -1,0 +1,444 @@
+"""The trust boundary: how the trusted harness calls a method without sharing a process with it.
+
+:class:`SandboxedMethod` starts ``harness.methodhost`` in its own sandbox (bubblewrap: no network, no model,
+no items, no results; only Python, the harness's interface code and a staged copy of ``method.py``), hands it
+each layer's tensors through shared memory and takes back only Keep/Rewrite, checked here before the caller
+applies it. Every limit is enforced from this side: a per-call watchdog that does not depend on the method's
+output (a hung method is killed, not waited for), CPU time, memory, processes and file size set by the kernel
+before the method's first instruction, and bounded reads of everything it sends. The CPU time it spends is
+read from the kernel (``/proc``), not reported by it.
+
+:class:`InProcessMethod` runs a trusted reference method in this process (fingerprints, unit tests).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+import torch
+
+from harness.api import EvictionMethod, Keep, LayerView, ModelInfo, Rewrite
+from harness.loading import code_hash, is_reference, load_method, method_file
+from harness.results import MethodLimits
+from harness.wire import DTYPE_NAMES, DTYPES, WireError, WireTimeout, aligned, nbytes, read_frame, write_frame
+
+MAX_QUERY_WINDOW = 1 << 20
+MAX_NAME = 80
+
+
+class MethodError(Exception):
+    """The method crashed, hung, overspent its budget or returned something malformed."""
+
+
+class MethodTimeout(MethodError):
+    pass
+
+
+@dataclass(frozen=True)
+class MethodAttrs:
+    """What a method declares about itself (class attributes), as checked on the trusted side."""
+
+    query_window: int = 0
+    question_queries: bool = False
+    reconstruction_queries: bool = False
+    keeps_everything: bool = False
+
+
+class MethodHandle(Protocol):
+    name: str
+    attrs: MethodAttrs
+    code_hash: str
+    isolation: str
+
+    def setup(self, model: ModelInfo) -> None: ...
+    def layer_budgets(self, mean_budget: int, n_tokens: int, model: ModelInfo) -> list[int] | None: ...
+    def select(self, view: LayerView) -> Keep | Rewrite: ...
+    def on_decode(self, view: LayerView) -> Keep | Rewrite: ...
+    def reset(self) -> None: ...
+    def cpu_seconds(self) -> float: ...
+    def close(self) -> None: ...
+
+
+def _one_line(text: str, limit: int = 400) -> str:
+    return " ".join(str(text).split())[:limit]
+
+
+# --- trusted reference methods, in process ---------------------------------------------------------------------
+def _alarm(signum, frame):  # noqa: ARG001
+    raise MethodTimeout("method call exceeded its time limit")
+
+
+def guarded_call(fn: Callable, timeout_s: float, *args: Any) -> Any:
+    """A trusted method's hook under a time limit (an alarm: fine for code we wrote, not for a submission)."""
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout_s)
+    try:
+        return fn(*args)
+    except MethodError:
+        raise
+    except Exception as e:
+        raise MethodError(_one_line(f"{type(e).__name__}: {e}")) from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+class InProcessMethod:
+    """A method object called directly. Only for trusted code: reference methods and tests."""
+
+    isolation = "in-process"
+
+    def __init__(self, method: EvictionMethod, name: str | None = None, timeout_s: float = 60.0,
+                 digest: str = "") -> None:
+        self.method = method
+        self.name: str = name or str(getattr(method, "name", "unnamed"))
+        self.code_hash = digest
+        self.timeout_s = timeout_s
+        self.attrs = MethodAttrs(query_window=int(getattr(method, "query_window", 0)),
+                                 question_queries=bool(getattr(method, "question_queries", False)),
+                                 reconstruction_queries=bool(getattr(method, "reconstruction_queries", False)),
+                                 keeps_everything=bool(getattr(method, "keeps_everything", False)))
+        self.states: dict[int, dict] = {}
+        self._cpu = 0.0
+
+    def _timed(self, fn: Callable, *args: Any) -> Any:
+        t0 = time.process_time()
+        try:
+            return guarded_call(fn, self.timeout_s, *args)
+        finally:
+            self._cpu += time.process_time() - t0
+
+    def setup(self, model: ModelInfo) -> None:
+        self._timed(self.method.setup, model)
+
+    def layer_budgets(self, mean_budget: int, n_tokens: int, model: ModelInfo) -> list[int] | None:
+        got = self._timed(self.method.layer_budgets, mean_budget, n_tokens, model)
+        return None if got is None else [int(b) for b in got]
+
+    def _with_state(self, view: LayerView) -> LayerView:
+        from dataclasses import replace
+
+        return replace(view, state=self.states.setdefault(view.layer, {}))
+
+    def select(self, view: LayerView) -> Keep | Rewrite:
+        return self._timed(self.method.select, self._with_state(view))
+
+    def on_decode(self, view: LayerView) -> Keep | Rewrite:
+        return self._timed(self.method.on_decode, self._with_state(view))
+
+    def reset(self) -> None:
+        self.states.clear()
+
+    def cpu_seconds(self) -> float:
+        return self._cpu
+
+    def close(self) -> None:
+        pass
+
+
+# --- untrusted methods, in their own sandboxed process ---------------------------------------------------------
+def proc_cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) of a process and all its descendants, read from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    stack, seen = [pid], set()
+    while stack:
+        p = stack.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            stat = Path(f"/proc/{p}/stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()
+            total += (int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])) / tick
+            for task in Path(f"/proc/{p}/task").iterdir():
+                stack += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def stage_method(spec: str) -> Path:
+    """A copy of the submission's method.py in a fresh world-readable folder of its own: the sandbox mounts
+    that copy, never the bundle (its other files) or a folder only its owner can read."""
+    src = method_file(spec)
+    root = Path(tempfile.mkdtemp(prefix="rb-method-"))
+    os.chmod(root, 0o755)
+    folder = root / (src.parent.name or "method")
+    folder.mkdir(mode=0o755)
+    shutil.copyfile(src, folder / "method.py")
+    os.chmod(folder / "method.py", 0o644)
+    return folder
+
+
+class _StderrTail:
+    """Drains a pipe in fixed-size reads, keeping only the last bytes: a flood costs nothing but CPU."""
+
+    def __init__(self, stream: Any, keep: int) -> None:
+        self.buf: deque[bytes] = deque()
+        self.size = 0
+        self.keep = keep
+        self.thread = threading.Thread(target=self._run, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _run(self, stream: Any) -> None:
+        while True:
+            chunk = stream.read1(1 << 15) if hasattr(stream, "read1") else stream.read(1 << 15)
+            if not chunk:
+                return
+            self.buf.append(chunk)
+            self.size += len(chunk)
+            while self.size > self.keep and self.buf:
+                self.size -= len(self.buf.popleft())
+
+    def last_line(self) -> str:
+        text = b"".join(self.buf).decode("utf-8", "replace")
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        return _one_line(lines[-1], 300) if lines else ""
+
+
+class SandboxedMethod:
+    """An untrusted method in its own sandboxed process, called over ``harness.wire``."""
+
+    def __init__(self, spec: str, limits: MethodLimits = MethodLimits(), kind: str | None = None,
+                 max_answer_bytes: int = 256 * 1024**2) -> None:
+        from harness.sandbox import HARNESS_DIR, method_sandbox_command, python_roots, sandbox_kind
+
+        self.spec = spec
+        self.limits = limits
+        self.isolation = kind or sandbox_kind()
+        self.code_hash = code_hash(spec)
+        self.staged: Path | None = None if is_reference(spec) else stage_method(spec)
+        self._dead: str | None = None
+        c_in_r, self._to_child = os.pipe()
+        self._from_child, c_out_w = os.pipe()
+        self._req = os.memfd_create("rb-request")
+        self._resp = os.memfd_create("rb-answer")
+        req_ro = os.open(f"/proc/self/fd/{self._req}", os.O_RDONLY | os.O_CLOEXEC)
+        self._req_map: mmap.mmap | None = None
+        self._req_size = 0
+        child_fds = (c_in_r, c_out_w, req_ro, self._resp)
+        argv = [sys.executable, "-m", "harness.methodhost", *map(str, child_fds)]
+        ro = [*python_roots(), HARNESS_DIR, *([self.staged] if self.staged else [])]
+        env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTHONPATH": str(HARNESS_DIR.parent),
+               "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": str(limits.threads),
+               "MKL_NUM_THREADS": str(limits.threads), "TOKENIZERS_PARALLELISM": "false",
+               "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        cmd = method_sandbox_command(argv, ro, env, limits, self.isolation,
+                                     file_bytes=max(limits.file_bytes, max_answer_bytes))
+        try:
+            self.proc = subprocess.Popen(cmd, pass_fds=child_fds, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        finally:
+            for fd in (c_in_r, c_out_w, req_ro):
+                os.close(fd)
+        assert self.proc.stderr is not None
+        self._stderr = _StderrTail(self.proc.stderr, limits.stderr_bytes)
+        self._max_answer = max_answer_bytes
+        try:
+            self._load(spec)
+        except BaseException:
+            self.close()
+            raise
+
+    def _load(self, spec: str) -> None:
+        reply = self._call({"op": "load", "spec": str(self.staged) if self.staged else spec},
+                           self.limits.start_timeout_s)
+        name, attrs = reply.get("name"), reply.get("attrs")
+        if not isinstance(name, str) or not isinstance(attrs, dict):
+            raise MethodError("the method's process answered the load request malformed")
+        self.name = _one_line(name, MAX_NAME) or "unnamed"
+        qw = attrs.get("query_window")
+        if not isinstance(qw, int) or isinstance(qw, bool) or not 0 <= qw <= MAX_QUERY_WINDOW:
+            raise MethodError(f"query_window must be an integer in 0..{MAX_QUERY_WINDOW}, got {qw!r}")
+        self.attrs = MethodAttrs(query_window=qw, question_queries=attrs.get("question_queries") is True,
+                                 reconstruction_queries=attrs.get("reconstruction_queries") is True,
+                                 keeps_everything=attrs.get("keeps_everything") is True)
+
+    # --- plumbing --------------------------------------------------------------------------------------------
+    def _kill(self, why: str) -> None:
+        if self._dead is None:
+            self._dead = why
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def _call(self, msg: dict[str, Any], timeout: float) -> dict[str, Any]:
+        if self._dead is not None:
+            raise MethodError(f"the method's process was stopped earlier: {self._dead}")
+        try:
+            write_frame(self._to_child, msg)
+            reply = read_frame(self._from_child, timeout)
+        except WireTimeout:
+            self._kill(f"no answer to {msg['op']} within {timeout:g} s")
+            raise MethodTimeout(f"the method did not answer {msg['op']} within {timeout:g} s and was stopped") from None
+        except (WireError, OSError) as e:
+            self._kill(str(e))
+            code = self.proc.returncode
+            how = (f"killed by signal {-code}" if code is not None and code < 0 else
+                   f"exited with status {code}" if code is not None else "stopped")
+            tail = self._stderr.last_line()
+            raise MethodError(f"the method's process {how} during {msg['op']}"
+                              + (f": {tail}" if tail else f" ({_one_line(str(e), 100)})")) from None
+        if reply.get("ok") is not True:
+            raise MethodError(_one_line(str(reply.get("error", "the method failed without saying why"))))
+        return reply
+
+    def _request_buffer(self, size: int) -> mmap.mmap:
+        if self._req_map is None or size > self._req_size:
+            size = max(size, 2 * self._req_size)
+            os.ftruncate(self._req, size)
+            self._req_map = mmap.mmap(self._req, size)
+            self._req_size = size
+        return self._req_map
+
+    # --- the interface ---------------------------------------------------------------------------------------
+    def setup(self, model: ModelInfo) -> None:
+        self._call({"op": "setup", "model": _model_dict(model)}, self.limits.call_timeout_s)
+
+    def layer_budgets(self, mean_budget: int, n_tokens: int, model: ModelInfo) -> list[int] | None:
+        reply = self._call({"op": "layer_budgets", "mean_budget": mean_budget, "n_tokens": n_tokens,
+                            "model": _model_dict(model)}, self.limits.call_timeout_s)
+        got = reply.get("budgets")
+        if got is None:
+            return None
+        if not isinstance(got, list) or len(got) > 100_000 or not all(
+                isinstance(b, int) and not isinstance(b, bool) for b in got):
+            raise MethodError("layer_budgets must return a list of integers or None")
+        return got
+
+    def reset(self) -> None:
+        self._call({"op": "reset"}, self.limits.call_timeout_s)
+
+    def select(self, view: LayerView) -> Keep | Rewrite:
+        return self._layer_call("select", view)
+
+    def on_decode(self, view: LayerView) -> Keep | Rewrite:
+        return self._layer_call("on_decode", view)
+
+    def _layer_call(self, op: str, view: LayerView) -> Keep | Rewrite:
+        tensors = {"keys": view.keys, "values": view.values, "positions": view.positions, "valid": view.valid,
+                   "queries": view.queries, "query_positions": view.query_positions}
+        descs: dict[str, dict[str, Any] | None] = {}
+        off = 0
+        for k, t in tensors.items():
+            if t is None:
+                descs[k] = None
+                continue
+            descs[k] = {"off": off, "shape": list(t.shape), "dtype": DTYPE_NAMES[t.dtype]}
+            off = aligned(off + nbytes(t.shape, t.dtype))
+        size = max(off, ALIGN_MIN)
+        buf = self._request_buffer(size)
+        for k, t in tensors.items():
+            d = descs[k]
+            if t is not None and d is not None and t.numel():
+                dst = torch.frombuffer(buf, dtype=t.dtype, count=t.numel(), offset=d["off"]).view(t.shape)
+                dst.copy_(t.detach().cpu())
+        h, n, dim = view.keys.shape
+        esize = view.keys.element_size()
+        answer_cap = min(self._max_answer, 3 * ALIGN_MIN + h * n * (2 * dim * esize + 8))
+        os.ftruncate(self._resp, answer_cap)
+        msg = {"op": op, "req_size": self._req_size, "resp_size": answer_cap,
+               "view": {"layer": view.layer, "budget": view.budget, "board": view.board, "phase": view.phase,
+                        "model": _model_dict(view.model), "tensors": descs}}
+        reply = self._call(msg, self.limits.call_timeout_s)
+        kind, lengths = reply.get("kind"), reply.get("lengths")
+        if not isinstance(lengths, list) or len(lengths) != h or not all(
+                isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= n for x in lengths):
+            raise MethodError(f"layer {view.layer}: the answer must give 0..{n} entries for each of {h} KV heads")
+        if kind == "keep":
+            data = self._read(0, 8 * sum(lengths))
+            flat = torch.frombuffer(bytearray(data), dtype=torch.int64) if data else torch.empty(0, dtype=torch.int64)
+            return Keep(tuple(flat.split(lengths)))
+        if kind == "rewrite":
+            if reply.get("dtype") != DTYPE_NAMES[view.keys.dtype] or reply.get("dims") != [dim] * h:
+                raise MethodError(f"layer {view.layer}: Rewrite tensors must be (T', {dim}) of the cache's dtype")
+            total = sum(lengths)
+            kv_bytes = total * dim * esize
+            keys = self._tensor(0, kv_bytes, view.keys.dtype, (total, dim))
+            values = self._tensor(aligned(kv_bytes), kv_bytes, view.keys.dtype, (total, dim))
+            pos = self._tensor(aligned(aligned(kv_bytes) + kv_bytes), 8 * total, torch.int64, (total,))
+            return Rewrite(tuple(keys.split(lengths)), tuple(values.split(lengths)), tuple(pos.split(lengths)))
+        raise MethodError(f"layer {view.layer}: unknown answer kind {kind!r}")
+
+    def _read(self, off: int, size: int) -> bytes:
+        data = os.pread(self._resp, size, off) if size else b""
+        if len(data) != size:
+            raise MethodError("the method's answer is shorter than it declared")
+        return data
+
+    def _tensor(self, off: int, size: int, dtype: torch.dtype, shape: tuple[int, ...]) -> torch.Tensor:
+        if not size:
+            return torch.empty(shape, dtype=dtype)
+        raw = bytearray(self._read(off, size))
+        if dtype == torch.bfloat16:
+            return torch.frombuffer(raw, dtype=torch.int16).view(torch.bfloat16).view(shape)
+        return torch.frombuffer(raw, dtype=dtype).view(shape)
+
+    def cpu_seconds(self) -> float:
+        return proc_cpu_seconds(self.proc.pid)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.close(self._to_child)  # end of requests: the host returns
+                self._to_child = -1
+                self.proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self._kill("closed")
+        for fd in (self._to_child, self._from_child, self._req, self._resp):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._to_child = self._from_child = self._req = self._resp = -1
+        if self.staged is not None:
+            shutil.rmtree(self.staged.parent, ignore_errors=True)
+            self.staged = None
+
+    def __enter__(self) -> "SandboxedMethod":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+ALIGN_MIN = 64
+
+
+def _model_dict(model: ModelInfo) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(model)
+
+
+def open_method(spec: str, limits: MethodLimits = MethodLimits(), isolate: bool = True,
+                kind: str | None = None) -> MethodHandle:
+    """A handle on a method. Anything that is not a reference method is always isolated."""
+    if isolate or not is_reference(spec):
+        return SandboxedMethod(spec, limits, kind)
+    name, method, digest = load_method(spec)
+    return InProcessMethod(method, name, limits.call_timeout_s, digest)
+
+
+__all__ = ["DTYPES", "InProcessMethod", "MethodAttrs", "MethodError", "MethodHandle", "MethodTimeout",
+           "SandboxedMethod", "guarded_call", "open_method", "proc_cpu_seconds"]

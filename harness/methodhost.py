@@ -1,0 +1,148 @@
+"""The untrusted side of the boundary: one method, alone in its own sandboxed process.
+
+    python -m harness.methodhost CTRL_IN CTRL_OUT REQ RESP
+
+It imports the submission's ``method.py`` and answers the trusted harness's requests (load, setup,
+layer_budgets, select, on_decode, reset) over ``harness.wire``. It owns nothing that measures it: no model,
+no cache, no items, no scores, no result file. Whatever it does to itself — patching the harness modules it
+imported, disabling signals, writing into its copy of the layer — changes only its own answers, which the
+trusted side validates.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from harness.api import EvictionMethod, Keep, LayerView, ModelInfo, Rewrite
+from harness.wire import DTYPE_NAMES, WireError, aligned, read_frame, tensor_at, write_frame
+
+
+def _one_line(e: BaseException) -> str:
+    tb = traceback.extract_tb(e.__traceback__)
+    where = next((f"{Path(f.filename).name}:{f.lineno}" for f in reversed(tb) if f.filename.endswith("method.py")),
+                 None)
+    text = " ".join(f"{type(e).__name__}: {e}".split())[:400]
+    return f"{text} (at {where})" if where else text
+
+
+class Host:
+    def __init__(self, ctrl_in: int, ctrl_out: int, req: int, resp: int) -> None:
+        self.ctrl_in, self.ctrl_out, self.req_fd, self.resp_fd = ctrl_in, ctrl_out, req, resp
+        self.method: EvictionMethod | None = None
+        self.states: dict[int, dict] = {}
+        self._req_map: mmap.mmap | None = None
+        self._req_size = 0
+
+    def serve(self) -> None:
+        while True:
+            try:
+                msg = read_frame(self.ctrl_in)
+            except WireError:
+                return  # the trusted side closed the pipe: done
+            try:
+                reply = self.handle(msg)
+            except BaseException as e:  # noqa: BLE001 - everything the method raises is its answer
+                reply = {"ok": False, "error": _one_line(e)}
+            write_frame(self.ctrl_out, reply)
+
+    def handle(self, msg: dict[str, Any]) -> dict[str, Any]:
+        op = msg.get("op")
+        if op == "load":
+            from harness.loading import load_method
+
+            name, self.method, _ = load_method(str(msg["spec"]))
+            m = self.method
+            return {"ok": True, "name": str(name), "attrs": {
+                "query_window": int(getattr(m, "query_window", 0)),
+                "question_queries": bool(getattr(m, "question_queries", False)),
+                "reconstruction_queries": bool(getattr(m, "reconstruction_queries", False)),
+                "keeps_everything": bool(getattr(m, "keeps_everything", False))}}
+        method = self.method
+        if method is None:
+            raise RuntimeError("no method loaded")
+        if op == "setup":
+            method.setup(ModelInfo(**msg["model"]))
+            return {"ok": True}
+        if op == "layer_budgets":
+            got = method.layer_budgets(int(msg["mean_budget"]), int(msg["n_tokens"]), ModelInfo(**msg["model"]))
+            return {"ok": True, "budgets": None if got is None else [int(b) for b in got]}
+        if op == "reset":
+            self.states.clear()
+            return {"ok": True}
+        if op in ("select", "on_decode"):
+            view = self.view(msg)
+            result = method.on_decode(view) if op == "on_decode" else method.select(view)
+            return self.answer(result, msg)
+        raise RuntimeError(f"unknown request {op!r}")
+
+    def _request_buffer(self, size: int) -> mmap.mmap:
+        if self._req_map is None or size != self._req_size:
+            # copy-on-write over a read-only descriptor: writable for torch, invisible to the trusted side
+            self._req_map = mmap.mmap(self.req_fd, size, access=mmap.ACCESS_COPY)
+            self._req_size = size
+        return self._req_map
+
+    def view(self, msg: dict[str, Any]) -> LayerView:
+        v = msg["view"]
+        buf = self._request_buffer(int(msg["req_size"]))
+        t = {k: tensor_at(buf, d) if d is not None else None for k, d in v["tensors"].items()}
+        layer = int(v["layer"])
+        return LayerView(layer=layer, keys=t["keys"], values=t["values"], positions=t["positions"],
+                         queries=t["queries"], budget=int(v["budget"]), board=v["board"], phase=v["phase"],
+                         model=ModelInfo(**v["model"]), valid=t["valid"], query_positions=t["query_positions"],
+                         state=self.states.setdefault(layer, {}))
+
+    def answer(self, result: object, msg: dict[str, Any]) -> dict[str, Any]:
+        cap = int(msg["resp_size"])
+        if isinstance(result, Keep):
+            idx = [torch.as_tensor(i).reshape(-1).to(torch.int64).contiguous() for i in result.indices]
+            data = torch.cat(idx) if idx else torch.empty(0, dtype=torch.int64)
+            self._write(data.numpy().tobytes(), 0, cap)
+            return {"ok": True, "kind": "keep", "lengths": [int(i.numel()) for i in idx]}
+        if isinstance(result, Rewrite):
+            dtype = msg["view"]["tensors"]["keys"]["dtype"]
+            from harness.wire import DTYPES
+
+            want = DTYPES[dtype]
+            ks = [torch.as_tensor(k).to(want).contiguous() for k in result.keys]
+            vs = [torch.as_tensor(v).to(want).contiguous() for v in result.values]
+            ps = [torch.as_tensor(p).reshape(-1).to(torch.int64).contiguous() for p in result.positions]
+            off = 0
+            for group in (ks, vs, ps):
+                blob = b"".join(_raw(x) for x in group)
+                self._write(blob, off, cap)
+                off = aligned(off + len(blob))
+            return {"ok": True, "kind": "rewrite", "lengths": [int(k.shape[0]) if k.dim() else 0 for k in ks],
+                    "dims": [int(k.shape[1]) if k.dim() == 2 else -1 for k in ks], "dtype": DTYPE_NAMES[want]}
+        raise TypeError(f"select returned {type(result).__name__}, expected Keep or Rewrite")
+
+    def _write(self, blob: bytes, off: int, cap: int) -> None:
+        if off + len(blob) > cap:
+            raise ValueError(f"the answer needs {off + len(blob)} bytes, more than the {cap} allowed")
+        os.pwrite(self.resp_fd, blob, off)
+
+
+def _raw(x: torch.Tensor) -> bytes:
+    if x.dtype == torch.bfloat16:
+        return x.view(torch.int16).numpy().tobytes()
+    return x.numpy().tobytes()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = [int(a) for a in (argv if argv is not None else sys.argv[1:])]
+    threads = int(os.environ.get("OMP_NUM_THREADS", "1"))
+    torch.set_num_threads(max(1, threads))
+    sys.stdout = sys.stderr  # a method's prints never reach a pipe the harness reads
+    Host(*args).serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
