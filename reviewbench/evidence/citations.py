@@ -33,6 +33,7 @@ class Citation(BaseModel):
     key: str  # arXiv id, DOI, URL, or "Surname YEAR"
     year: int | None = None
     surname: str | None = None
+    context: str | None = None  # the text before the citation on its line (where the cited paper is named)
 
 
 class CitationCheck(BaseModel):
@@ -46,6 +47,13 @@ class CitationCheck(BaseModel):
 def _context(line: str, start: int, end: int) -> str:
     lo = max(0, line.rfind(";", 0, start) + 1, line.rfind("(", 0, max(0, start - 60)) + 1)
     return line[lo:end + 8].strip(" ;,")
+
+
+def _clause_before(line: str, start: int) -> str:
+    """The text between the previous citation or sentence end and a citation: where its paper would be named."""
+    before = line[max(0, start - 100):start]
+    cut = max(before.rfind(")"), before.rfind(". "), before.rfind(";"))
+    return before[cut + 1:]
 
 
 def extract(text: str) -> list[Citation]:
@@ -71,7 +79,7 @@ def extract(text: str) -> list[Citation]:
             if any(m.group(1) == s for _, s in covered):
                 continue  # the same reference, already resolved through its arXiv id
             out.append(Citation(text=m.group(0), line=n, kind="author_year", key=f"{m.group(1)} {m.group(2)}",
-                                surname=m.group(1), year=int(m.group(2))))
+                                surname=m.group(1), year=int(m.group(2)), context=_clause_before(line, m.start())))
     return out
 
 
@@ -95,9 +103,16 @@ def _surname(full: str) -> str:
     return full.split()[-1].lower() if full else ""
 
 
-def _compare(c: Citation, paper_year: int | None, first_author: str, title: str) -> tuple[Status, str]:
+def _years(p: Paper) -> set[int]:
+    """The years a paper may rightly be cited with: its arXiv year and its venue's (ICLR 2024 for a 2023 preprint)."""
+    found = {int(y) for y in re.findall(r"\b((?:19|20)\d{2})\b", p.venue or "")}
+    return ({p.year} if p.year else set()) | found
+
+
+def _compare(c: Citation, paper_year: int | None, first_author: str, title: str,
+             also: set[int] | None = None) -> tuple[Status, str]:
     problems = []
-    if c.year is not None and paper_year and abs(c.year - paper_year) > 0:
+    if c.year is not None and paper_year and c.year != paper_year and c.year not in (also or set()):
         problems.append(f"cited as {c.year}, published {paper_year}")
     if c.surname and first_author and c.surname.lower() != _surname(first_author):
         problems.append(f"cited as {c.surname} et al., first author {first_author}")
@@ -117,7 +132,7 @@ async def check_one(c: Citation, index: PriorArtIndex, web: WebSearch | None, to
                                  source="format")
         paper = index.by_arxiv(c.key)
         if paper is not None:
-            status, detail = _compare(c, paper.year, paper.first_author, paper.title)
+            status, detail = _compare(c, paper.year, paper.first_author, paper.title, _years(paper))
             return CitationCheck(citation=c, status=status, detail=detail, record=_paper_record(paper), source="index")
         if web is None:
             return CitationCheck(citation=c, status="unreachable", detail=f"arXiv {c.key} is not in the packaged index "
@@ -135,19 +150,53 @@ async def check_one(c: Citation, index: PriorArtIndex, web: WebSearch | None, to
                              record={"title": hit.title, "first_author": hit.authors[0] if hit.authors else "",
                                      "year": year, "arxiv": c.key, "url": hit.url})
     if c.kind == "author_year":
-        by_author = [p for p in index.papers if _surname(p.first_author) == (c.surname or "").lower()]
-        exact = [p for p in by_author if p.year == c.year]
-        if exact:
-            return CitationCheck(citation=c, status="real", detail=f"\"{exact[0].title}\"", record=_paper_record(exact[0]),
-                                 source="index")
-        if by_author:
-            p = by_author[0]
-            return CitationCheck(citation=c, status="unreachable", source="index", record=_paper_record(p),
-                                 detail=f"no {c.surname} et al. {c.year} in the index (it has {c.surname} et al. "
-                                        f"{p.year}: \"{p.title}\"); cannot decide offline")
-        return CitationCheck(citation=c, status="unreachable", detail="not in the packaged index; no identifier to "
-                                                                      "look up")
+        return _check_author_year(c, index)
     return CitationCheck(citation=c, status="unreachable", detail=f"{c.kind} citations are not resolved offline")
+
+
+def _named_paper(context: str, index: PriorArtIndex) -> Paper | None:
+    """The index paper named right before an author-year citation ("H2O (Zhang et al., 2023)"), if any: the
+    one named last, by a distinctive name (not an ordinary phrase) or its title."""
+    from reviewbench.evidence.priorart_evidence import _generic, _name_pattern
+
+    best: tuple[int, Paper] | None = None
+    for p in index.papers:
+        spots = [m.end() for m in _name_pattern(p.short_name).finditer(context)] if p.short_name and \
+            not _generic(p.short_name) else []
+        if p.title and len(p.title) >= 20 and p.title.lower()[:40] in context.lower():
+            spots.append(context.lower().index(p.title.lower()[:40]) + 40)
+        if spots and (best is None or max(spots) > best[0]):
+            best = (max(spots), p)
+    return best[1] if best else None
+
+
+def _check_author_year(c: Citation, index: PriorArtIndex) -> CitationCheck:
+    """Real when the index has the paper with that first author and year; ``wrong_metadata`` when the paper
+    it cites is identifiable (named beside the citation, or the index's only paper by a rare surname) but
+    the year or the first author is wrong; else undecidable offline."""
+    from reviewbench.evidence.priorart_evidence import COMMON_SURNAMES
+
+    surname = (c.surname or "").lower()
+    named = _named_paper(c.context or "", index)
+    if named is not None:
+        status, detail = _compare(c, named.year, named.first_author, named.title, _years(named))
+        return CitationCheck(citation=c, status=status, detail=detail, record=_paper_record(named), source="index")
+    by_author = [p for p in index.papers if _surname(p.first_author) == surname]
+    exact = [p for p in by_author if c.year in _years(p)]
+    if exact:
+        return CitationCheck(citation=c, status="real", detail=f"\"{exact[0].title}\"", record=_paper_record(exact[0]),
+                             source="index")
+    if len(by_author) == 1 and surname not in COMMON_SURNAMES:
+        p = by_author[0]
+        return CitationCheck(citation=c, status="wrong_metadata", source="index", record=_paper_record(p),
+                             detail=f"the index's only {c.surname} et al. paper is \"{p.title}\" ({p.year}); "
+                                    f"cited as {c.year}")
+    if by_author:
+        p = by_author[0]
+        return CitationCheck(citation=c, status="unreachable", source="index", record=_paper_record(p),
+                             detail=f"no {c.surname} et al. {c.year} in the index ({len(by_author)} papers by "
+                                    f"{c.surname} et al., e.g. {p.year}: \"{p.title}\"); cannot decide offline")
+    return CitationCheck(citation=c, status="unreachable", detail="not in the packaged index; no identifier to look up")
 
 
 async def check_citations(text: str, web: WebSearch | None = None, today: date | None = None) -> list[CitationCheck]:

@@ -480,6 +480,15 @@ class _Graph(ast.NodeVisitor):
         return self.node(op, node.lineno, inputs)
 
 
+def _flattens(call: ast.Call) -> bool:
+    """``x.flatten()``, ``x.reshape(-1)``, ``x.view(b, -1)``, ``x.reshape(b, h * n)``: heads and tokens in one axis."""
+    name = _callee(call.func)[0]
+    if name == "flatten":
+        return True
+    return name in ("reshape", "view") and 1 <= len(call.args) <= 2 and (
+        _negative(call.args[-1]) or isinstance(call.args[-1], ast.BinOp) and isinstance(call.args[-1].op, ast.Mult))
+
+
 def _rope_idiom(node: ast.BinOp) -> bool:
     """``x * cos + rotate_half(x) * sin`` (in either order): RoPE applied by hand."""
     if not isinstance(node.op, ast.Add):
@@ -564,7 +573,7 @@ FEATURE_WORDS = {
     "attention": "attention scores softmax query key",
     "last_query": "last query attention current token newest query",
     "window_queries": "observation window last queries recent queries attention",
-    "all_queries": "attention received all queries accumulated attention",
+    "all_queries": "attention received from all queries",
     "question_queries": "question queries prompt-guided attention",
     "window_kept": "observation window kept recent window",
     "pooling": "pooled attention pooling kernel smoothing clustering",
@@ -574,7 +583,7 @@ FEATURE_WORDS = {
     "decay": "forgetting factor exponential decay moving average",
     "key_norm": "key norm l2 norm low norm keys attention-free",
     "value_norm": "value norm value vectors",
-    "key_similarity": "key cosine similarity redundancy duplicate tokens",
+    "key_similarity": "key cosine similarity redundancy redundancy-aware duplicate tokens",
     "mean_key": "cosine to mean key key diversity anchor",
     "query_statistics": "query mean covariance gaussian statistics future queries distribution",
     "future_rope": "future positions averaged rope rotation expected attention",
@@ -591,6 +600,9 @@ FEATURE_WORDS = {
     "entropy": "attention entropy",
     "uniform_positions": "position-based no scoring",
 }
+
+GENERIC = frozenset({"attention", "window_queries", "all_queries", "window_kept", "pooling", "recent", "decode",
+                     "uniform_positions", "question_queries"})
 
 _API_SOURCES = {"keys": "K", "values": "V", "queries": "Q", "positions": "P", "query_positions": "P",
                 "layer": "L", "budget": "B", "state": "S", "valid": "P", "valid_mask": "P"}
@@ -611,6 +623,7 @@ class _Flow(ast.NodeVisitor):
         self.loop = 0
         self.current: str = ""
         self.aliases: dict[str, str] = {}
+        self.normalising = 0
 
     def add(self, key: str, line: int) -> None:
         self.found.setdefault(key, line)
@@ -656,7 +669,14 @@ class _Flow(ast.NodeVisitor):
             self.tag(node.slice)
             return t
         if isinstance(node, ast.BinOp):
-            lt, rt = self.tag(node.left), self.tag(node.right)
+            lt = self.tag(node.left)
+            divisor_norm = isinstance(node.op, ast.Div) and any(
+                isinstance(c, ast.Call) and CANON.get(_callee(c.func)[0] or "") == "norm" for c in ast.walk(node.right))
+            self.normalising += divisor_norm  # x / x.norm(): a unit vector, not a norm score
+            rt = self.tag(node.right)
+            self.normalising -= divisor_norm
+            if divisor_norm:
+                return lt | {"N"}
             if isinstance(node.op, ast.MatMult):
                 self._matmul(lt, rt, node.lineno)
             if isinstance(node.op, ast.Mult) and "S" in (lt | rt) and (
@@ -711,8 +731,12 @@ class _Flow(ast.NodeVisitor):
                         self.add("last_query", node.lineno)
                     else:
                         self.add("window_queries", node.lineno)
-                if p.lower is None and p.upper is not None and not _negative(p.upper) and t & {"K", "V", "P", "I"}:
+                lower = self.tag(p.lower) if isinstance(p.lower, ast.Name) else set()
+                if (p.lower is None or "Z" in lower) and p.upper is not None and not _negative(p.upper) and \
+                        t & {"K", "V", "P", "I"} and "R" not in t:  # the first n of a ranking is a top-n
                     self.add("sinks", node.lineno)
+                if "D" in lower and t & {"K", "V", "P", "I"}:
+                    self.add("recent", node.lineno)
                 if (_negative(p.lower) or p.upper is None and _subtracts(p.lower)) and t & {"K", "V", "P", "I"}:
                     self.add("recent", node.lineno)
             elif isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.USub) and isinstance(p.operand, ast.Constant) \
@@ -727,6 +751,11 @@ class _Flow(ast.NodeVisitor):
                 if p.lower is None and p.upper is not None and not _negative(p.upper):
                     self.add("sinks", target.lineno)
                 elif _negative(p.lower) or _subtracts(p.lower):
+                    self.add("recent", target.lineno)
+                elif (_self_attr(p.lower) or isinstance(p.lower, ast.Constant)) and isinstance(p.upper, ast.BinOp) \
+                        and isinstance(p.upper.op, ast.Add):
+                    # s[:, c : c + m] = 0: the first c survive, the m after them go, the rest (the newest) stay
+                    self.add("sinks", target.lineno)
                     self.add("recent", target.lineno)
 
     def _matmul(self, lt: set[str], rt: set[str], line: int) -> None:
@@ -752,8 +781,10 @@ class _Flow(ast.NodeVisitor):
         local = self.defs.resolve(node, self.owner)
         if local is not None and name not in API_CALLS and name not in ("remember", "recall"):
             params = [a.arg for a in local.args.args if a.arg not in ("self", "cls")]
-            for p, t in zip(params, arg_tags):
-                self.tags[p] = t
+            for p, t, a in zip(params, arg_tags, node.args):
+                # a helper called with 0 or with `n - w` slices the first / the last tokens inside
+                self.tags[p] = t | ({"Z"} if isinstance(a, ast.Constant) and a.value == 0 else set()) | (
+                    {"D"} if _subtracts(a) else set())
             for k, t in kw_tags.items():
                 if k:
                     self.tags[k] = t
@@ -784,6 +815,8 @@ class _Flow(ast.NodeVisitor):
         op = CANON.get(name or "", "")
         t = rt | all_args
         if op == "norm":
+            if self.normalising:
+                return t | {"N"}
             if "K" in t and "V" not in t and "Q" not in t and "A" not in t:
                 self.add("key_norm", line)
             elif "V" in t and "K" not in t:
@@ -844,10 +877,12 @@ class _Flow(ast.NodeVisitor):
             return t | {"I"}
         if op == "nonzero":
             return t | {"I"}
+        if op == "rank":
+            t = t | {"R"}
         if op in ("rank", "gather", "cat", "where", "const", "scatter"):
-            if op == "rank" and receiver is not None and isinstance(node.func, ast.Attribute) and \
-                    isinstance(receiver, ast.Call) and _callee(receiver.func)[0] in ("flatten", "reshape", "view"):
-                self.add("head_budget", line)
+            if op == "rank" and any(_flattens(c) for a in [receiver, *node.args] if a is not None
+                                    for c in ast.walk(a) if isinstance(c, ast.Call)):
+                self.add("head_budget", line)  # one top-k over every (head, token) pair of the layer
             if op == "scatter" and name in ("bincount", "scatter_add", "scatter_add_"):
                 self.add("head_budget", line)
             return t
@@ -958,7 +993,12 @@ class Computation:
     features: dict[str, int] = field(default_factory=dict)
 
     def words(self) -> str:
-        return " ".join(FEATURE_WORDS[k] for k in sorted(self.features) if k in FEATURE_WORDS)
+        """The query: each feature's words, the distinctive ones twice (what few methods compute decides)."""
+        out = []
+        for k in sorted(self.features):
+            if k in FEATURE_WORDS:
+                out.extend([FEATURE_WORDS[k]] * (1 if k in GENERIC else 2))
+        return " ".join(out)
 
 
 def computation(source: str) -> Computation:
@@ -1001,6 +1041,8 @@ def computation(source: str) -> Computation:
     if "attention" in found and "window_queries" not in found and "last_query" not in found and \
             "all_queries" not in found and "reconstruction" not in found and "question_queries" not in found:
         pass
+    if "all_queries" in found and "attention" in found and "query_statistics" not in found:
+        found.setdefault("accumulate", found["all_queries"])  # attention received from every query, summed
     if "window_queries" in found and ("recent" in found or "sinks" in found) and "attention" in found:
         found.setdefault("window_kept", found["window_queries"])
     if "M" in set().union(*flow.tags.values()) and "query_statistics" not in found:
