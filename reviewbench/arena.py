@@ -74,15 +74,33 @@ class Rules(_Strict):
 
 
 class JudgeSpec(_Strict):
-    """One judge of the panel. ``provider`` picks the client; ``family`` is what the tie-break compares."""
+    """One judge of the panel. ``provider`` picks the client (a module of reviewbench/judges/providers/);
+    ``family`` is what the tie-break compares."""
 
     family: Family
-    provider: Literal["anthropic", "openai", "openai_compatible", "local"]
+    provider: str
     model: str
     base_url: str | None = None
     temperature: float = 0.0
     samples: int = Field(default=1, ge=1)
     web_search: bool = True
+    timeout: float = Field(default=300.0, gt=0)  # seconds per request
+    max_tokens: int | None = Field(default=None, ge=1)  # per reply; None: the provider's default
+    max_context: int | None = Field(default=None, ge=256)  # the server's context window in tokens: prompts are cut to fit
+    output: Literal["tools", "json_schema"] = "tools"  # json_schema: the verdict as schema-constrained content
+    max_steps: int = Field(default=16, ge=1, le=64)  # model requests per judge run
+
+    @model_validator(mode="after")
+    def _provider_can(self) -> "JudgeSpec":
+        from reviewbench.judges import registry  # imports nothing of reviewbench at module level
+
+        if self.provider not in registry.known_providers():
+            raise ValueError(f"unknown judge provider {self.provider!r} (known: {', '.join(registry.known_providers())})")
+        if self.output == "json_schema" and not registry.capabilities(self.provider).structured_output:
+            raise ValueError(f"provider {self.provider!r} has no structured-output mode; use output = \"tools\"")
+        if self.max_context is not None and self.max_tokens is not None and self.max_tokens >= self.max_context:
+            raise ValueError(f"max_tokens ({self.max_tokens}) must be below max_context ({self.max_context})")
+        return self
 
 
 class Panel(_Strict):

@@ -1,15 +1,20 @@
-"""What every judge provider shares: the task it is given, what it hands back, and the one interface.
+"""What every judge provider shares: what it can do, the one step it implements, and what a run hands back.
 
-A provider turns a :class:`JudgeTask` (prompts, tools, rubric) into a :class:`JudgeOutcome`: the structured
-verdict (or the reason there is none), every tool call with its result (the snapshot of what the judge saw,
-web results included), token usage and cost, and the raw provider exchanges for replay and inspection.
+A provider (one module in :mod:`reviewbench.judges.providers`) declares its :class:`Capabilities` and
+implements :meth:`JudgeProvider.step`: one request to its model, given the provider-neutral transcript so
+far, answered with a :class:`StepResult`. Everything around the step — the step limit, usage sums, the
+``submit_verdict`` tool, nudges, the search rule, giving up, API errors — is the one loop in
+:mod:`reviewbench.judges.loop`, so two providers cannot drift apart in how a verdict is reached.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from reviewbench.arena import JudgeSpec
 from reviewbench.rubric import Rubric
@@ -17,14 +22,35 @@ from reviewbench.verdict import JudgeVerdict
 
 Role = Literal["primary", "tie_break"]
 
-# USD per million tokens (input, output), as published by the providers; unknown models report no cost.
-PRICES: dict[str, tuple[float, float]] = {
-    "claude-opus-4-1": (15.0, 75.0), "claude-opus-4-5": (5.0, 25.0), "claude-sonnet-4-5": (3.0, 15.0),
-    "claude-sonnet-4": (3.0, 15.0), "claude-haiku-4-5": (1.0, 5.0),
-    "gpt-5": (1.25, 10.0), "gpt-5-mini": (0.25, 2.0), "gpt-5-nano": (0.05, 0.4), "gpt-4.1": (2.0, 8.0),
-    "gpt-4.1-mini": (0.4, 1.6), "gpt-4o": (2.5, 10.0), "gpt-4o-mini": (0.15, 0.6),
-}
-WEB_SEARCH_USD = {"anthropic": 0.01}  # per server-side search
+
+class Capabilities(BaseModel):
+    """What a provider can do; the panel, the loop and the cost accounting read this, never a provider name."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key_env: str | None = None  # the environment variable holding its API key; None: no key needed
+    server_search: bool = False  # the provider runs web search itself (its results come back in the response)
+    client_search: bool = False  # the judge may call our client-side web_search tool
+    structured_output: bool = False  # supports output = "json_schema" (the verdict as schema-constrained content)
+    scores_directly: bool = False  # the provider hands back a finished verdict (no submit tool, no JSON to parse)
+    deterministic: bool = False  # the same prompt gives the same verdict: runs are cached across arenas
+    embedded: bool = False  # runs in this process on this machine (the report labels such judges "local")
+    raises_flags: bool = True
+    free: bool = False
+    prices: dict[str, tuple[float, float]] = Field(default_factory=dict)  # model prefix -> USD per Mtok (in, out)
+    search_usd: float = 0.0  # per server-side search
+    default_max_tokens: int | None = None  # sent when the judge sets no max_tokens (None: the API's own limit)
+    tie_break_variant: str = ""  # how a second run of the same model differs (deterministic providers need one)
+
+    def price(self, model: str, input_tokens: int, output_tokens: int, searches: int = 0) -> float | None:
+        """USD for one step; None when the model is not in the price table (unknown is not free)."""
+        if self.free:
+            return 0.0
+        key = max((k for k in self.prices if model.startswith(k)), key=len, default=None)
+        if key is None:
+            return None
+        p_in, p_out = self.prices[key]
+        return round(input_tokens * p_in / 1e6 + output_tokens * p_out / 1e6 + searches * self.search_usd, 6)
 
 
 class Usage(BaseModel):
@@ -42,29 +68,28 @@ class Usage(BaseModel):
                      cost_usd=cost)
 
 
-def price(provider: str, model: str, input_tokens: int, output_tokens: int, web_searches: int = 0) -> float | None:
-    if provider in ("local", "openai_compatible"):
-        return 0.0
-    key = max((k for k in PRICES if model.startswith(k)), key=len, default=None)
-    if key is None:
-        return None
-    p_in, p_out = PRICES[key]
-    return round(input_tokens * p_in / 1e6 + output_tokens * p_out / 1e6 + web_searches * WEB_SEARCH_USD.get(provider, 0),
-                 6)
-
-
 class ToolCallRecord(BaseModel):
+    """One tool call as the judge made it. ``arguments`` stays the JSON text the model wrote: a closed type in
+    review.json, and the record of a malformed call is the malformed text itself."""
+
     name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    arguments: str = "{}"
     result: str = ""
     error: bool = False
-    server_side: bool = False  # run by the provider (e.g. Anthropic's web search), result as the provider gave it
+    server_side: bool = False  # run by the provider (its own web search), result as the provider gave it
+
+    def argument(self, key: str) -> str:
+        try:
+            data = json.loads(self.arguments)
+        except json.JSONDecodeError:
+            return ""
+        return str(data.get(key, "")) if isinstance(data, dict) else ""
 
 
 class JudgeTask(BaseModel):
-    """One judge run: who judges, with which prompts and tools, under which rubric."""
+    """One judge run: who judges, with which prompts, under which rubric."""
 
-    model_config = {"arbitrary_types_allowed": True}
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     judge_id: str
     spec: JudgeSpec
@@ -77,6 +102,8 @@ class JudgeTask(BaseModel):
 
 
 class JudgeOutcome(BaseModel):
+    """A judge run as the report shows it. The raw provider exchanges are kept in the judge-call store only."""
+
     judge_id: str
     family: str
     provider: str
@@ -85,29 +112,93 @@ class JudgeOutcome(BaseModel):
     role: Role
     verdict: JudgeVerdict | None = None
     error: str | None = None  # why there is no verdict (never a score of 0)
-    invalid_outputs: list[str] = Field(default_factory=list)  # rejected structured outputs, each retried
+    invalid_outputs: list[str] = Field(default_factory=list)  # rejected structured outputs, each sent back
+    reminders: list[str] = Field(default_factory=list)  # verdicts sent back once (no search, unchecked citation)
+    searches: list[str] = Field(default_factory=list)  # every web search query the judge ran, in order
+    citations_checked: list[str] = Field(default_factory=list)  # citations the verdict reports as checked
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     seconds: float = 0.0
     cached: bool = False
-    exchanges: list[dict[str, Any]] = Field(default_factory=list)  # raw request/response bodies, in order
 
 
-class Provider(Protocol):
-    """A model family behind one interface. ``run`` never raises for a model's mistake: it reports it."""
-
-    async def run(self, task: JudgeTask, tools: Any) -> JudgeOutcome: ...
-
-
-def api_error(e: Exception) -> str:
-    return f"{type(e).__name__}: {getattr(e, 'message', e)}"
+# --- the provider-neutral transcript and the one step ------------------------------------------------------------
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]
 
 
-def finish(outcome: JudgeOutcome, usage: Usage, calls: list[ToolCallRecord], t0: float) -> JudgeOutcome:
-    """Close a judge run: totals, the tool calls it made, and its wall time."""
-    import time
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # JSON text as the model wrote it (may be malformed: the loop answers with the reason)
 
-    outcome.usage = usage
-    outcome.tool_calls = calls
-    outcome.seconds = round(time.perf_counter() - t0, 2)
-    return outcome
+
+@dataclass
+class Turn:
+    """One message of the transcript. An assistant turn keeps the provider's own items (``native``) so that the
+    same provider can send it back verbatim (server-side search results, reasoning items)."""
+
+    role: Literal["user", "assistant", "tool"]
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    call_id: str = ""  # tool: the call it answers
+    name: str = ""  # tool: the tool's name
+    error: bool = False  # tool: the result is an error
+    native: Any = None
+
+
+@dataclass
+class ServerSearch:
+    query: str
+    result: str  # JSON text: what the provider returned (titles, URLs)
+
+
+@dataclass
+class StepResult:
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    native: Any = None
+    usage: Usage = field(default_factory=Usage)
+    searches: list[ServerSearch] = field(default_factory=list)
+    paused: bool = False  # the provider asks for the turn back unchanged to finish it (a long server search)
+    truncated: bool = False  # stopped at max_tokens
+    verdict: JudgeVerdict | None = None  # from a provider that scores directly
+    exchange: dict[str, Any] = field(default_factory=dict)  # request and response bodies, for the store
+
+
+class StepRequest(BaseModel):
+    """What the loop asks of one step."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    task: JudgeTask
+    transcript: list[Turn]
+    tools: list[ToolSpec]  # function tools the judge may call (the provider adds its own server search)
+    response_schema: dict[str, Any] | None = None  # output = "json_schema": the verdict's JSON Schema
+    max_tokens: int | None = None
+    server_search: bool = False
+
+
+class ProviderError(RuntimeError):
+    """The provider's answer cannot be used (a non-JSON body, a wrong shape); the message says why."""
+
+
+class JudgeProvider(ABC):
+    """One model API. ``step`` may raise: the loop records any exception as this judge's error, and only its."""
+
+    capabilities: ClassVar[Capabilities]
+
+    @abstractmethod
+    async def step(self, req: StepRequest) -> StepResult: ...
+
+
+def describe_error(e: BaseException) -> str:
+    """One line for a failed step: the SDK's message when it has one, else the exception."""
+    msg = getattr(e, "message", None) or str(e) or type(e).__name__
+    status = getattr(e, "status_code", None)
+    line = " ".join(f"{type(e).__name__}{f' (HTTP {status})' if status else ''}: {msg}".split())
+    return line[:500]

@@ -1,9 +1,10 @@
 """The judge panel: two judges of different families in parallel, a third of the non-author family when they
 split, every run cached in the store so that a rerun replays without cost.
 
-Which panel runs: the one configured in ``arena.toml``; when an API judge has no key in the environment, the
-embedded local panel (SmolLM2-135M-Instruct and Gemma 3 270M) runs instead, and the panel note — the
-report's first line — says so and why.
+Which panel runs: the one configured in ``arena.toml``; when a judge's provider needs an API key that is not
+in the environment, the embedded local panel (SmolLM2-135M-Instruct and Gemma 3 270M) runs instead, and the
+panel note — the report's first line — says so and why. Each judge's failure is its own: the panel result
+keeps every other judge's verdict, and says plainly when no judge produced one.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import asyncio
 import hashlib
 import json
 import os
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,18 +22,20 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from reviewbench.arena import JudgeSpec, Panel
-from reviewbench.judges.base import JudgeOutcome, JudgeTask, Role, Usage
+from reviewbench.judges import registry
+from reviewbench.judges.base import JudgeOutcome, JudgeProvider, JudgeTask, Role, Usage, describe_error
 from reviewbench.judges.inputs import JudgeInputs
+from reviewbench.judges.loop import Loop, can_web_search
 from reviewbench.judges.prompt import system_prompt, user_prompt
 from reviewbench.judges.tools import ToolBox, tool_specs
 from reviewbench.judges.websearch import WebSearch
 from reviewbench.rubric import Rubric
-from reviewbench.verdict import TieBreakDecision, decide_tie_break
+from reviewbench.verdict import FlagClaim, JudgeVerdict, TieBreakDecision, decide_tie_break
 
 LOCAL_PANEL = [JudgeSpec(family="huggingface", provider="local", model="smollm2-135m-instruct", web_search=False),
                JudgeSpec(family="google", provider="local", model="gemma-3-270m", web_search=False)]
-KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
-CACHE_VERSION = "judge-call/1"
+KEY_ENV = registry.key_env()  # provider -> the environment variable of its API key
+CACHE_VERSION = "judge-call/2"
 
 
 class ResolvedPanel(BaseModel):
@@ -49,7 +53,7 @@ def resolve_panel(panel: Panel, env: dict[str, str] | None = None) -> ResolvedPa
             f"Judged by the embedded LOCAL panel (SmolLM2-135M-Instruct, Gemma 3 270M: log-probability scoring, no web "
             f"search, no flags), not by the configured judges ({configured}): {', '.join(missing)} not set. "
             "Treat the scores as a smoke test, not a review."))
-    local = all(j.provider == "local" for j in panel.judges)
+    local = all(registry.capabilities(j.provider).embedded for j in panel.judges)
     kind = "local" if local else "API"
     return ResolvedPanel(judges=panel.judges, local=local,
                          note=f"Judged by the configured {kind} panel: {configured}.")
@@ -58,14 +62,13 @@ def resolve_panel(panel: Panel, env: dict[str, str] | None = None) -> ResolvedPa
 def call_key(task: JudgeTask, tools: list[Any]) -> str:
     s = task.spec
     return hashlib.sha256(json.dumps({
-        "v": CACHE_VERSION, "provider": s.provider, "model": s.model, "base_url": s.base_url,
-        "temperature": s.temperature, "web_search": s.web_search, "sample": task.sample, "role": task.role,
-        "variant": task.variant, "system": task.system, "user": task.user, "tools": tools,
+        "v": CACHE_VERSION, "spec": s.model_dump(mode="json", exclude={"samples"}), "sample": task.sample,
+        "role": task.role, "variant": task.variant, "system": task.system, "user": task.user, "tools": tools,
         "rubric": [task.rubric.version, task.rubric.content_hash]}, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def local_cache_file(key: str) -> Path:
-    """Local judges are deterministic and free: their runs are also kept in the user cache, across arenas."""
+    """Deterministic, free judges' runs are also kept in the user cache, across arenas."""
     from harness.model import cache_dir
 
     return cache_dir() / "local-judges" / f"{key}.json"
@@ -78,26 +81,21 @@ class PanelResult(BaseModel):
     tie_break: TieBreakDecision
     usage: Usage
     corpus: list[str] = Field(default_factory=list)
+    verdicts: int = 0  # how many judge runs produced a verdict
+    no_verdict: str | None = None  # set when no configured judge produced a verdict: why, judge by judge
 
 
-def default_provider(spec: JudgeSpec, inputs: JudgeInputs, http_client: Any = None):
-    if spec.provider == "anthropic":
-        from reviewbench.judges.anthropic_judge import AnthropicJudge
-
-        return AnthropicJudge(base_url=spec.base_url, http_client=http_client)
-    if spec.provider in ("openai", "openai_compatible"):
-        from reviewbench.judges.openai_judge import OpenAIJudge
-
-        return OpenAIJudge(base_url=spec.base_url, http_client=http_client,
-                           compatible=spec.provider == "openai_compatible")
-    from reviewbench.judges.local_judge import LocalJudge
-
-    return LocalJudge(inputs)
+def default_provider(spec: JudgeSpec, inputs: JudgeInputs, http_client: Any = None) -> JudgeProvider:
+    """The provider client for a judge, from the registry; providers without an HTTP API take the inputs."""
+    cls: Any = registry.provider_class(spec.provider)
+    if registry.capabilities(spec.provider).embedded:
+        return cls(inputs)
+    return cls(base_url=spec.base_url, http_client=http_client, timeout=spec.timeout)
 
 
 @dataclass
 class PanelRunner:
-    """Runs a resolved panel on one submission. ``providers`` maps a spec to its client (tests inject theirs)."""
+    """Runs a resolved panel on one submission. ``make_provider`` maps a spec to its client (tests inject theirs)."""
 
     inputs: JudgeInputs
     rubric: Rubric
@@ -108,49 +106,70 @@ class PanelRunner:
     family_offsets: dict[str, dict[str, float]] | None = None
     _providers: dict[str, Any] = field(default_factory=dict)
 
+    def provider(self, spec: JudgeSpec) -> JudgeProvider:
+        key = json.dumps(spec.model_dump(mode="json", exclude={"samples"}), sort_keys=True)
+        if key not in self._providers:
+            self._providers[key] = self.make_provider(spec, self.inputs)
+        return self._providers[key]
+
     def task(self, spec: JudgeSpec, role: Role, judge_id: str, sample: int = 0, variant: str = "") -> JudgeTask:
-        web = spec.web_search and spec.provider != "local"
-        return JudgeTask(judge_id=judge_id, spec=spec, role=role, sample=sample, variant=variant, rubric=self.rubric,
-                         system=system_prompt(self.rubric, self.inputs, web), user=user_prompt(self.inputs))
+        caps = registry.capabilities(spec.provider)
+        tools = spec.output == "tools"
+        bare = JudgeTask(judge_id=judge_id, spec=spec, role=role, sample=sample, variant=variant, rubric=self.rubric,
+                         system="", user="")
+        web = spec.web_search and (caps.server_search or (caps.client_search and tools))
+        return bare.model_copy(update={"system": system_prompt(self.rubric, self.inputs, web, tools),
+                                       "user": user_prompt(self.inputs, tools)})
 
     async def run_one(self, task: JudgeTask) -> JudgeOutcome:
-        tools_sig = [t.__dict__ for t in tool_specs(self.rubric, task.spec.web_search)]
+        """One judge run; whatever goes wrong is recorded on its outcome, never raised to the other judges."""
+        try:
+            return await self._run_one(task)
+        except Exception as e:  # a bug or a broken cache entry for this judge must not end the panel
+            return JudgeOutcome(judge_id=task.judge_id, family=task.spec.family, provider=task.spec.provider,
+                                model=task.spec.model, local=False, role=task.role, error=describe_error(e))
+
+    async def _run_one(self, task: JudgeTask) -> JudgeOutcome:
+        spec = task.spec
+        caps = registry.capabilities(spec.provider)
+        tools_sig = [t.__dict__ for t in tool_specs(self.rubric, spec.web_search, submit=not caps.scores_directly)]
         key = call_key(task, tools_sig)
         if self.store is not None:
             hit = self.store.get_judge_call(key)
             if hit is not None:
-                out = JudgeOutcome.model_validate(hit["response"])
+                out = JudgeOutcome.model_validate(hit["response"]["outcome"])
                 return out.model_copy(update={"cached": True})
-        local_file = local_cache_file(key) if task.spec.provider == "local" else None
+        local_file = local_cache_file(key) if caps.deterministic and caps.free else None
         if local_file is not None and local_file.is_file():  # deterministic: the same prompt gives the same scores
             out = JudgeOutcome.model_validate_json(local_file.read_text())
-            if self.store is not None:
-                self.store.put_judge_call(key, "local", task.spec.model, {"judge_id": task.judge_id},
-                                          out.model_dump(mode="json"), out.usage.input_tokens, 0, 0.0)
+            self._store(key, task, out, [])
             return out.model_copy(update={"cached": True})
-        spec = task.spec
-        provider_key = f"{spec.provider}|{spec.model}|{spec.base_url}"
-        if provider_key not in self._providers:
-            self._providers[provider_key] = self.make_provider(spec, self.inputs)
-        provider = self._providers[provider_key]
-        web = self.make_web() if (spec.web_search and spec.provider in ("openai", "openai_compatible")) else None
+        provider = self.provider(spec)
+        web = self.make_web() if can_web_search(task, provider) and not caps.server_search else None
         toolbox = ToolBox(inputs=self.inputs, web=web)
+        loop = Loop(provider=provider, task=task, toolbox=toolbox, inputs=self.inputs)
         try:
-            out = await provider.run(task, toolbox)
+            out = await loop.run()
         finally:
             if web is not None:
                 await web.aclose()
-        if self.store is not None and out.verdict is not None:  # only real verdicts are worth replaying
-            self.store.put_judge_call(key, spec.provider, spec.model,
-                                      {"judge_id": task.judge_id, "role": task.role, "sample": task.sample},
-                                      out.model_dump(mode="json"), out.usage.input_tokens, out.usage.output_tokens,
-                                      out.usage.cost_usd or 0.0)
-        if local_file is not None and out.verdict is not None:
-            local_file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = local_file.with_suffix(".partial")
-            tmp.write_text(out.model_dump_json())
-            tmp.replace(local_file)
+        if out.verdict is not None:  # only real verdicts are worth replaying
+            self._store(key, task, out, loop.exchanges)
+            if local_file is not None:
+                local_file.parent.mkdir(parents=True, exist_ok=True)
+                tmp = local_file.with_suffix(".partial")
+                tmp.write_text(out.model_dump_json())
+                tmp.replace(local_file)
         return out
+
+    def _store(self, key: str, task: JudgeTask, out: JudgeOutcome, exchanges: list[dict[str, Any]]) -> None:
+        """The judge-call store keeps the outcome and the raw exchanges (request and response bodies)."""
+        if self.store is None:
+            return
+        self.store.put_judge_call(key, task.spec.provider, task.spec.model,
+                                  {"judge_id": task.judge_id, "role": task.role, "sample": task.sample},
+                                  {"outcome": out.model_dump(mode="json"), "exchanges": exchanges},
+                                  out.usage.input_tokens, out.usage.output_tokens, out.usage.cost_usd or 0.0)
 
     async def run_judge(self, spec: JudgeSpec, role: Role, judge_id: str, variant: str = "") -> JudgeOutcome:
         """One judge, ``spec.samples`` times; several samples are merged per criterion by their median."""
@@ -175,12 +194,10 @@ class PanelRunner:
             if tie.needed:
                 spec = next((s for s in specs if s.family == tie.family), first)
                 third_id = f"{spec.family}-{spec.model}-tiebreak"
-                # a different run of the same family: the next sample, and for local judges the anchors reversed
-                variant = "reversed_anchors" if spec.provider == "local" else ""
-                third = await self.run_judge(spec.model_copy(update={"samples": spec.samples}), "tie_break",
-                                             third_id, variant)
-                outcomes.append(third)
-        elif len(verdicts) < 2:
+                # a different run of the same family: the next sample, and for a deterministic provider its variant
+                variant = registry.capabilities(spec.provider).tie_break_variant
+                outcomes.append(await self.run_judge(spec, "tie_break", third_id, variant))
+        else:
             missing = [o.judge_id for o in outcomes if o.verdict is None]
             tie = TieBreakDecision(needed=False, reasons=[f"no verdict from {', '.join(missing)}: no tie-break "
                                                           "possible"])
@@ -188,32 +205,35 @@ class PanelRunner:
         for o in outcomes:
             usage = usage.add(o.usage)
         corpus = self.inputs.corpus() + [c.result for o in outcomes for c in o.tool_calls]
+        n = sum(1 for o in outcomes if o.verdict is not None)
+        none = None if n else "no configured judge produced a verdict: " + "; ".join(
+            f"{o.judge_id}: {o.error or 'no verdict'}" for o in outcomes)
         return PanelResult(note=panel.note, local=panel.local, outcomes=outcomes, tie_break=tie, usage=usage,
-                           corpus=corpus)
+                           corpus=corpus, verdicts=n, no_verdict=none)
 
 
 def merge_samples(runs: list[JudgeOutcome]) -> JudgeOutcome:
     if len(runs) == 1:
         return runs[0]
-    import statistics
-
-    good = [r for r in runs if r.verdict is not None]
+    good: list[JudgeVerdict] = [r.verdict for r in runs if r.verdict is not None]
     base = runs[0].model_copy(deep=True)
     usage = Usage()
     for r in runs:
         usage = usage.add(r.usage)
     base.usage = usage
     base.tool_calls = [c for r in runs for c in r.tool_calls]
+    base.searches = [q for r in runs for q in r.searches]
+    base.reminders = [m for r in runs for m in r.reminders]
     base.cached = all(r.cached for r in runs)
     if not good:
         return base
-    v = good[0].verdict.model_copy(deep=True)
+    v = good[0].model_copy(deep=True)
     for cid in v.scores:
-        v.scores[cid].score = statistics.median(r.verdict.scores[cid].score for r in good)
+        v.scores[cid].score = statistics.median(g.scores[cid].score for g in good)
         v.scores[cid].rationale = f"median of {len(good)} samples; first: {v.scores[cid].rationale}"
-    counts: dict[str, list] = {}
-    for r in good:
-        for f in {f.flag: f for f in r.verdict.flags}.values():
+    counts: dict[str, list[FlagClaim]] = {}
+    for g in good:
+        for f in {f.flag: f for f in g.flags}.values():
             counts.setdefault(f.flag, []).append(f)
     v.flags = [fs[0] for fs in counts.values() if len(fs) * 2 > len(good)]
     base.verdict = v

