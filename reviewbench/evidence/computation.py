@@ -369,7 +369,6 @@ class _Graph(ast.NodeVisitor):
             return self.call(node)
         if isinstance(node, ast.BinOp):
             if _rope_idiom(node):  # x * cos + rotate_half(x) * sin: x, at other positions
-                self.expr(node.right)
                 return self.expr(node.left.left) if isinstance(node.left, ast.BinOp) else self.expr(node.left)
             if isinstance(node.op, (ast.FloorDiv, ast.Mod)):
                 v = self.expr(node.left)
