@@ -22,11 +22,11 @@ from reviewbench.calibrate.metrics import (failures, family_offsets, krippendorf
 from reviewbench.calibrate.runner import CaseResult, JudgeRecord
 from reviewbench.calibrate.suite import BASELINE_CASES, Case, leak_terms, leaks, load_key, surnames
 from reviewbench.cli import main
-from reviewbench.judges.anthropic_judge import AnthropicJudge
-from reviewbench.judges.openai_judge import OpenAIJudge
+from reviewbench.judges.providers.anthropic import AnthropicJudge
+from reviewbench.judges.providers.openai import OpenAIJudge
 from reviewbench.priorart import load_index
 
-from test_judges_api import anthropic_message, chat_completion, tool_use
+from test_judges_api import anthropic_message, responses_reply, tool_use
 
 SUITE = Path(__file__).resolve().parents[1] / "calibration"
 KEY = load_key(SUITE)
@@ -144,7 +144,7 @@ class PerfectClaude:
 
 
 class GenerousGPT:
-    """A Chat Completions endpoint that always gives novelty 3 and names no source."""
+    """A Responses API endpoint that always gives novelty 3 and names no source."""
 
     def __init__(self):
         self.requests = []
@@ -155,7 +155,7 @@ class GenerousGPT:
                               "soundness": {"score": 2, "rationale": "ok"}},
                    "flags": [], "prior_work": [{"title": "An unrelated paper", "arxiv_id": "2101.00001", "relation": "-"}],
                    "citations_checked": [], "summary": "new"}
-        return httpx2.Response(200, json=chat_completion([("submit_verdict", verdict)]))
+        return httpx2.Response(200, json=responses_reply([("submit_verdict", verdict)]))
 
 
 def _suite_copy(tmp_path: Path) -> Path:
