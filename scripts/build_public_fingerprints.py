@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from reviewbench.evidence.similarity import K, OP_GAP, OP_K, PUBLIC_DATA, W, canary, fingerprint, op_fingerprint  # noqa: E402
+from reviewbench.evidence.similarity import K, OP_K, PUBLIC_DATA, W, canary, fingerprint, op_fingerprint  # noqa: E402
 
 OUT = Path(__file__).resolve().parent.parent / "reviewbench" / PUBLIC_DATA
 SCHEMA = "reviewbench.public-fingerprints/1"
@@ -111,7 +111,7 @@ def extract(text: str, symbols: list[str]) -> list[tuple[int, str]]:
     out = []
     for sym in symbols:
         owner, _, member = sym.partition(".")
-        node: ast.AST | None = None
+        node: ast.stmt | None = None
         for top in tree.body:
             names = [top.name] if isinstance(top, (ast.ClassDef, ast.FunctionDef)) else \
                 [t.id for t in top.targets if isinstance(t, ast.Name)] if isinstance(top, ast.Assign) else []
@@ -167,7 +167,7 @@ def build(mirrors: Path) -> dict:
             "ops": remap(op_fingerprint(source).hashes, mapping),
         })
     return {
-        "schema": SCHEMA, "k": K, "w": W, "op_k": OP_K, "op_gap": OP_GAP, "canary": canary(),
+        "schema": SCHEMA, "k": K, "w": W, "op_k": OP_K, "canary": canary(),
         "built_by": "scripts/build_public_fingerprints.py",
         "note": "Fingerprints (64-bit hashes of normalised token and operation k-grams) and line numbers only; "
                 "no source code. Line numbers >= 1000000 * i belong to the unit's paths[i].",

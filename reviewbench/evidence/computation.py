@@ -177,7 +177,7 @@ def _callable_alias(node: ast.expr) -> str | None:
     return None
 
 
-def _self_attr(node: ast.expr) -> bool:
+def _self_attr(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
@@ -561,13 +561,6 @@ def op_paths(nodes: list[Node], length: int = 3) -> list[tuple[tuple[str, ...], 
 
 # --- features: what the operations act on -----------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Feature:
-    key: str
-    words: str  # the field's vocabulary for it, as papers write it
-    line: int
-
-
 FEATURE_WORDS = {
     "attention": "attention scores softmax query key",
     "last_query": "last query attention current token newest query",
@@ -762,7 +755,10 @@ class _Flow(ast.NodeVisitor):
         if "Q" in lt and "K" in rt or "K" in lt and "Q" in rt:
             self.add("attention", line)
         elif "K" in lt and "K" in rt and "Q" not in both:
-            self.add("key_similarity" if "N" in both else "key_gram", line)
+            if "KM" in both:
+                self.add("mean_key", line)  # keys against the mean key (KeyDiff)
+            elif "N" in both:
+                self.add("key_similarity", line)  # unit keys against unit keys: cosine similarity
         elif "Q" in lt and "Q" in rt and "K" not in both:
             self.add("query_statistics", line)
 
@@ -791,8 +787,6 @@ class _Flow(ast.NodeVisitor):
             self.run_def(local)
             return self.tags.pop("__return__", set()) | all_args
         if name == "attention" and (rt == {"VIEW"} or receiver is not None):
-            if node.args and "Q" in arg_tags[0]:
-                pass
             self.add("attention", line)
             return {"A"} | (all_args - {"Q"})
         if name in ("remember", "recall"):
@@ -825,7 +819,7 @@ class _Flow(ast.NodeVisitor):
             return t | {"N"}
         if name == "cosine_similarity":
             if "K" in t and "Q" not in t:
-                self.add("key_similarity", line)
+                self.add("mean_key" if "KM" in t else "key_similarity", line)
             return t
         if op == "matmul":
             if len(arg_tags) >= 2:
@@ -833,7 +827,10 @@ class _Flow(ast.NodeVisitor):
                     operands = arg_tags[1:]
                     if sum("K" in o for o in operands) >= 2 and not any("Q" in o for o in operands) and \
                             not any("S" in o for o in operands):
-                        self.add("key_similarity" if any("N" in o for o in operands) else "key_gram", line)
+                        if any("KM" in o for o in operands):
+                            self.add("mean_key", line)
+                        elif any("N" in o for o in operands):
+                            self.add("key_similarity", line)
                     elif any("Q" in o for o in operands) and any("K" in o for o in operands):
                         self.add("attention", line)
                     elif sum("Q" in o for o in operands) >= 2:
@@ -856,7 +853,6 @@ class _Flow(ast.NodeVisitor):
             if "A" in t and isinstance(dim, ast.Constant) and dim.value == 0:
                 self.add("head_average", line)
             if "Q" in t and "A" not in t and "K" not in t:
-                self.tags.setdefault("__qmean__", set())
                 return t | {"M"}
             if "K" in t and "A" not in t and "Q" not in t:
                 return t | {"KM"}
@@ -1037,9 +1033,6 @@ def computation(source: str) -> Computation:
             flow.run_def(fn)
             if hook == "layer_budgets":
                 _pyramid(fn, found)
-    if "attention" in found and "window_queries" not in found and "last_query" not in found and \
-            "all_queries" not in found and "reconstruction" not in found and "question_queries" not in found:
-        pass
     if "all_queries" in found and "attention" in found and "query_statistics" not in found:
         found.setdefault("accumulate", found["all_queries"])  # attention received from every query, summed
     if "window_queries" in found and ("recent" in found or "sinks" in found) and "attention" in found:

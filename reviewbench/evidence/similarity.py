@@ -41,7 +41,6 @@ from reviewbench.evidence.computation import API_CALLS, CANON, op_graph, op_path
 K = 7  # tokens per k-gram (7 and a window of 4 separate a rewritten SnapKV from the rest best)
 W = 4  # winnowing window
 OP_K = 3  # canonical operations per data-flow chain
-OP_GAP = 0  # (reserved: chains have no gaps)
 METHODS_DIR = Path(_methods.__file__).resolve().parent
 PUBLIC_DATA = "data/public_fingerprints.json"
 _HEAD = "import torch\nfrom harness.api import EvictionMethod, Keep, LayerView, ModelInfo, Rewrite\n\n\n"
@@ -270,7 +269,6 @@ class PublicData(BaseModel):
     k: int
     w: int
     op_k: int
-    op_gap: int
     canary: dict[str, list[int]]
     repositories: list[dict]
     units: list[Reference]
@@ -289,7 +287,7 @@ def public_data() -> PublicData:
 def public_references() -> dict[str, Reference]:
     """The public reference implementations, by label (``public:<repo>/<file>:<symbol>@<commit>``)."""
     data = public_data()
-    if (data.k, data.w, data.op_k, data.op_gap) != (K, W, OP_K, OP_GAP) or data.canary != canary():
+    if (data.k, data.w, data.op_k) != (K, W, OP_K) or data.canary != canary():
         raise RuntimeError(f"{PUBLIC_DATA} was built with another normaliser: rebuild it with "
                            "scripts/build_public_fingerprints.py")
     return {u.label: u for u in data.units}
