@@ -18,6 +18,7 @@ with the year, when that pair names one paper of the index and the surname is no
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel
@@ -99,7 +100,9 @@ def _name_pattern(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z0-9]){body}(?![A-Za-z0-9])", 0 if _generic(name) else re.I)
 
 
+@lru_cache(maxsize=1)
 def _index_pairs() -> dict[tuple[str, int], int]:
+    """(first author's surname, year) -> how many index papers have it."""
     pairs: dict[tuple[str, int], int] = {}
     for p in load_index().papers:
         if p.first_author and p.year:
