@@ -98,11 +98,15 @@ max_steps = 2
     seconds = time.time() - t0
     assert r.stdout, r.stderr[-2000:]
     report = json.loads(r.stdout)
-    assert report["headline"].startswith("Judged by the configured API panel: openai_compatible:")
+    # a 135M model mostly writes no schema-valid verdict: then the headline says no judge ran, and why
+    assert report["headline"].startswith(("Judged by the configured API panel: openai_compatible:", "No judges ran"))
     judges = next(s for s in report["stages"] if s["name"] == "judges")
     outcomes = (judges.get("data") or {}).get("outcomes")
     if outcomes is None:  # every judge failed: the stage reports each judge's error in its reason
-        assert "huggingface" in judges["reason"] and "meta" in judges["reason"], judges
+        reason = judges["reason"] or ""
+        assert "huggingface" in reason and "meta" in reason, judges
+        assert "Connection" not in reason and ("steps" in reason or "invalid" in reason)  # the server answered
+        print(f"review through transformers serve: {seconds:.0f} s; no verdict: {reason[:400]}")
         return
     assert [o["family"] for o in outcomes[:2]] == ["huggingface", "meta"]
     for o in outcomes[:2]:
