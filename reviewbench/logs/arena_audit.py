@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 from reviewbench.arena import Arena, Rules, find_arena, load_arena
@@ -10,9 +11,9 @@ from reviewbench.errors import UserError
 from reviewbench.logs.audit import AuditReport, run_audit
 
 
-def official_submissions(arena: Arena) -> list[tuple[str, str, object, str]]:
+def official_submissions(arena: Arena) -> list[tuple[str, str, datetime, str]]:
     """(agent, id, submitted_at, where) of the arena's submissions that say when they were made."""
-    out = []
+    out: list[tuple[str, str, datetime, str]] = []
     for sub_id in arena.submission_ids():
         try:
             b = load_bundle(arena.submit_dir / sub_id, arena.config.bundle)
@@ -26,7 +27,8 @@ def official_submissions(arena: Arena) -> list[tuple[str, str, object, str]]:
 
 def audit_paths(paths: list[Path], arena_dir: Path | None = None, agent: str | None = None,
                 fmt: str = "auto") -> AuditReport:
-    """``review audit``: with an arena (given, or found above the first path) its rules apply."""
+    """``review audit``: with an arena (given, or found above the first path) its rules and agents apply: a
+    log under its logs/<agent>/ is that agent's, any other is the agent whose home the log's cwd is in."""
     arena = None
     if arena_dir is not None:
         arena = load_arena(arena_dir)

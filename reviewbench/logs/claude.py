@@ -1,30 +1,40 @@
-"""Claude Code session transcripts (``~/.claude/projects/<cwd>/<session>.jsonl`` and ``subagents/agent-*.jsonl``).
+"""Claude Code session transcripts (``~/.claude/projects/<cwd>/<session>.jsonl``, sub-agents in
+``<session>/subagents/agent-<id>.jsonl`` or inline as sidechains), also pretty-printed or as a JSON array,
+and ``claude -p --output-format stream-json`` captures.
 
-``tool_use`` blocks in assistant lines are paired with ``tool_result`` blocks in user lines by id. Lines
-with neither are not parsed at all (only checked), which keeps a transcript full of long tool outputs
-cheap to audit. Lines are deduplicated by ``uuid`` (resumed sessions copy earlier lines).
+Only assistant lines with a ``tool_use`` (and user lines with a typed ``<bash-input>``) are parsed; the rest,
+most of a transcript's bytes, are only checked for shape: each call is audited when it is made, whether or
+not its result was written. Lines are deduplicated by ``uuid`` and calls by id (resumed sessions copy
+earlier lines). ``Task``/``Agent`` calls are recorded with the sub-agent id their result names, so the audit
+can say when a sub-agent's own transcript is missing.
 """
 
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from collections.abc import Iterator
-from pathlib import Path
 
 import orjson
 
-from reviewbench.logs.events import OUTPUT_LIMIT, Event, ParseStats, string_values, trim
-from reviewbench.logs.reader import check_unparsed, parse_line
+from reviewbench.logs.events import Event, FileInfo, ParseStats, SubagentCall, string_values
+from reviewbench.logs.reader import check_unparsed, parse_line, raw_records
 
 _RESULT_KEY = b'"tool_use_id":"'
-_CONTENT_START = re.compile(rb'"(?:content|text)":\s*"')
-MESSAGE_TYPES = {"user", "assistant"}
 KNOWN_TYPES = {"user", "assistant", "system", "summary", "attachment", "progress", "file-history-snapshot",
                "queue-operation", "last-prompt", "custom-title", "ai-title", "agent-name", "pr-link",
-               "permission-mode", "agent-setting", "bridge-session", "worktree-state", "mode"}
+               "permission-mode", "agent-setting", "bridge-session", "worktree-state", "mode", "result",
+               "stream_event"}
+SUBAGENT_TOOLS = {"Task", "Agent"}
+# tools with no effect outside the conversation: their arguments are prose, not paths or URLs to contact
+INERT_TOOLS = {"TodoWrite", "TodoRead", "ExitPlanMode", "EnterPlanMode", "AskUserQuestion", "BashOutput", "KillBash",
+               "KillShell", "TaskOutput", "TaskStop", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet",
+               "SlashCommand", "Skill", "SendMessage", "ToolSearch", "ListMcpResourcesTool", "StructuredOutput"}
 _BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
-MAX_PENDING = 5000
+_CWD = re.compile(rb'"cwd"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_VERSION = re.compile(rb'"version"\s*:\s*"([0-9][\w.+-]*)"')
+_AGENT_ID = re.compile(rb'"agentId"\s*:\s*"([^"\\]+)"')
+_SIDECHAIN = re.compile(rb'"isSidechain"\s*:\s*true')
+_ROOT = re.compile(rb'"parentUuid"\s*:\s*null')
 
 
 def tool_event(name: str, inp: dict, source: str, cwd: str | None, time: str | None, agent: str | None) -> Event:
@@ -38,7 +48,15 @@ def tool_event(name: str, inp: dict, source: str, cwd: str | None, time: str | N
     elif name in ("Write", "Edit", "MultiEdit", "NotebookEdit"):
         ev.kind = "write"
         ev.paths = [str(inp.get("file_path") or inp.get("notebook_path") or "")]
-        ev.content = inp.get("content") if isinstance(inp.get("content"), str) else inp.get("new_string")
+        if name == "Write" and isinstance(inp.get("content"), str):
+            ev.content = inp["content"]
+        elif name == "Edit":
+            ev.edits = [(str(inp.get("old_string") or ""), str(inp.get("new_string") or ""))]
+        elif name == "MultiEdit" and isinstance(inp.get("edits"), list):
+            ev.edits = [(str(e.get("old_string") or ""), str(e.get("new_string") or ""))
+                        for e in inp["edits"] if isinstance(e, dict)]
+        elif name == "NotebookEdit":
+            ev.edits = [("", str(inp.get("new_source") or ""))]
     elif name in ("Glob", "LS"):
         base = str(inp.get("path") or cwd or "")
         pattern = str(inp.get("pattern") or "")
@@ -52,10 +70,12 @@ def tool_event(name: str, inp: dict, source: str, cwd: str | None, time: str | N
         ev.kind, ev.urls, ev.query = "fetch", [str(inp.get("url", ""))], inp.get("prompt")
     elif name in ("WebSearch", "web_search"):
         ev.kind, ev.query = "web_search", str(inp.get("query", ""))
-        domains = [*(inp.get("allowed_domains") or []), *(inp.get("blocked_domains") or [])]
-        ev.strings = [str(d) for d in inp.get("allowed_domains") or []]
-        if domains:
-            ev.query += " " + " ".join(f"domain:{d}" for d in inp.get("allowed_domains") or [])
+        allowed = [str(d) for d in inp.get("allowed_domains") or []]
+        ev.strings = allowed
+        if allowed:
+            ev.query += " " + " ".join(f"domain:{d}" for d in allowed)
+    elif name in SUBAGENT_TOOLS or name in INERT_TOOLS:
+        pass  # a sub-agent's actions are in its own transcript; the rest act on the conversation only
     elif name.startswith("mcp__"):
         ev.kind = "mcp"
         ev.strings = string_values(inp)
@@ -64,112 +84,121 @@ def tool_event(name: str, inp: dict, source: str, cwd: str | None, time: str | N
     return ev
 
 
-def _result_text(block: dict) -> str:
-    content = block.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
-    return ""
-
-
-def _result_ids(line: bytes) -> Iterator[tuple[str, int]]:
-    """(tool_use_id, offset after it) of each result in a raw user line; bytes.find, not a regex scan."""
+def _result_ids(line: bytes) -> Iterator[str]:
+    """The tool_use_id of each result in a raw user line; bytes.find, not a parse."""
     pos = line.find(_RESULT_KEY)
     while pos >= 0:
         start = pos + len(_RESULT_KEY)
         end = line.find(b'"', start)
         if end < 0:
             return
-        yield line[start:end].decode("utf-8", "replace"), end
+        yield line[start:end].decode("utf-8", "replace")
         pos = line.find(_RESULT_KEY, end)
 
 
-def _output_preview(line: bytes, start: int) -> str | None:
-    """The first OUTPUT_LIMIT characters of the JSON string that starts at ``start``, without parsing the line."""
-    m = _CONTENT_START.search(line, start)
-    if not m:
-        return None
-    chunk = line[m.end() : m.end() + OUTPUT_LIMIT * 2]
-    end = chunk.find(b'"')
-    while end > 0 and chunk[end - 1 : end] == b"\\" and not chunk[:end].endswith(b"\\\\"):
-        end = chunk.find(b'"', end + 1)
-    if end >= 0:
-        chunk = chunk[:end]
-    for cut in range(len(chunk), max(len(chunk) - 8, -1), -1):  # back off a split escape or UTF-8 sequence
-        try:
-            return trim(orjson.loads(b'"' + chunk[:cut] + b'"'))
-        except orjson.JSONDecodeError:
-            continue
-    return None
+def _settle_subagent(call: SubagentCall, rec: dict, tool_use_id: str) -> None:
+    """A Task/Agent result: the sub-agent's id (2.x), or an error (no sub-agent ran)."""
+    tur = rec.get("toolUseResult")
+    if isinstance(tur, dict) and isinstance(tur.get("agentId"), str):
+        call.agent_id = tur["agentId"]
+    content = (rec.get("message") or {}).get("content")
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("tool_use_id") == tool_use_id and block.get("is_error"):
+                call.failed = True
+    if isinstance(tur, str) and tur.startswith("Error"):
+        call.failed = True
 
 
-def _lines(path: Path, stats: ParseStats) -> Iterator[tuple[int, dict | bytes]]:
-    """The hot loop of a transcript audit: tool-call lines come parsed; pure tool-result lines (most of the
-    bytes) come as checked raw bytes; every other line is only checked for shape and UTF-8.
+def _whole(line: bytes) -> bool:
+    """A compact record that starts and ends as an object and is valid UTF-8 (the common case, checked inline
+    so that the lines nobody parses cost almost nothing)."""
+    return line[:1] == b"{" and (line[-2:] == b"}\n" or line[-1:] == b"}") and line.isascii()
 
-    A line's role is read from its first ``"role":"``: quotes inside JSON strings are always escaped, and
-    no field before ``message`` holds an object, so that first match is the line's own role.
-    """
-    n_lines = n_bytes = 0
-    try:
-        with open(path, "rb") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                n_lines += 1
-                n_bytes += len(line)
-                i = line.find(b'"role":"')
-                role = line[i + 8 : i + 9] if i >= 0 else b""
-                if role == b"a":
-                    wanted = b'"tool_use"' in line or b"srvtoolu_" in line
-                elif role == b"u":
-                    if b'"tool_use_id"' in line:  # results; a typed <bash-input> is never in a result line
-                        if check_unparsed(line, stats, path, lineno):
-                            yield lineno, line
-                        continue
-                    wanted = b"<bash-input>" in line
-                else:  # not a compact message line: decide on content (spaced JSON, odd writers)
-                    wanted = b"tool_use" in line or b"<bash-input>" in line
-                if not wanted:
-                    check_unparsed(line, stats, path, lineno)
+
+def parse_claude(info: FileInfo, stats: ParseStats, seen: set[int]) -> Iterator[Event]:
+    path = info.path
+    spath = str(path)
+    tasks: dict[str, SubagentCall] = {}  # Task/Agent calls waiting for their result
+    need_cwd = info.session_cwd is None
+    need_version = True
+    sidechain_ids = info.subagent_ids
+    id_seen = False  # this file named its sub-agent id: later lines are searched near their start only
+    header = 200  # the session's header facts (cwd, version) are in its first records
+    for lineno, line in raw_records(path, stats, "lines" if info.layout == "lines" else "json"):
+        if header:
+            header -= 1
+            if need_cwd and (m := _CWD.search(line)):
+                info.saw_cwd(m.group(1).decode("utf-8", "replace"))
+                need_cwd = False
+            if need_version and (m := _VERSION.search(line)):
+                info.client, need_version = f"Claude Code {m.group(1).decode()}", False
+            if not (need_cwd or need_version):
+                header = 0
+        j = line.find(b'"isSidechain":', 0, 2048)
+        if (j >= 0 and line[j + 14 : j + 15] == b"t") or (
+                j < 0 and line.find(b'"isSidechain"', 0, 2048) >= 0 and _SIDECHAIN.search(line, 0, 2048)):
+            m = _AGENT_ID.search(line, 0, 2048) or (None if id_seen else _AGENT_ID.search(line))
+            if m:
+                sidechain_ids.add(m.group(1).decode("utf-8", "replace"))
+                id_seen = True
+            elif _ROOT.search(line, 0, 2048):
+                info.inline_sidechains += 1
+        i = line.find(b'"role":"')
+        role = line[i + 8 : i + 9] if i >= 0 else b""
+        if role == b"a":
+            wanted = line.find(b'"tool_use"', i) >= 0 or b"srvtoolu_" in line
+        elif role == b"u":
+            if line.find(b'"tool_use_id"', i) >= 0:  # results; a typed <bash-input> is never in a result line
+                if not _whole(line) and not check_unparsed(line, stats, path, lineno):
                     continue
-                rec = parse_line(line, stats, path, lineno)
-                if rec is not None:
-                    yield lineno, rec
-    finally:
-        stats.lines += n_lines
-        stats.bytes += n_bytes
-
-
-def parse_claude(path: Path, stats: ParseStats, agent: str | None, seen: set[int]) -> Iterator[Event]:
-    pending: OrderedDict[str, Event] = OrderedDict()
-    for lineno, rec in _lines(path, stats):
-        if isinstance(rec, bytes):  # a user line with tool results only
-            for tool_use_id, end in _result_ids(rec):
-                ev = pending.pop(tool_use_id, None)
-                if ev is not None:
-                    ev.output = _output_preview(rec, end)
-                    yield ev
+                if tasks:
+                    for tool_use_id in _result_ids(line):
+                        call = tasks.pop(tool_use_id, None)
+                        if call is not None:
+                            try:
+                                rec = orjson.loads(line)
+                            except orjson.JSONDecodeError:
+                                continue
+                            if isinstance(rec, dict):
+                                _settle_subagent(call, rec, tool_use_id)
+                continue
+            wanted = b"<bash-input>" in line
+        else:  # not a compact message line: decide on content (pretty-printed JSON, other writers)
+            wanted = b"tool_use" in line or b"<bash-input>" in line
+        if not wanted:
+            if not _whole(line):
+                check_unparsed(line, stats, path, lineno)
+            continue
+        rec = parse_line(line, stats, path, lineno)
+        if rec is None:
             continue
         rtype = rec.get("type")
-        if rtype not in MESSAGE_TYPES:
+        if rtype != "assistant" and rtype != "user":
             stats.skip(str(rtype) if rtype in KNOWN_TYPES else f"unknown:{rtype}")
             continue
-        uuid = rec.get("uuid")
+        uuid, time, cwd = rec.get("uuid"), rec.get("timestamp"), rec.get("cwd")
+        msg = rec.get("message")
+        content = msg.get("content") if isinstance(msg, dict) else None
         if uuid:
             h = hash(uuid)
             if h in seen:
                 stats.duplicates += 1
                 continue
             seen.add(h)
-        msg = rec.get("message") or {}
-        content = msg.get("content")
-        src = f"{path}:{lineno}"
-        cwd, time = rec.get("cwd"), rec.get("timestamp")
+        if cwd is not None and not isinstance(cwd, str):
+            cwd = None
+        if need_cwd and cwd:
+            info.saw_cwd(cwd)
+            need_cwd = False
+        if time is not None and not isinstance(time, str):
+            time = None
+        src = f"{spath}:{lineno}"
         if isinstance(content, str):
             if rtype == "user":
-                for m in _BASH_INPUT.finditer(content):  # a shell command typed by the user, not the agent
-                    yield Event(source=src, tool="user-shell", kind="shell", agent=agent, time=time, cwd=cwd,
-                                actor="user", command=m.group(1))
+                for m2 in _BASH_INPUT.finditer(content):  # a shell command typed by the user, not the agent
+                    yield Event(source=src, tool="user-shell", kind="shell", agent=info.agent, time=time, cwd=cwd,
+                                actor="user", command=m2.group(1))
             continue
         if not isinstance(content, list):
             continue
@@ -177,23 +206,24 @@ def parse_claude(path: Path, stats: ParseStats, agent: str | None, seen: set[int
             if not isinstance(block, dict):
                 continue
             btype = block.get("type")
-            if btype in ("tool_use", "server_tool_use") and rtype == "assistant":
-                ev = tool_event(str(block.get("name", "")), block.get("input") or {}, src, cwd, time, agent)
-                if btype == "server_tool_use":
-                    ev.tool = f"server:{ev.tool}"
-                if block.get("id") in pending:
+            if (btype == "tool_use" or btype == "server_tool_use") and rtype == "assistant":
+                tool_id = block.get("id")
+                h = hash(("tool", tool_id))
+                if h in seen:
                     stats.duplicates += 1
                     continue
-                pending[str(block.get("id"))] = ev
-                if len(pending) > MAX_PENDING:
-                    yield pending.popitem(last=False)[1]
-            elif btype == "tool_result":
-                ev = pending.pop(str(block.get("tool_use_id")), None)
-                if ev is not None:
-                    ev.output = trim(_result_text(block))
-                    yield ev
-            elif isinstance(btype, str) and btype.endswith("_tool_result"):  # server tool results
-                ev = pending.pop(str(block.get("tool_use_id")), None)
-                if ev is not None:
-                    yield ev
-    yield from pending.values()
+                seen.add(h)
+                name = str(block.get("name", ""))
+                inp = block.get("input")
+                ev = tool_event(name, inp if isinstance(inp, dict) else {"input": inp}, src, cwd, time, info.agent)
+                if btype == "server_tool_use":
+                    ev.tool = f"server:{ev.tool}"
+                if name in SUBAGENT_TOOLS:
+                    call = SubagentCall(source=src)
+                    info.subagent_calls.append(call)
+                    tasks[str(tool_id)] = call
+                yield ev
+            elif btype == "tool_result" and tasks:
+                call = tasks.pop(str(block.get("tool_use_id")), None)
+                if call is not None:
+                    _settle_subagent(call, rec, str(block.get("tool_use_id")))

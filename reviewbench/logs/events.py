@@ -1,12 +1,15 @@
 """The one event stream every log parser produces, and the parse statistics beside it.
 
 Events are slotted dataclasses, not pydantic models: an audit streams millions of them and validation
-would dominate the cost. They never leave the audit; findings (pydantic) do.
+would dominate the cost. Their sequence fields default to shared empty tuples (parsers assign, nobody
+appends): building one is on the audit's hot path. They never leave the audit; findings (pydantic) do.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 EventKind = Literal["shell", "read", "write", "list", "search", "fetch", "web_search", "mcp", "patch", "net",
@@ -23,19 +26,20 @@ class Event:
     time: str | None = None
     actor: Literal["agent", "user", "network"] = "agent"
     command: str | None = None  # shell script, for kind == "shell"
-    paths: list[str] = field(default_factory=list)
-    urls: list[str] = field(default_factory=list)
+    paths: Sequence[str] = ()
+    urls: Sequence[str] = ()
     query: str | None = None
-    content: str | None = None  # text written to a file (Write, apply_patch)
+    content: str | None = None  # text written to a file (Write; for patches and edits see ``edits``)
+    edits: Sequence[tuple[str, str]] = ()  # (old, new) of an Edit/MultiEdit/patch update
     cwd: str | None = None
-    env: dict[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] | None = None
     output: str | None = None
     host: str | None = None  # network events
     ip: str | None = None
     port: int | None = None
     method: str | None = None
     nbytes: int | None = None
-    strings: list[str] = field(default_factory=list)  # other string arguments worth scanning (MCP tools)
+    strings: Sequence[str] = ()  # other string arguments worth scanning (MCP tools)
 
 
 @dataclass(slots=True)
@@ -54,6 +58,8 @@ class ParseStats:
     duplicates: int = 0
     warnings: list[ParseWarning] = field(default_factory=list)
     warnings_total: int = 0
+    unread_records: int = 0  # lines/records whose content was not audited (broken, or over the size cap)
+    overlong_records: int = 0
 
     def warn(self, source: str, message: str, keep: int = 200) -> None:
         self.warnings_total += 1
@@ -62,6 +68,51 @@ class ParseStats:
 
     def skip(self, record_type: str) -> None:
         self.skipped_records[record_type] = self.skipped_records.get(record_type, 0) + 1
+
+
+@dataclass(slots=True)
+class SubagentCall:
+    """A Claude ``Task``/``Agent`` call: its sub-agent's own transcript must be audited too."""
+
+    source: str
+    agent_id: str | None = None  # from the result's toolUseResult.agentId (2.x); None in 1.x (inline sidechains)
+    failed: bool = False  # the call returned an error: no sub-agent ran
+
+
+@dataclass(slots=True)
+class FileInfo:
+    """What one log file says about itself: its client, its session, whose it is, what it refers to.
+
+    ``agent`` comes from --agent, the arena's logs/<agent>/ folder, or else the working directory the log
+    records (Claude Code ``cwd``, Codex ``session_meta.cwd``) matched against ``[rules] agent_home``.
+    """
+
+    path: Path
+    fmt: str
+    layout: str = "lines"
+    agent: str | None = None
+    agent_from: str = ""
+    identify: Callable[[str], str | None] | None = None  # cwd -> agent id
+    session_cwd: str | None = None
+    cwd_agent: str | None = None  # the agent whose home the recorded cwd is in
+    session_id: str | None = None
+    client: str | None = None  # "Claude Code 2.1.214", "Codex CLI 0.144.1"
+    events: int = 0
+    subagent_calls: list[SubagentCall] = field(default_factory=list)
+    subagent_ids: set[str] = field(default_factory=set)  # sub-agent transcripts this file holds (agentId)
+    inline_sidechains: int = 0  # 1.x: sub-agent conversations inline in the session file
+    spawned_agents: int = 0  # Codex spawn_agent calls
+    unjudged_agent_paths: int = 0  # accesses to agent folders not judged because the agent is unknown
+
+    def saw_cwd(self, cwd: object) -> None:
+        """The first working directory a log records is where its session started: it names the agent."""
+        if self.session_cwd is not None or not isinstance(cwd, str) or not cwd:
+            return
+        self.session_cwd = cwd
+        if self.identify is not None:
+            self.cwd_agent = self.identify(cwd)
+            if self.agent is None and self.cwd_agent is not None:
+                self.agent, self.agent_from = self.cwd_agent, f"recorded cwd {cwd}"
 
 
 def trim(text: str | None, limit: int = OUTPUT_LIMIT) -> str | None:

@@ -1,8 +1,11 @@
 """Writes logs in the real on-disk formats (Claude Code sessions, Codex rollouts, connection logs, Squid).
 
 Used to build the example arena's logs, test fixtures and the throughput benchmark's multi-GB file. The
-envelopes follow the real samples (../shared/samples/logs): one assistant line per content block with its
-own uuid, tool results in user lines with ``toolUseResult``, Codex ``arguments`` as JSON strings.
+envelopes follow the real samples (../shared/samples/logs, Claude Code 2.1.214 and Codex 0.144.1): one
+assistant line per content block with its own uuid and the full ``usage`` block, tool results in user lines
+with ``toolUseResult`` and ``sourceToolAssistantUUID``, Task/Agent results carrying the sub-agent's
+``agentId``, Codex ``arguments`` as JSON strings. The envelope's size matters: the audit's cost is measured
+against parsing it.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ class Step:
     output: str = ""
     text: str | None = None
     is_error: bool = False
+    result: Any = None  # the toolUseResult to write instead of the default one for the tool
 
 
 @dataclass
@@ -46,45 +50,67 @@ class ClaudeSession:
     model: str = "claude-opus-4-5"
     sidechain: bool = False
     agent_id: str | None = None
+    entrypoint: str = "sdk-cli"
     _n: int = 0
     _last: str | None = None
     lines: list[str] = field(default_factory=list)
 
-    def _env(self, kind: str, t: datetime, **extra: Any) -> dict[str, Any]:
+    def _tail(self, kind: str, u: str, t: datetime) -> dict[str, Any]:
+        return {"type": kind, "uuid": u, "timestamp": _ts(t), "userType": "external", "entrypoint": self.entrypoint,
+                "cwd": self.cwd, "sessionId": self.session, "version": self.version, "gitBranch": "main"}
+
+    def _head(self) -> tuple[str, dict[str, Any]]:
         self._n += 1
         u = _uuid(self.session, self.agent_id, self._n)
-        rec = {"parentUuid": self._last, "isSidechain": self.sidechain, "userType": "external", "cwd": self.cwd,
-               "sessionId": self.session, "version": self.version, "gitBranch": "main", "type": kind,
-               "uuid": u, "timestamp": _ts(t), **extra}
+        head: dict[str, Any] = {"parentUuid": self._last, "isSidechain": self.sidechain}
         if self.agent_id:
-            rec["agentId"] = self.agent_id
+            head["agentId"] = self.agent_id
         self._last = u
-        return rec
+        return u, head
 
     def prompt(self, text: str, t: datetime) -> None:
-        self.lines.append(_dumps(self._env("user", t, message={"role": "user", "content": text})))
+        u, head = self._head()
+        self.lines.append(_dumps({**head, "promptId": _uuid(self.session, "prompt"), "type": "user",
+                                  "message": {"role": "user", "content": text}, **self._tail("user", u, t)}))
 
-    def step(self, s: Step, t: datetime) -> None:
-        msg_id = f"msg_{_uuid(self.session, self.agent_id, 'm', self._n)[:24].replace('-', '')}"
-        req = f"req_{_uuid(self.session, self.agent_id, 'r', self._n)[:24].replace('-', '')}"
-        usage = {"input_tokens": 4, "cache_read_input_tokens": 18000, "output_tokens": 120,
-                 "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0}}
-        base = {"id": msg_id, "type": "message", "role": "assistant", "model": self.model, "stop_sequence": None,
-                "usage": usage}
+    def _assistant(self, content: dict[str, Any], t: datetime, stop: str | None) -> str:
+        u, head = self._head()
+        msg = {"model": self.model, "id": f"msg_01{_uuid(self.session, self.agent_id, 'm', self._n)[:22].replace('-', '')}",
+               "type": "message", "role": "assistant", "content": [content], "stop_reason": stop,
+               "stop_sequence": None, "stop_details": None, "usage": {
+                   "input_tokens": 2, "cache_creation_input_tokens": 612, "cache_read_input_tokens": 48211,
+                   "output_tokens": 187, "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+                   "service_tier": "standard", "cache_creation": {"ephemeral_1h_input_tokens": 612,
+                                                                  "ephemeral_5m_input_tokens": 0},
+                   "inference_geo": "not_available", "iterations": [{
+                       "input_tokens": 2, "output_tokens": 187, "cache_read_input_tokens": 48211,
+                       "cache_creation_input_tokens": 612, "cache_creation": {"ephemeral_5m_input_tokens": 0,
+                                                                              "ephemeral_1h_input_tokens": 612},
+                       "type": "message"}], "speed": "standard"}, "diagnostics": None}
+        req = f"req_01{_uuid(self.session, self.agent_id, 'r', self._n)[:22].replace('-', '')}"
+        self.lines.append(_dumps({**head, "message": msg, "requestId": req, **self._tail("assistant", u, t)}))
+        return u
+
+    def step(self, s: Step, t: datetime) -> str:
+        """One tool call and its result; returns the tool_use id."""
         if s.text:
-            self.lines.append(_dumps(self._env("assistant", t, requestId=req, message={
-                **base, "content": [{"type": "text", "text": s.text}], "stop_reason": None})))
-        tid = f"toolu_{_uuid(self.session, self.agent_id, 't', self._n)[:24].replace('-', '')}"
-        self.lines.append(_dumps(self._env("assistant", t, requestId=req, message={
-            **base, "content": [{"type": "tool_use", "id": tid, "name": s.tool, "input": s.input}],
-            "stop_reason": "tool_use"})))
-        result: Any = {"stdout": s.output, "stderr": "", "interrupted": False, "isImage": False} \
-            if s.tool == "Bash" else {"type": "text", "content": s.output}
+            self._assistant({"type": "text", "text": s.text}, t, None)
+        tid = f"toolu_01{_uuid(self.session, self.agent_id, 't', self._n)[:22].replace('-', '')}"
+        source = self._assistant({"type": "tool_use", "id": tid, "name": s.tool, "input": s.input,
+                                  "caller": {"type": "direct"}}, t, "tool_use")
+        result: Any = s.result
+        if result is None:
+            result = {"stdout": s.output, "stderr": "", "interrupted": False, "isImage": False,
+                      "noOutputExpected": False} if s.tool == "Bash" else {"type": "text", "content": s.output}
         if s.is_error:
             result = f"Error: {s.output}"
-        self.lines.append(_dumps(self._env("user", t + timedelta(seconds=2), message={
+        u, head = self._head()
+        self.lines.append(_dumps({**head, "promptId": _uuid(self.session, "prompt"), "type": "user", "message": {
             "role": "user", "content": [{"tool_use_id": tid, "type": "tool_result", "content": s.output,
-                                         "is_error": s.is_error}]}, toolUseResult=result)))
+                                         "is_error": s.is_error}]},
+            **{k: v for k, v in self._tail("user", u, t + timedelta(seconds=2)).items() if k != "type"},
+            "toolUseResult": result, "sourceToolAssistantUUID": source}))
+        return tid
 
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
@@ -147,9 +173,12 @@ class CodexRollout:
         self._line(t + timedelta(seconds=1), "response_item", {"type": "custom_tool_call_output", "call_id": cid,
                                                                "output": "Success. Updated the following files."})
 
-    def web_search(self, query: str, t: datetime) -> None:
-        self._line(t, "response_item", {"type": "web_search_call", "status": "completed",
-                                        "action": {"type": "search", "query": query}})
+    def web_search(self, query: str, t: datetime, queries: list[str] | None = None) -> None:
+        """A native web search; current rollouts put the queries in ``action.queries`` (a list)."""
+        action: dict[str, Any] = {"type": "search", "query": query}
+        if queries is not None:
+            action["queries"] = queries
+        self._line(t, "response_item", {"type": "web_search_call", "status": "completed", "action": action})
 
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
