@@ -111,9 +111,9 @@ def _settle_subagent(call: SubagentCall, rec: dict, tool_use_id: str) -> None:
 
 
 def _whole(line: bytes) -> bool:
-    """A compact record that starts and ends as an object and is valid UTF-8 (the common case, checked inline
-    so that the lines nobody parses cost almost nothing)."""
-    return line[:1] == b"{" and (line[-2:] == b"}\n" or line[-1:] == b"}") and line.isascii()
+    """A compact record that starts and ends as an object and is plain ASCII (the common case; anything else
+    gets the full check)."""
+    return line[:1] == b"{" and line[-1:] == b"}" and line.isascii()
 
 
 def parse_claude(info: FileInfo, stats: ParseStats, seen: set[int]) -> Iterator[Event]:
@@ -136,7 +136,7 @@ def parse_claude(info: FileInfo, stats: ParseStats, seen: set[int]) -> Iterator[
             if not (need_cwd or need_version):
                 header = 0
         j = line.find(b'"isSidechain":', 0, 2048)
-        if (j >= 0 and line[j + 14 : j + 15] == b"t") or (
+        if (j >= 0 and line[j + 14] == 0x74) or (
                 j < 0 and line.find(b'"isSidechain"', 0, 2048) >= 0 and _SIDECHAIN.search(line, 0, 2048)):
             m = _AGENT_ID.search(line, 0, 2048) or (None if id_seen else _AGENT_ID.search(line))
             if m:
@@ -145,10 +145,10 @@ def parse_claude(info: FileInfo, stats: ParseStats, seen: set[int]) -> Iterator[
             elif _ROOT.search(line, 0, 2048):
                 info.inline_sidechains += 1
         i = line.find(b'"role":"')
-        role = line[i + 8 : i + 9] if i >= 0 else b""
-        if role == b"a":
+        role = line[i + 8] if i >= 0 else 0
+        if role == 0x61:  # "a"ssistant
             wanted = line.find(b'"tool_use"', i) >= 0 or b"srvtoolu_" in line
-        elif role == b"u":
+        elif role == 0x75:  # "u"ser
             if line.find(b'"tool_use_id"', i) >= 0:  # results; a typed <bash-input> is never in a result line
                 if not _whole(line) and not check_unparsed(line, stats, path, lineno):
                     continue
@@ -208,7 +208,7 @@ def parse_claude(info: FileInfo, stats: ParseStats, seen: set[int]) -> Iterator[
             btype = block.get("type")
             if (btype == "tool_use" or btype == "server_tool_use") and rtype == "assistant":
                 tool_id = block.get("id")
-                h = hash(("tool", tool_id))
+                h = hash(tool_id)
                 if h in seen:
                     stats.duplicates += 1
                     continue

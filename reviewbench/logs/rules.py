@@ -144,8 +144,8 @@ def _glob_reaches(pattern: str, root: str) -> bool:
 # folder, a file the agent wrote, an encoded payload, or by running in such a folder. Every other command (most
 # of a session: git, ls, grep, sed, pytest on the agent's own files) skips the analysis. Kept in step with
 # static.analyse_shell: a new kind of fact needs its trigger here (tests/test_audit_gate.py checks both agree).
-_SHELL_TRIGGERS = re.compile(r"\.\.|[~$`\\@<]|://|\./|(?i:proxy|hugging)|VISIBLE_DEVICES|HF_|^\s*\.\s|"
-                             r"[;&|]\s*\.\s")
+_CHAR_TRIGGERS = re.compile(r"[~$`\\@<]")  # home, expansion, substitution, escapes, user@host, redirected input
+_SOURCE_DOT = re.compile(r"(?:^|[;&|(])\s*\.\s")  # ". script.sh" runs a script
 # commands whose facts need no URL or "@" to show: scheme-less hosts, host operands, the Hub's CLIs, the
 # harness's split, code in another language, symlinks, decoders
 _TRIGGER_SET = frozenset({"curl", "wget", "aria2c", "http", "https", "httpie", "xh", "lynx", "links", "w3m", "axel",
@@ -154,7 +154,6 @@ _TRIGGER_SET = frozenset({"curl", "wget", "aria2c", "http", "https", "httpie", "
                           "source", "ln", "base64", "xxd", "R", "Rscript", *SHELLS,
                           *(k for k in RUNTIMES if len(k) > 1)})
 _PYTHONS = ("python", "ipython", "pypy")
-_WORDS = re.compile(r"[\w.+-]+")
 _ABS_PATH = re.compile(r"(?<![\w.~-])/[^\s'\"`;|&<>()]*")
 _PATH_KINDS = frozenset({"read", "list", "search", "write", "patch"})
 _NOTHING = Facts()  # returned (never modified) for a command that cannot yield a fact
@@ -309,7 +308,7 @@ class Auditor:
     def near_protected(self, path: str, agent: str | None, st: AgentState | None = None) -> bool:
         """Whether an absolute path (or glob) is, contains or lies in a protected folder, another agent's folder,
         a symlink the agent made, or is a script it wrote: a cheap necessary condition for any path rule."""
-        lit = _literal(path)
+        lit = path if "*" not in path and "?" not in path and "[" not in path else _literal(path)
         own = self.own_home(agent)
         if own is not None and (lit + "/").startswith(own) and lit == path:
             return False  # the agent's own files
@@ -332,10 +331,14 @@ class Auditor:
         if ev.env or (ev.cwd and ev.cwd.startswith("/") and self.near_protected(ev.cwd.rstrip("/") or "/", ev.agent,
                                                                                  st)):
             return True
-        if _SHELL_TRIGGERS.search(cmd):
+        if _CHAR_TRIGGERS.search(cmd) or ".." in cmd or "://" in cmd or "./" in cmd or "_VISIBLE" in cmd \
+                or "HF_" in cmd or "roxy" in cmd or "ROXY" in cmd or "ugging" in cmd or "UGGING" in cmd:
+            return True  # (str "in" tests: a regex alternation costs several times more per command)
+        if ". " in cmd and _SOURCE_DOT.search(cmd):
             return True
-        words = _WORDS.findall(cmd)
-        if not _TRIGGER_SET.isdisjoint(words) or not st.basenames.isdisjoint(words):
+        words = cmd.replace("/", " ").replace(";", " ").replace("(", " ").replace(")", " ").replace(
+            "|", " ").replace("&", " ").replace("=", " ").split()
+        if not _TRIGGER_SET.isdisjoint(words) or (st.basenames and not st.basenames.isdisjoint(words)):
             return True
         if "-c" in cmd and any(w.startswith(_PYTHONS) for w in words):  # python -c CODE
             return True
@@ -347,8 +350,6 @@ class Auditor:
         """Agents rerun the same commands all session long: analyse each (command, cwd, env) once, and again
         only when a file the analysis read (a script the command runs) has changed since."""
         cmd = ev.command or ""
-        if not self.may_matter(ev, st):
-            return _NOTHING
         key = (cmd, ev.cwd, tuple(sorted(ev.env.items())) if ev.env else (), ev.agent)
         hit = self._shell_cache.get(key)
         if hit is not None and all(st.versions.get(p, 0) == v for p, v in hit[1]):
@@ -373,7 +374,14 @@ class Auditor:
         if ev.kind == "net":
             self.learn_ip(ev)
             return list(self._network_event(ev))
-        if ev.kind in _PATH_KINDS and not (ev.urls or ev.strings or ev.env) and not self._paths_matter(ev):
+        kind = ev.kind
+        if kind == "shell":
+            st = self.state.get(ev.agent)
+            if st is None:
+                st = self.state[ev.agent] = AgentState()
+            if not ev.command or not self.may_matter(ev, st):
+                return []
+        elif kind in _PATH_KINDS and not (ev.urls or ev.strings or ev.env) and not self._paths_matter(ev):
             return []
         f = self.facts(ev)
         if f is _NOTHING:
@@ -398,7 +406,9 @@ class Auditor:
             st = self.state[ev.agent] = AgentState()
         writes = ev.kind in ("write", "patch") and (ev.content is not None or ev.edits)
         if writes and any(p.endswith(".py") for p in ev.paths):
-            return True  # an env set inside a Python script is judged when it is written
+            new_text = ev.content if ev.content is not None else "".join(new for _, new in ev.edits)
+            if "environ" in new_text or "putenv" in new_text:
+                return True  # an env set inside a Python script is judged when it is written
         for p in ev.paths:
             if p and self.near_protected(resolve(p, ev.cwd), ev.agent, st):
                 return True

@@ -244,9 +244,14 @@ def _b64_candidate(tok: str) -> bool:
                 or tok.count("/") > 2 + len(tok) // 16)
 
 
+_HEX_RUN = re.compile(r"[0-9a-fA-F]{16,}")
+
+
 def _has_payload(text: str) -> bool:
-    return any(_b64_candidate(m.group(0)) for m in _B64.finditer(text)) or bool(
-        _HEX.search(text) or ("\\x" in text and _HEX_ESC.search(text)))
+    """Whether ``text`` may hold a base64/hex payload (``decode_payloads`` decides); cheap on plain commands."""
+    if not text.islower() and any(_b64_candidate(m.group(0)) for m in _B64.finditer(text)):
+        return True
+    return bool(_HEX_RUN.search(text) or ("\\x" in text and _HEX_ESC.search(text)))
 
 
 # --- python ------------------------------------------------------------------------------------------------
@@ -860,7 +865,7 @@ def analyse_shell(
 ) -> Facts:
     """What a shell script touches. ``files``: files written earlier in the session (path -> content)."""
     facts = Facts()
-    files = files or {}
+    files = files if files is not None else {}
     variables = dict(env) if env else {}
     script = script[:MAX_SCRIPT]
     if "\\\n" in script:
