@@ -18,6 +18,7 @@ from typing import Any
 
 from reviewbench.logs.events import Event, EventKind, FileInfo, ParseStats, string_values, trim
 from reviewbench.logs.reader import json_records
+from reviewbench.logs.static import shell_join
 
 ENVELOPE_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state",
                   "inter_agent_communication", "inter_agent_communication_metadata"}
@@ -42,12 +43,8 @@ def _argv_script(cmd: Any) -> str:
         argv = [str(c) for c in cmd]
         if len(argv) >= 3 and argv[0].split("/")[-1] in _SHELLS and argv[1] in ("-lc", "-c", "-ic"):
             return argv[2]
-        return " ".join(_quote(a) for a in argv)
+        return shell_join(argv)
     return ""
-
-
-def _quote(word: str) -> str:
-    return word if word and re.fullmatch(r"[\w@%+=:,./-]+", word) else "'" + word.replace("'", "'\"'\"'") + "'"
 
 
 def _js_exec_calls(js: str) -> list[dict]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import Literal
 
 import orjson
 
@@ -148,8 +148,10 @@ def raw_lines(path: Path, stats: ParseStats, cap: int = MAX_RECORD_BYTES) -> Ite
 
 
 # --- a streaming splitter for JSON that is not one object per line --------------------------------------------
-_PLAIN = re.compile(rb'(?:[^"\[\]{}]+|"(?:[^"\\]+|\\.)*")*', re.S)  # non-structural bytes and whole strings
-_STR_REST = re.compile(rb'(?:[^"\\]+|\\.)*', re.S)
+# non-structural bytes and whole strings; possessive (*+, ++): an unterminated string must fail in linear time,
+# not backtrack through every way of splitting its characters
+_PLAIN = re.compile(rb'(?:[^"\[\]{}]++|"(?:[^"\\]++|\\.)*+")*+', re.S)
+_STR_REST = re.compile(rb'(?:[^"\\]++|\\.)*+', re.S)
 _KEY_BEFORE = re.compile(rb'"((?:[^"\\]|\\.)*)"\s*:\s*$', re.S)
 
 
@@ -165,8 +167,9 @@ class _Frame:
 def json_stream(path: Path, stats: ParseStats, cap: int = MAX_RECORD_BYTES) -> Iterator[tuple[int, bytes]]:
     """(line number, bytes) of each record of a JSON text: the objects of a top-level array or of a stream of
     concatenated objects, or, for a single wrapper object, its record arrays' elements plus a header record
-    (the wrapper with those arrays emptied, yielded when the first one opens). At most ``cap`` bytes of a
-    record are held; a longer one is scanned through and warned about."""
+    (the wrapper with those arrays emptied, yielded when the first one opens). The text is scanned once, in
+    1 MiB chunks, with the string being read carried over chunk boundaries: at most ``cap`` bytes of a record
+    are held, and a longer record is scanned through and warned about."""
     with open(path, "rb") as fh:
         buf = fh.read(_CHUNK)
         base = 0  # absolute offset of buf[0]
@@ -174,6 +177,7 @@ def json_stream(path: Path, stats: ParseStats, cap: int = MAX_RECORD_BYTES) -> I
             buf, base = buf[3:], 3
         eof = not buf
         pos = 0
+        in_str = False  # pos is inside a string that began earlier
         newlines, nl_at = 0, base  # newlines counted in the absolute bytes before nl_at
         stack: list[_Frame] = []
         start = -1  # absolute offset of the record being captured, -1 when none
@@ -188,30 +192,33 @@ def json_stream(path: Path, stats: ParseStats, cap: int = MAX_RECORD_BYTES) -> I
             return newlines + 1
 
         while True:
-            m = _PLAIN.match(buf, pos)
-            if m:
-                pos = m.end()
-            if pos >= len(buf) or buf[pos] == 0x22:  # end of the data, or a string that goes on past it
+            if in_str:
+                m = _STR_REST.match(buf, pos)
+                j = m.end() if m else pos
+                if j < len(buf) and buf[j] == 0x22:
+                    pos, in_str = j + 1, False
+                    continue
+                pos = j  # the string goes on past the data read so far
+            else:
+                m = _PLAIN.match(buf, pos)
+                if m:
+                    pos = m.end()
+                if pos < len(buf) and buf[pos] == 0x22:  # a string that does not end within the data read
+                    pos, in_str = pos + 1, True
+                    continue
+            if pos >= len(buf) or in_str:
                 if eof:
-                    if stack:
+                    if stack or in_str:
                         stats.unread_records += 1
                         stats.warn(f"{path}:{line_of(base + len(buf))}", "JSON ends inside a value (truncated file)")
                     break
-                keep = max(0, pos - 1024)  # a little context: the key before the next bracket
+                keep = pos if in_str else max(0, pos - 1024)  # (a little context: the key before a bracket)
                 if start >= 0 and not dropped:
                     if base + len(buf) - start > cap:
                         dropped = True
                     else:
                         keep = min(keep, start - base)
                 line_of(base + keep)
-                if pos < len(buf) and len(buf) - pos > cap:  # one string longer than the cap: read through it
-                    line_of(base + pos)
-                    dropped = dropped or start >= 0
-                    _skip_string(fh, buf, pos)
-                    base = nl_at = fh.tell()
-                    buf, pos = fh.read(_CHUNK), 0
-                    eof = not buf
-                    continue
                 more = fh.read(_CHUNK)
                 eof = not more
                 buf = buf[keep:] + more
@@ -258,24 +265,6 @@ def json_stream(path: Path, stats: ParseStats, cap: int = MAX_RECORD_BYTES) -> I
         size = base + len(buf)
         stats.lines += newlines + (1 if size and not buf.endswith(b"\n") else 0)
         stats.bytes += size
-
-
-def _skip_string(fh: BinaryIO, buf: bytes, pos: int) -> None:
-    """Reads through the JSON string that starts at ``buf[pos]`` (longer than the cap), one chunk at a time, and
-    leaves the file just after its closing quote (or at the end of the file)."""
-    data, i, esc = buf, pos + 1, False
-    while True:
-        if esc:
-            i, esc = i + 1, False
-        m = _STR_REST.match(data, i)
-        j = m.end() if m else i
-        if j < len(data) and data[j] == 0x22:
-            fh.seek(fh.tell() - (len(data) - j - 1))
-            return
-        esc = j < len(data) and data[j] == 0x5C  # a final backslash: the byte it escapes is in the next chunk
-        data, i = fh.read(_CHUNK), 0
-        if not data:
-            return
 
 
 def raw_records(path: Path, stats: ParseStats, layout: Layout = "lines",

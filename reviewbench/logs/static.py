@@ -96,6 +96,8 @@ _PRINT_OWNERS = {"console", "logging", "logger", "log", "LOG", "sys.stdout", "sy
 _WALKERS = {"walk", "fwalk", "rglob", "copytree", "make_archive", "walkSync", "walkdir", "find", "finddepth",
             "copy_tree", "rmtree", "list_files", "listFiles", "dir_ls", "rm_rf", "cp_r"}
 _GLOBS = {"glob", "iglob", "globSync", "fast_glob", "sync"}  # recursive when the pattern has **
+_CONNECT_CALLS = {"connect", "createConnection", "Socket", "TCPSocket", "new", "open", "tcp", "Connection",
+                  "create_connection", "socket", "fsockopen", "stream_socket_client", "connectTCP"}
 _WRITE_MODES = {"w", "a", "w+", "a+", "wb", "ab", "wt", "at", "x", "xb", "r+", "rb+", ">", ">>", "+>"}
 _WRITE_CALL = re.compile(r"^(?:write|append|unlink|rm|remove|mkdir|makedirs|copy|rename|move|truncate|symlink|chmod|"
                          r"create|touch|save|dump|put)", re.I)
@@ -172,6 +174,12 @@ class Workspace(Mapping[str, str]):
 
     def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
         return self._files.get(key, default)
+
+
+def shell_join(argv: list[str]) -> str:
+    """An argv as one shell command line (quoted where needed), so that it is analysed like a typed one."""
+    return " ".join(a if a and re.fullmatch(r"[\w@%+=:,./-]+", a) else "'" + a.replace("'", "'\"'\"'") + "'"
+                    for a in argv)
 
 
 def resolve(path: str, cwd: str | None) -> str:
@@ -385,6 +393,7 @@ _PY_SHELL_CALLS = {"os.system", "subprocess.run", "subprocess.call", "subprocess
                    "os.execvp", "os.execv", "os.spawnlp", "pty.spawn", "sh", "asyncio.create_subprocess_shell",
                    "asyncio.create_subprocess_exec"}
 _SPLIT_FN = re.compile(r"test_?split|split", re.I)
+_GENERATOR_FN = re.compile(r"(?:generate|gen|make|write|draw|build|create|sample)(?:_|$)|GENERATORS", re.I)
 
 
 def _is_print(fn: str) -> bool:
@@ -426,7 +435,7 @@ def _harness_origin(fn: str, imports: dict[str, str]) -> str | None:
 def _split_call(origin: str, test_arg: bool) -> str | None:
     """The rule for a call into the harness, when it is about the hidden test split."""
     name = origin.rsplit(".", 1)[-1]
-    if re.search(r"test_?split", name, re.I) or (test_arg and _SPLIT_FN.search(origin)):
+    if re.search(r"test_?split", name, re.I) or (test_arg and (_SPLIT_FN.search(origin) or _GENERATOR_FN.match(name))):
         return "calls the harness's split generator for the hidden test split"
     if test_arg:
         return "calls the harness with the hidden test split"
@@ -545,7 +554,7 @@ def analyse_python(code: str, cwd: str | None, depth: int = 0, files: Mapping[st
                 facts.env[vals[0]] = vals[1]
             if fn in _PY_SHELL_CALLS and depth < MAX_DEPTH:
                 for arg in folded:
-                    script = arg if isinstance(arg, str) else " ".join(arg) if isinstance(arg, list) else None
+                    script = arg if isinstance(arg, str) else shell_join(arg) if isinstance(arg, list) else None
                     if script:
                         facts.extend(analyse_shell(script, cwd, None, files, depth + 1))
                         break  # the command is the first argument
@@ -701,8 +710,8 @@ def analyse_code(code: str, lang: str, cwd: str | None, files: Mapping[str, str]
                 stack[-1].recursive |= done.recursive
                 stack[-1].write_mode |= done.write_mode
             last = (done.callee or "").replace("::", ".").replace("->", ".").rsplit(".", 1)[-1]
-            if last in _CHILD_PROCESS and done.strings and val == ")":
-                shell_cmds.append(" ".join(done.strings))
+            if last in _CHILD_PROCESS and done.strings and val == ")":  # exec("cmd line") or spawn("cmd", [args])
+                shell_cmds.append(done.strings[0] if len(done.strings) == 1 else shell_join(done.strings))
         elif kind == "id" and stack and val in ("recursive", "recursively", "TRUE") and \
                 (val != "TRUE" or "recursive" in code):
             stack[-1].recursive = True
@@ -718,8 +727,9 @@ def analyse_code(code: str, lang: str, cwd: str | None, files: Mapping[str, str]
         if "://" in value:
             for u in URL_RE.findall(value):
                 (facts.urls if net or callee else facts.mentioned_urls).append(u)
-        elif net and callee and _HOSTNAME.match(value) and value.rsplit(".", 1)[-1].lower() not in FILE_EXTENSIONS:
-            facts.urls.append(f"tcp://{value.lower()}")
+        elif net and last in _CONNECT_CALLS and _HOSTNAME.match(value) and \
+                value.rsplit(".", 1)[-1].lower() not in FILE_EXTENSIONS:
+            facts.urls.append(f"tcp://{value.lower()}")  # net.connect(443, "host"), TCPSocket.new("host", 80)
         if direct and direct.rsplit(".", 1)[-1] in _CHILD_PROCESS and depth < MAX_DEPTH:
             shell_cmds.append(value)  # Ruby/Perl: system "curl ..." without parentheses
         if value.startswith(("/", "./", "../", "~")) and "\n" not in value and len(value) < 400:
