@@ -172,26 +172,27 @@ def generate(path: Path, target_bytes: int, template: str) -> tuple[int, int]:
     return written, copies
 
 
+# peak RSS from VmHWM (KiB): ru_maxrss would carry the parent's peak over fork and exec
+PEAK = "int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))"
 REFERENCE = """
-import orjson, sys, time, resource
+import orjson, re, sys, time
 t, c = time.perf_counter(), time.process_time(); n = 0
 with open(sys.argv[1], "rb") as fh:
     for line in fh:
         if line.strip():
             orjson.loads(line); n += 1
-print(time.perf_counter() - t, time.process_time() - c, n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-"""
+print(time.perf_counter() - t, time.process_time() - c, n, PEAK)
+""".replace("PEAK", PEAK)
 AUDIT = """
-import sys, time, resource
+import re, sys, time
 from pathlib import Path
 from reviewbench.arena import Rules
 from reviewbench.logs.audit import run_audit
 t, c = time.perf_counter(), time.process_time()
 r = run_audit([Path(sys.argv[1])], Rules(), agent="agent1")
 cats = sorted({f.category for f in r.findings})
-print(time.perf_counter() - t, time.process_time() - c, r.stats.events,
-      resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(r.findings), ",".join(cats) or "-")
-"""
+print(time.perf_counter() - t, time.process_time() - c, r.stats.events, PEAK, len(r.findings), ",".join(cats) or "-")
+""".replace("PEAK", PEAK)
 
 
 def run(script: str, path: Path) -> list[str]:

@@ -109,11 +109,16 @@ def raw_lines(path: Path, stats: ParseStats, cap: int = MAX_RECORD_BYTES) -> Ite
     dropping = False  # the pending line is over the cap: counted, not kept
     try:
         with open(path, "rb") as fh:
+            first = True
             while True:
                 chunk = fh.read(_CHUNK)
                 if not chunk:
                     break
                 n_bytes += len(chunk)
+                if first:
+                    first = False
+                    if chunk.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark (Windows editors)
+                        chunk = chunk[3:]
                 nl = chunk.find(b"\n")
                 if nl < 0:
                     pending += len(chunk)
@@ -301,8 +306,11 @@ def first_byte(path: Path) -> bytes:
 def sample_layout(path: Path, cap: int = MAX_RECORD_BYTES, probe: int = 5) -> Layout:
     """``lines`` when one of the first non-blank lines is a whole JSON value, else ``json`` (pretty-printed,
     an array, a wrapper). Read record by record: a huge first line is read whole (up to the cap), not sniffed."""
-    if first_byte(path) == b"[":
+    fb = first_byte(path)
+    if fb == b"[":
         return "json"
+    if fb != b"{":
+        return "lines"  # not JSON at all: line by line, each a warning
     tried = 0
     for _, raw in raw_lines(path, ParseStats(), cap):
         line = raw.strip()
