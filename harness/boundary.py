@@ -66,6 +66,7 @@ class MethodHandle(Protocol):
     def layer_budgets(self, mean_budget: int, n_tokens: int, model: ModelInfo) -> list[int] | None: ...
     def select(self, view: LayerView) -> Keep | Rewrite: ...
     def on_decode(self, view: LayerView) -> Keep | Rewrite: ...
+    def call_layers(self, op: str, views: list[LayerView]) -> list[Keep | Rewrite]: ...
     def reset(self) -> None: ...
     def cpu_seconds(self) -> float: ...
     def close(self) -> None: ...
@@ -137,6 +138,10 @@ class InProcessMethod:
 
     def on_decode(self, view: LayerView) -> Keep | Rewrite:
         return self._timed(self.method.on_decode, self._with_state(view))
+
+    def call_layers(self, op: str, views: list[LayerView]) -> list[Keep | Rewrite]:
+        hook = self.on_decode if op == "on_decode" else self.select
+        return [hook(v) for v in views]
 
     def reset(self) -> None:
         self.states.clear()
@@ -283,19 +288,20 @@ class SandboxedMethod:
     def _call(self, msg: dict[str, Any], timeout: float) -> dict[str, Any]:
         if self._dead is not None:
             raise MethodError(f"the method's process was stopped earlier: {self._dead}")
+        what = str(msg.get("hook") or msg["op"])
         try:
             write_frame(self._to_child, msg)
             reply = read_frame(self._from_child, timeout)
         except WireTimeout:
-            self._kill(f"no answer to {msg['op']} within {timeout:g} s")
-            raise MethodTimeout(f"the method did not answer {msg['op']} within {timeout:g} s and was stopped") from None
+            self._kill(f"no answer to {what} within {timeout:g} s")
+            raise MethodTimeout(f"the method did not answer {what} within {timeout:g} s and was stopped") from None
         except (WireError, OSError) as e:
             self._kill(str(e))
             code = self.proc.returncode
             how = (f"killed by signal {-code}" if code is not None and code < 0 else
                    f"exited with status {code}" if code is not None else "stopped")
             tail = self._stderr.last_line()
-            raise MethodError(f"the method's process {how} during {msg['op']}"
+            raise MethodError(f"the method's process {how} during {what}"
                               + (f": {tail}" if tail else f" ({_one_line(str(e), 100)})")) from None
         if reply.get("ok") is not True:
             raise MethodError(_one_line(str(reply.get("error", "the method failed without saying why"))))
@@ -328,53 +334,72 @@ class SandboxedMethod:
         self._call({"op": "reset"}, self.limits.call_timeout_s)
 
     def select(self, view: LayerView) -> Keep | Rewrite:
-        return self._layer_call("select", view)
+        return self.call_layers("select", [view])[0]
 
     def on_decode(self, view: LayerView) -> Keep | Rewrite:
-        return self._layer_call("on_decode", view)
+        return self.call_layers("on_decode", [view])[0]
 
-    def _layer_call(self, op: str, view: LayerView) -> Keep | Rewrite:
-        tensors = {"keys": view.keys, "values": view.values, "positions": view.positions, "valid": view.valid,
-                   "queries": view.queries, "query_positions": view.query_positions}
-        descs: dict[str, dict[str, Any] | None] = {}
+    def call_layers(self, op: str, views: list[LayerView]) -> list[Keep | Rewrite]:
+        """Several layers in one round trip (their tensors side by side in the request region): board C asks
+        every over-cap layer before each decoded token, and a wake-up per layer would dominate."""
+        descs: list[dict[str, Any]] = []
+        placed: list[tuple[torch.Tensor, int]] = []
         off = 0
-        for k, t in tensors.items():
-            if t is None:
-                descs[k] = None
-                continue
-            descs[k] = {"off": off, "shape": list(t.shape), "dtype": DTYPE_NAMES[t.dtype]}
-            off = aligned(off + nbytes(t.shape, t.dtype))
-        size = max(off, ALIGN_MIN)
-        buf = self._request_buffer(size)
-        for k, t in tensors.items():
-            d = descs[k]
-            if t is not None and d is not None and t.numel():
-                dst = torch.frombuffer(buf, dtype=t.dtype, count=t.numel(), offset=d["off"]).view(t.shape)
+        caps: list[int] = []
+        for view in views:
+            tensors = {"keys": view.keys, "values": view.values, "positions": view.positions, "valid": view.valid,
+                       "queries": view.queries, "query_positions": view.query_positions}
+            d: dict[str, dict[str, Any] | None] = {}
+            for k, t in tensors.items():
+                if t is None:
+                    d[k] = None
+                    continue
+                d[k] = {"off": off, "shape": list(t.shape), "dtype": DTYPE_NAMES[t.dtype]}
+                placed.append((t, off))
+                off = aligned(off + nbytes(t.shape, t.dtype))
+            h, n, dim = view.keys.shape
+            caps.append(aligned(3 * ALIGN_MIN + h * n * (2 * dim * view.keys.element_size() + 8)))
+            descs.append({"layer": view.layer, "budget": view.budget, "board": view.board, "phase": view.phase,
+                          "model": _model_dict(view.model), "tensors": d})
+        buf = self._request_buffer(max(off, ALIGN_MIN))
+        for t, o in placed:
+            if t.numel():
+                dst = torch.frombuffer(buf, dtype=t.dtype, count=t.numel(), offset=o).view(t.shape)
                 dst.copy_(t.detach().cpu())
+        answer_cap = sum(caps)
+        if answer_cap > self._max_answer:
+            raise MethodError(f"the answer region would need {answer_cap} bytes, over the {self._max_answer} allowed")
+        os.ftruncate(self._resp, answer_cap)
+        starts = [sum(caps[:i]) for i in range(len(caps))]
+        reply = self._call({"op": "layers", "hook": op, "req_size": self._req_size, "views": descs,
+                            "answer_offsets": starts, "answer_caps": caps}, self.limits.call_timeout_s)
+        answers = reply.get("answers")
+        if not isinstance(answers, list) or len(answers) != len(views):
+            raise MethodError(f"the method's process answered {len(answers) if isinstance(answers, list) else 'no'} "
+                              f"of {len(views)} layers")
+        return [self._parse(view, a, start) for view, a, start in zip(views, answers, starts)]
+
+    def _parse(self, view: LayerView, answer: Any, base: int) -> Keep | Rewrite:
+        if not isinstance(answer, dict):
+            raise MethodError(f"layer {view.layer}: malformed answer")
         h, n, dim = view.keys.shape
         esize = view.keys.element_size()
-        answer_cap = min(self._max_answer, 3 * ALIGN_MIN + h * n * (2 * dim * esize + 8))
-        os.ftruncate(self._resp, answer_cap)
-        msg = {"op": op, "req_size": self._req_size, "resp_size": answer_cap,
-               "view": {"layer": view.layer, "budget": view.budget, "board": view.board, "phase": view.phase,
-                        "model": _model_dict(view.model), "tensors": descs}}
-        reply = self._call(msg, self.limits.call_timeout_s)
-        kind, lengths = reply.get("kind"), reply.get("lengths")
+        kind, lengths = answer.get("kind"), answer.get("lengths")
         if not isinstance(lengths, list) or len(lengths) != h or not all(
                 isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= n for x in lengths):
             raise MethodError(f"layer {view.layer}: the answer must give 0..{n} entries for each of {h} KV heads")
         if kind == "keep":
-            data = self._read(0, 8 * sum(lengths))
+            data = self._read(base, 8 * sum(lengths))
             flat = torch.frombuffer(bytearray(data), dtype=torch.int64) if data else torch.empty(0, dtype=torch.int64)
             return Keep(tuple(flat.split(lengths)))
         if kind == "rewrite":
-            if reply.get("dtype") != DTYPE_NAMES[view.keys.dtype] or reply.get("dims") != [dim] * h:
+            if answer.get("dtype") != DTYPE_NAMES[view.keys.dtype] or answer.get("dims") != [dim] * h:
                 raise MethodError(f"layer {view.layer}: Rewrite tensors must be (T', {dim}) of the cache's dtype")
             total = sum(lengths)
             kv_bytes = total * dim * esize
-            keys = self._tensor(0, kv_bytes, view.keys.dtype, (total, dim))
-            values = self._tensor(aligned(kv_bytes), kv_bytes, view.keys.dtype, (total, dim))
-            pos = self._tensor(aligned(aligned(kv_bytes) + kv_bytes), 8 * total, torch.int64, (total,))
+            keys = self._tensor(base, kv_bytes, view.keys.dtype, (total, dim))
+            values = self._tensor(base + aligned(kv_bytes), kv_bytes, view.keys.dtype, (total, dim))
+            pos = self._tensor(base + aligned(aligned(kv_bytes) + kv_bytes), 8 * total, torch.int64, (total,))
             return Rewrite(tuple(keys.split(lengths)), tuple(values.split(lengths)), tuple(pos.split(lengths)))
         raise MethodError(f"layer {view.layer}: unknown answer kind {kind!r}")
 

@@ -19,6 +19,7 @@ import hashlib
 import os
 import platform
 import random
+import resource
 import sys
 import time
 from collections.abc import Callable
@@ -235,7 +236,8 @@ def run(cfg: RunConfig, progress: Callable[[int, int, str], None] | None = None)
         environment=Environment(python=platform.python_version(), torch=torch.__version__,
                                 transformers=transformers.__version__, device=cfg.device, dtype=loaded.dtype,
                                 threads=torch.get_num_threads(), platform=platform.platform(),
-                                sandbox=isolation, seconds=round(time.perf_counter() - t_start, 1)),
+                                sandbox=isolation, seconds=round(time.perf_counter() - t_start, 1),
+                                peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024),
         caps=cfg.resolved_caps() or None, data_hash=data_id, reference=ref_state)
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from harness.api import EvictionMethod, Keep, LayerView, ModelInfo, Rewrite
-from harness.wire import DTYPE_NAMES, WireError, aligned, read_frame, tensor_at, write_frame
+from harness.wire import DTYPE_NAMES, DTYPES, WireError, aligned, read_frame, tensor_at, write_frame
 
 
 def _one_line(e: BaseException) -> str:
@@ -76,10 +76,13 @@ class Host:
         if op == "reset":
             self.states.clear()
             return {"ok": True}
-        if op in ("select", "on_decode"):
-            view = self.view(msg)
-            result = method.on_decode(view) if op == "on_decode" else method.select(view)
-            return self.answer(result, msg)
+        if op == "layers":
+            hook = method.on_decode if msg["hook"] == "on_decode" else method.select
+            buf = self._request_buffer(int(msg["req_size"]))
+            answers = []
+            for v, start, cap in zip(msg["views"], msg["answer_offsets"], msg["answer_caps"]):
+                answers.append(self.answer(hook(self.view(v, buf)), v, int(start), int(cap)))
+            return {"ok": True, "answers": answers}
         raise RuntimeError(f"unknown request {op!r}")
 
     def _request_buffer(self, size: int) -> mmap.mmap:
@@ -89,9 +92,7 @@ class Host:
             self._req_size = size
         return self._req_map
 
-    def view(self, msg: dict[str, Any]) -> LayerView:
-        v = msg["view"]
-        buf = self._request_buffer(int(msg["req_size"]))
+    def view(self, v: dict[str, Any], buf: mmap.mmap) -> LayerView:
         t = {k: tensor_at(buf, d) if d is not None else None for k, d in v["tensors"].items()}
         layer = int(v["layer"])
         return LayerView(layer=layer, keys=t["keys"], values=t["values"], positions=t["positions"],
@@ -99,34 +100,31 @@ class Host:
                          model=ModelInfo(**v["model"]), valid=t["valid"], query_positions=t["query_positions"],
                          state=self.states.setdefault(layer, {}))
 
-    def answer(self, result: object, msg: dict[str, Any]) -> dict[str, Any]:
-        cap = int(msg["resp_size"])
+    def answer(self, result: object, v: dict[str, Any], start: int, cap: int) -> dict[str, Any]:
+        """Write one layer's answer at ``start`` in the response region (at most ``cap`` bytes)."""
         if isinstance(result, Keep):
             idx = [torch.as_tensor(i).reshape(-1).to(torch.int64).contiguous() for i in result.indices]
             data = torch.cat(idx) if idx else torch.empty(0, dtype=torch.int64)
-            self._write(data.numpy().tobytes(), 0, cap)
-            return {"ok": True, "kind": "keep", "lengths": [int(i.numel()) for i in idx]}
+            self._write(data.numpy().tobytes(), start, 0, cap)
+            return {"kind": "keep", "lengths": [int(i.numel()) for i in idx]}
         if isinstance(result, Rewrite):
-            dtype = msg["view"]["tensors"]["keys"]["dtype"]
-            from harness.wire import DTYPES
-
-            want = DTYPES[dtype]
+            want = DTYPES[v["tensors"]["keys"]["dtype"]]
             ks = [torch.as_tensor(k).to(want).contiguous() for k in result.keys]
-            vs = [torch.as_tensor(v).to(want).contiguous() for v in result.values]
+            vs = [torch.as_tensor(x).to(want).contiguous() for x in result.values]
             ps = [torch.as_tensor(p).reshape(-1).to(torch.int64).contiguous() for p in result.positions]
             off = 0
             for group in (ks, vs, ps):
                 blob = b"".join(_raw(x) for x in group)
-                self._write(blob, off, cap)
+                self._write(blob, start, off, cap)
                 off = aligned(off + len(blob))
-            return {"ok": True, "kind": "rewrite", "lengths": [int(k.shape[0]) if k.dim() else 0 for k in ks],
+            return {"kind": "rewrite", "lengths": [int(k.shape[0]) if k.dim() else 0 for k in ks],
                     "dims": [int(k.shape[1]) if k.dim() == 2 else -1 for k in ks], "dtype": DTYPE_NAMES[want]}
-        raise TypeError(f"select returned {type(result).__name__}, expected Keep or Rewrite")
+        raise TypeError(f"layer {v['layer']}: select returned {type(result).__name__}, expected Keep or Rewrite")
 
-    def _write(self, blob: bytes, off: int, cap: int) -> None:
+    def _write(self, blob: bytes, start: int, off: int, cap: int) -> None:
         if off + len(blob) > cap:
             raise ValueError(f"the answer needs {off + len(blob)} bytes, more than the {cap} allowed")
-        os.pwrite(self.resp_fd, blob, off)
+        os.pwrite(self.resp_fd, blob, start + off)
 
 
 def _raw(x: torch.Tensor) -> bytes:

@@ -179,6 +179,7 @@ class Environment:
     platform: str
     sandbox: str  # how untrusted methods were isolated ("bubblewrap", "unshare-net", "in-process" for references)
     seconds: float
+    peak_rss_bytes: int = 0  # of the trusted worker (what a flood or a long context costs the measuring side)
 
 
 @dataclass(frozen=True)

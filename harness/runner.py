@@ -31,6 +31,7 @@ __all__ = ["BOARDS", "Engine", "ItemReference", "MethodError", "MethodRun", "Met
 
 DECODE_QUERY_WINDOW_MAX = 4096  # board C hands over at most this many recent decode queries
 TOP_K = 128  # next-token log-probabilities kept per reference position (KL over the top-K and the tail)
+BATCH_BYTES = 32 * 1024**2  # layer tensors handed to a method per round trip
 
 
 @dataclass
@@ -151,17 +152,33 @@ class Engine:
     def compress(self, rt: KVRuntime, run: MethodRun, budgets: list[int], board: str, phase: str,
                  queries: Callable[[int], tuple[torch.Tensor, torch.Tensor] | None],
                  layers: list[int] | None = None) -> tuple[float, float, dict[int, list[torch.Tensor]]]:
-        """(wall seconds, the method's CPU seconds, kept indices per layer) of one compression."""
-        hook = run.method.on_decode if phase == "decode" else run.method.select
+        """(wall seconds, the method's CPU seconds, kept indices per layer) of one compression. Layers go to the
+        method in batches of up to ``BATCH_BYTES`` of tensors: one round trip across the trust boundary each."""
+        op = "on_decode" if phase == "decode" else "select"
         kept: dict[int, list[torch.Tensor]] = {}
         cpu0 = run.method.cpu_seconds()
         t0 = time.perf_counter()
+        batch: list[LayerView] = []
+        size = 0
+
+        def flush() -> None:
+            nonlocal size
+            for view, result in zip(batch, run.method.call_layers(op, batch)):
+                k = apply_result(rt, view.layer, result, budgets[view.layer])
+                if k is not None:
+                    kept[view.layer] = k
+            batch.clear()
+            size = 0
+
         for layer in layers if layers is not None else range(self.info.n_layers):
             view = self.view(rt, layer, budgets[layer], board, phase, queries(layer))
-            result = hook(view)
-            k = apply_result(rt, layer, result, budgets[layer])
-            if k is not None:
-                kept[layer] = k
+            bytes_ = sum(t.numel() * t.element_size() for t in (view.keys, view.values, view.queries) if t is not None)
+            if batch and size + bytes_ > BATCH_BYTES:
+                flush()
+            batch.append(view)
+            size += bytes_
+        if batch:
+            flush()
         return time.perf_counter() - t0, run.method.cpu_seconds() - cpu0, kept
 
 

@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from harness.results import EMBEDDED_MODEL
 from reviewbench.errors import ConfigError
+from reviewbench.overall import DECODE_WEIGHTS, OverallWeights, WeightLimits
 from reviewbench.tomlio import read_toml, validate_file
+
+if TYPE_CHECKING:
+    from harness.results import MethodLimits
 
 ARENA_FILE = "arena.toml"
 SUBMISSION_ID = re.compile(r"^(?P<agent>[A-Za-z][A-Za-z0-9_]*)-(?P<seq>\d{3,})$")
@@ -25,8 +30,16 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+HARNESS_BOARDS = ("A", "B_online", "B_offline", "C")
+
+
 class Board(_Strict):
-    """A leaderboard. ``budget_kind`` says whether ``budgets`` are kept fractions (A, B) or token caps (C)."""
+    """A leaderboard. ``budget_kind`` says whether ``budgets`` are kept fractions (A, B) or token caps (C).
+
+    The benchmark settings say how every submission is measured on the board's hidden test split: the stored
+    split (``test_split``, written by ``review harness split``), the tasks and items per task drawn from it, the
+    model, and how the Overall score weighs accuracy against efficiency (``weights``).
+    """
 
     name: str
     setting: str = ""
@@ -36,9 +49,15 @@ class Board(_Strict):
     query_aware: bool = True
     phase: Literal["prefill", "decode"] = "prefill"
     offline_compression: bool = False  # B_offline: a slow one-off compression pass is allowed
-    # The board's starting bar: a harness.result/1 file (e.g. from `review harness baselines`) with the published
-    # baselines measured on the dev split, relative to the arena folder. Its methods count as baselines.
+    # The board's starting bar: the published baselines measured on the board's test split (reviewbench.bars/2,
+    # from `review harness baselines --arena`), relative to the arena folder. Its methods count as baselines.
     bars: str | None = None
+    test_split: str | None = None  # folder of the hidden test split (default data/test/<board>)
+    tasks: list[str] | None = None  # default: the split's tasks
+    items: int = Field(default=10, ge=1)  # items per task of the split the benchmark runs (at most the split's)
+    length: int | None = Field(default=None, ge=16)  # context tokens (default 2048), or trace tokens on C (384)
+    model: str = "embedded"  # "embedded" (SmolLM2-135M) or a local transformers model folder
+    weights: OverallWeights | None = None  # default: 0.7/0.1/0.1/0.1 (A, B); 0.6/0.1/0.1/0.1 + 0.1 length (C)
 
     @model_validator(mode="after")
     def _budgets_fit_kind(self) -> "Board":
@@ -47,7 +66,34 @@ class Board(_Strict):
                 raise ValueError(f"board {self.name}: fraction budget {b} not in (0, 1]")
             if self.budget_kind == "tokens" and (b < 1 or b != int(b)):
                 raise ValueError(f"board {self.name}: token budget {b} must be a positive integer")
+        if self.phase == "decode" and self.budget_kind != "tokens":
+            raise ValueError(f"board {self.name}: a decode-time board caps tokens per layer (budget_kind = \"tokens\")")
         return self
+
+    @property
+    def harness_board(self) -> str:
+        """The harness's protocol for this board: A (question in the prefill), B_online / B_offline (compress
+        the context alone), C (evict while decoding)."""
+        if self.phase == "decode":
+            return "C"
+        if self.query_aware:
+            return "A"
+        return "B_offline" if self.offline_compression else "B_online"
+
+    @property
+    def overall_weights(self) -> OverallWeights:
+        return self.weights or (DECODE_WEIGHTS if self.phase == "decode" else OverallWeights())
+
+    @property
+    def resolved_length(self) -> int:
+        return self.length or (384 if self.phase == "decode" else 2048)
+
+    def split_dir(self, root: Path) -> Path:
+        return root / (self.test_split or f"data/test/{self.name}")
+
+    @property
+    def model_spec(self) -> str:
+        return EMBEDDED_MODEL if self.model in ("embedded", "default", EMBEDDED_MODEL) else self.model
 
 
 class Agent(_Strict):
@@ -130,10 +176,24 @@ class ArenaMeta(_Strict):
 
 
 class HarnessSettings(_Strict):
-    """How the claim ledger re-runs a submission's numbers (a claim's own items/length win when it states them)."""
+    """How the harness measures submissions: the claim ledger's minimum re-run sizes (a claim's own ``items`` can
+    raise them, never lower them: the tolerance is the reviewer's), the limits every untrusted method runs under,
+    and whether a run without a file-system sandbox may touch the hidden test split."""
 
-    claim_items: int = Field(default=10, ge=1)  # items per task per seed
-    claim_seeds: int = Field(default=2, ge=1)  # disjoint item sets: the tolerance comes from their spread
+    claim_items: int = Field(default=10, ge=1)  # items per task per seed, at least
+    claim_seeds: int = Field(default=2, ge=2)  # disjoint item sets, at least: the tolerance comes from their spread
+    call_timeout_s: float = Field(default=60.0, gt=0, le=3600)  # one call of a method's hook
+    method_cpu_s: int = Field(default=3600, ge=1)  # CPU seconds of a method's process
+    method_memory_gb: float = Field(default=8.0, gt=0)
+    worker_wall_hours: float = Field(default=2.0, gt=0)  # a benchmark or claim run, all methods
+    threads: int | None = Field(default=None, ge=1)  # torch threads of the trusted worker (default: all cores)
+    allow_unsandboxed_test_split: bool = False  # only for development machines without bubblewrap
+
+    def method_limits(self) -> "MethodLimits":
+        from harness.results import MethodLimits
+
+        return MethodLimits(call_timeout_s=self.call_timeout_s, cpu_s=self.method_cpu_s,
+                            memory_bytes=int(self.method_memory_gb * 1024**3))
 
 
 class ArenaConfig(_Strict):
@@ -145,6 +205,15 @@ class ArenaConfig(_Strict):
     points: PointsSettings = PointsSettings()
     bundle: BundleLimits = BundleLimits()
     harness: HarnessSettings = HarnessSettings()
+    overall: WeightLimits = WeightLimits()  # bounds on every board's Overall weights
+
+    @model_validator(mode="after")
+    def _weights_within_limits(self) -> "ArenaConfig":
+        for b in self.boards:
+            why = self.overall.check(b.overall_weights, b.phase == "decode")
+            if why:
+                raise ValueError(f"board {b.name}: {why}")
+        return self
 
     @model_validator(mode="after")
     def _unique_names(self) -> "ArenaConfig":

@@ -7,13 +7,13 @@ should merely know about (a missing section, a suspicious import) is a ``Finding
 from __future__ import annotations
 
 import hashlib
-import json
 import tomllib
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from harness.io import loads_bounded
 from reviewbench.arena import BundleLimits, parse_submission_id
 from reviewbench.description import Description, parse_description
 from reviewbench.errors import BundleError
@@ -37,19 +37,27 @@ class SubmissionMeta(BaseModel):
 
 
 class Claim(BaseModel):
-    """One machine-readable claimed number (``claims.json``)."""
+    """One machine-readable claimed number (``claims.json``). Numbers must be finite and plausible: a claim is
+    re-run at its budget, on its items, at its length, so each is bounded here."""
 
     model_config = ConfigDict(extra="forbid")
 
-    metric: str
-    value: float
-    board: str | None = None
-    budget: float | None = None
-    split: str | None = None
-    model: str | None = None
-    task: str | None = None
-    items: int | None = None  # the run the number came from, when the author says (default: the board's)
-    length: int | None = None
+    metric: str = Field(max_length=64)
+    value: float = Field(allow_inf_nan=False, ge=-1e6, le=1e6)
+    board: str | None = Field(default=None, max_length=64)
+    budget: float | None = Field(default=None, allow_inf_nan=False, gt=0, le=1_048_576)
+    split: str | None = Field(default=None, max_length=16)
+    model: str | None = Field(default=None, max_length=200)
+    task: str | None = Field(default=None, max_length=64)
+    items: int | None = Field(default=None, ge=1, le=10_000)  # the run the number came from, when the author says
+    length: int | None = Field(default=None, ge=16, le=131_072)
+
+    @field_validator("budget")
+    @classmethod
+    def _fraction_or_tokens(cls, v: float | None) -> float | None:
+        if v is not None and v > 1 and v != int(v):
+            raise ValueError("a budget is a fraction in (0, 1] or a whole number of tokens")
+        return v
 
 
 class BundleFile(BaseModel):
@@ -131,9 +139,11 @@ def _load_meta(texts: dict[str, str], root: Path) -> SubmissionMeta:
         return SubmissionMeta()
     name = present[0]
     try:
-        data = tomllib.loads(texts[name]) if name.endswith(".toml") else json.loads(texts[name])
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:
+        data = tomllib.loads(texts[name]) if name.endswith(".toml") else loads_bounded(texts[name])
+    except (tomllib.TOMLDecodeError, ValueError) as e:
         raise BundleError(root / name, f"cannot be parsed: {e}") from None
+    except RecursionError:
+        raise BundleError(root / name, "nested too deeply to be metadata") from None
     if not isinstance(data, dict):
         raise BundleError(root / name, "must be a table/object")
     try:
@@ -150,12 +160,14 @@ def _load_claims(texts: dict[str, str], root: Path) -> list[Claim]:
         return []
     path = root / "claims.json"
     try:
-        data = json.loads(texts["claims.json"])
-    except json.JSONDecodeError as e:
-        raise BundleError(path, f"not valid JSON: {e}") from None
+        data = loads_bounded(texts["claims.json"], max_depth=8)
+    except ValueError as e:
+        raise BundleError(path, f"not valid claims JSON: {e}") from None
     items = data.get("claims") if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise BundleError(path, "expected a list of claims or {\"claims\": [...]}")
+    if len(items) > 200:
+        raise BundleError(path, f"{len(items)} claims; at most 200 are re-run")
     try:
         return [Claim.model_validate(c) for c in items]
     except ValidationError as e:

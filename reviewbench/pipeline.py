@@ -1,8 +1,14 @@
-"""The review pipeline: stages run in order, each result stored under a hash of what it read.
+"""The review pipeline: typed stages run in order, each result stored under a hash of what it read.
 
-A stage's input hash covers its name and version, the bundle's content hash, the arena config, the rubric
-and the *output* hashes of the stages it needs: an unchanged input replays from the store, a changed one
-reruns, and so does everything downstream whose inputs actually changed.
+Each stage declares its output model (a :class:`StageKey`) and the stages it reads (``needs``). A stage reads
+another's output only through :meth:`StageContext.get` with that stage's key, which returns the declared model
+(typed: a reader cannot ask for a field nobody writes without the type checker seeing it) and refuses a stage
+that is not in ``needs`` (:class:`UndeclaredRead`): the input hash covers exactly the declared stages, so an
+undeclared read would silently replay stale results.
+
+A stage's input hash covers its name and version, the bundle's content hash, the part of the arena config it
+depends on, the rubric and the *output* hashes of the stages it needs: an unchanged input replays from the
+store, a changed one reruns, and so does everything downstream whose inputs actually changed.
 """
 
 from __future__ import annotations
@@ -13,30 +19,45 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from reviewbench.arena import Arena
+from reviewbench.arena import Arena, ArenaConfig
 from reviewbench.bundle import Bundle
 from reviewbench.findings import Finding
 from reviewbench.rubric import Rubric
 from reviewbench.store import Store, StoredStage
 
 StageStatus = Literal["ok", "not_run", "failed"]
+M = TypeVar("M", bound=BaseModel)
 
 
-class StageOutput(BaseModel):
-    """What a stage returns. ``data`` is the stage's own typed model, dumped to JSON."""
+class UndeclaredRead(RuntimeError):
+    """A stage read the output of a stage it does not declare in ``needs`` (a bug in the stage)."""
+
+
+@dataclass(frozen=True)
+class StageKey(Generic[M]):
+    """A stage's name and the model its output data has: the typed handle other stages read it by."""
+
+    name: str
+    model: type[M]
+
+
+class StageOutput(BaseModel, Generic[M]):
+    """What a stage returns: a status, a reason when it did not run, and its own typed data when it did."""
+
+    model_config = ConfigDict(extra="forbid")
 
     status: StageStatus
     reason: str = ""  # why it did not run, or why it failed
     summary: str = ""
     findings: list[Finding] = Field(default_factory=list)
-    data: dict[str, Any] = Field(default_factory=dict)
+    data: M | None = None
 
 
-class StageReport(StageOutput):
+class StageReport(StageOutput[M], Generic[M]):
     name: str
     title: str
     cached: bool = False
@@ -45,12 +66,35 @@ class StageReport(StageOutput):
 
 
 class EarlierSubmission(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     id: str
     agent: str
     board: str | None
     submitted_at: datetime | None
     short_name: str | None
     path: str
+
+
+@dataclass(frozen=True)
+class Stage(Generic[M]):
+    key: StageKey[M]
+    title: str
+    version: str
+    needs: tuple[StageKey[Any], ...]
+    run: Callable[["StageContext"], StageOutput[M]]
+    cacheable: bool = True
+    # What else the stage reads that the bundle hash does not cover (e.g. the agent's log files).
+    extra_inputs: Callable[["StageContext"], Any] | None = None
+    # The part of arena.toml the stage depends on (default: all of it).
+    config_inputs: Callable[[ArenaConfig], Any] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.key.name
+
+    def parse(self, payload: dict[str, Any]) -> StageOutput[M]:
+        return StageOutput[self.key.model].model_validate(payload)  # type: ignore[name-defined]
 
 
 @dataclass
@@ -61,56 +105,66 @@ class StageContext:
     store: Store
     author_family: str
     earlier: list[EarlierSubmission]
-    outputs: dict[str, StageOutput] = field(default_factory=dict)
+    reports: dict[str, StageReport[Any]] = field(default_factory=dict)
+    current: Stage[Any] | None = None  # the stage running now: what it may read
+    progress: Callable[[str], None] | None = None  # live progress lines of long stages (harness items, judges)
 
-    def data(self, stage: str) -> dict[str, Any]:
-        out = self.outputs.get(stage)
-        return out.data if out is not None and out.status == "ok" else {}
+    def _allowed(self, key: StageKey[Any]) -> None:
+        if self.current is not None and key.name not in {k.name for k in self.current.needs}:
+            raise UndeclaredRead(f"stage {self.current.name!r} read {key.name!r} without declaring it in needs")
 
+    def get(self, key: StageKey[M]) -> M | None:
+        """The output data of a needed stage, when it ran; None when it did not (not run, failed)."""
+        self._allowed(key)
+        report = self.reports.get(key.name)
+        if report is None or report.status != "ok" or report.data is None:
+            return None
+        data = report.data
+        if not isinstance(data, key.model):
+            raise TypeError(f"stage {key.name!r} holds {type(data).__name__}, expected {key.model.__name__}")
+        return data
 
-@dataclass(frozen=True)
-class Stage:
-    name: str
-    title: str
-    version: str
-    needs: tuple[str, ...]
-    run: Callable[[StageContext], StageOutput]
-    cacheable: bool = True
-    # What else the stage reads that the bundle hash does not cover (e.g. the agent's log files).
-    extra_inputs: Callable[[StageContext], Any] | None = None
+    def report(self, key: StageKey[M]) -> StageReport[M] | None:
+        """A needed stage's whole report (status, reason, summary, findings), whatever its status."""
+        self._allowed(key)
+        return self.reports.get(key.name)
 
 
 def _hash(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def input_hash(stage: Stage, ctx: StageContext, upstream: dict[str, str]) -> str:
+def input_hash(stage: Stage[Any], ctx: StageContext, upstream: dict[str, str]) -> str:
+    config = stage.config_inputs(ctx.arena.config) if stage.config_inputs else ctx.arena.config.model_dump(mode="json")
     return _hash({
         "stage": stage.name, "version": stage.version, "bundle": ctx.bundle.content_hash,
-        "arena": ctx.arena.config.model_dump(mode="json"), "rubric": ctx.rubric.content_hash,
-        "earlier": [e.id for e in ctx.earlier], "upstream": {n: upstream.get(n, "") for n in stage.needs},
+        "arena": config, "rubric": ctx.rubric.content_hash,
+        "earlier": [e.id for e in ctx.earlier], "upstream": {k.name: upstream.get(k.name, "") for k in stage.needs},
         "extra": stage.extra_inputs(ctx) if stage.extra_inputs else None,
     })
 
 
 def run_stages(
-    stages: Sequence[Stage],
+    stages: Sequence[Stage[Any]],
     ctx: StageContext,
     *,
     only: set[str] | None = None,
-    skip: set[str] = frozenset(),
-    rerun: set[str] = frozenset(),
-    on_stage: Callable[[StageReport], None] | None = None,
-) -> list[StageReport]:
-    reports: list[StageReport] = []
+    skip: set[str] | frozenset[str] = frozenset(),
+    rerun: set[str] | frozenset[str] = frozenset(),
+    on_stage: Callable[[StageReport[Any]], None] | None = None,
+    on_start: Callable[[Stage[Any]], None] | None = None,
+) -> list[StageReport[Any]]:
+    reports: list[StageReport[Any]] = []
     output_hashes: dict[str, str] = {}
     for stage in stages:
         if (only is not None and stage.name not in only) or stage.name in skip:
             why = "skipped by --skip" if stage.name in skip else "not selected by --only"
-            report = StageReport(name=stage.name, title=stage.title, status="not_run", reason=why)
+            report: StageReport[Any] = StageReport(name=stage.name, title=stage.title, status="not_run", reason=why)
         else:
+            if on_start:
+                on_start(stage)
             report = _run_one(stage, ctx, output_hashes, stage.name in rerun)
-        ctx.outputs[stage.name] = report
+        ctx.reports[stage.name] = report
         if report.status == "ok":
             output_hashes[stage.name] = _hash(report.model_dump(mode="json")["data"])
         reports.append(report)
@@ -119,22 +173,42 @@ def run_stages(
     return reports
 
 
-def _run_one(stage: Stage, ctx: StageContext, output_hashes: dict[str, str], force: bool) -> StageReport:
-    key = input_hash(stage, ctx, output_hashes)
-    cached = None if force or not stage.cacheable else ctx.store.get_stage(stage.name, key)
-    if cached is not None:
-        out = StageOutput.model_validate(cached.payload)
-        return StageReport(**out.model_dump(), name=stage.name, title=stage.title, cached=True,
-                           seconds=cached.seconds, input_hash=key)
-    t0 = time.perf_counter()
+def _report(stage: Stage[M], out: StageOutput[M], **extra: Any) -> StageReport[M]:
+    return StageReport[stage.key.model](  # type: ignore[name-defined]
+        status=out.status, reason=out.reason, summary=out.summary, findings=out.findings, data=out.data,
+        name=stage.name, title=stage.title, **extra)
+
+
+def _failure(e: BaseException) -> str:
+    return " ".join(f"{type(e).__name__}: {e}".split())[:500]
+
+
+def _run_one(stage: Stage[M], ctx: StageContext, output_hashes: dict[str, str], force: bool) -> StageReport[M]:
+    ctx.current = stage
     try:
-        out = stage.run(ctx)
-    except Exception as e:  # a stage bug must not lose the other stages' results
-        out = StageOutput(status="failed", reason=f"{type(e).__name__}: {e}")
-    seconds = round(time.perf_counter() - t0, 3)
-    if out.status == "ok" and stage.cacheable:  # only real results are stored: a not-run stage is re-tried next time
-        payload = out.model_dump(mode="json")
-        ctx.store.put_stage(ctx.bundle.id, StoredStage(
-            stage=stage.name, input_hash=key, status=out.status, output_hash=_hash(payload["data"]), payload=payload,
-            seconds=seconds, created_at=datetime.now(timezone.utc).isoformat()))
-    return StageReport(**out.model_dump(), name=stage.name, title=stage.title, seconds=seconds, input_hash=key)
+        key = input_hash(stage, ctx, output_hashes)
+        cached = None if force or not stage.cacheable else ctx.store.get_stage(stage.name, key)
+        if cached is not None:
+            try:
+                return _report(stage, stage.parse(cached.payload), cached=True, seconds=cached.seconds, input_hash=key)
+            except ValidationError:
+                pass  # stored under an older data model: recompute
+        t0 = time.perf_counter()
+        try:
+            out = stage.run(ctx)
+            if out.status == "ok" and not isinstance(out.data, stage.key.model):
+                raise TypeError(f"stage {stage.name!r} returned {type(out.data).__name__}, "
+                                f"expected {stage.key.model.__name__}")
+        except UndeclaredRead:
+            raise  # a bug in the pipeline's wiring: never hidden as a stage failure
+        except Exception as e:  # a stage bug (RecursionError, MemoryError too) must not lose the other stages' results
+            out = StageOutput[stage.key.model](status="failed", reason=_failure(e))  # type: ignore[name-defined]
+        seconds = round(time.perf_counter() - t0, 3)
+        if out.status == "ok" and stage.cacheable:  # only real results are stored: a failed stage is re-tried
+            payload = out.model_dump(mode="json")
+            ctx.store.put_stage(ctx.bundle.id, StoredStage(
+                stage=stage.name, input_hash=key, status=out.status, output_hash=_hash(payload["data"]),
+                payload=payload, seconds=seconds, created_at=datetime.now(timezone.utc).isoformat()))
+        return _report(stage, out, seconds=seconds, input_hash=key)
+    finally:
+        ctx.current = None

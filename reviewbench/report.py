@@ -1,7 +1,10 @@
 """The review report: one versioned JSON document, rendered to Markdown and HTML with jinja2.
 
-Files are written to a temporary folder and moved into place in one rename, so an interrupted review
-never leaves a half-written report beside a finished one.
+Every stage's report carries its own typed data (a discriminated union on the stage name), so ``review.json``'s
+JSON Schema describes each stage's output precisely. Files are written to a temporary folder and moved into
+place in one rename, so an interrupted review never leaves a half-written report beside a finished one.
+A partial review (``--only``/``--skip``) is written as a draft under ``reviews/<id>/partial/``: it never
+replaces the complete report.
 """
 
 from __future__ import annotations
@@ -10,22 +13,68 @@ import json
 import os
 import shutil
 import tempfile
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Final, Literal, Union
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from pydantic import BaseModel, ConfigDict, Field
 
 from reviewbench import __version__
+from reviewbench.arena import Arena
+from reviewbench.bundle import Bundle
+from reviewbench.contracts import (AuditData, BenchmarkData, BundleData, EvidenceData, JudgesData, LedgerData,
+                                   PointsData, VerdictData)
 from reviewbench.pipeline import EarlierSubmission, StageReport
-from reviewbench.points import SubmissionPoints
-from reviewbench.verdict import FinalVerdict
+from reviewbench.rubric import Rubric
 
-REVIEW_SCHEMA = "reviewbench.review/1"
+REVIEW_SCHEMA: Final = "reviewbench.review/2"
+
+
+class BundleStageReport(StageReport[BundleData]):
+    name: Literal["bundle"]
+
+
+class AuditStageReport(StageReport[AuditData]):
+    name: Literal["audit"]
+
+
+class EvidenceStageReport(StageReport[EvidenceData]):
+    name: Literal["evidence"]
+
+
+class HarnessStageReport(StageReport[LedgerData]):
+    name: Literal["harness"]
+
+
+class BenchmarkStageReport(StageReport[BenchmarkData]):
+    name: Literal["benchmark"]
+
+
+class JudgesStageReport(StageReport[JudgesData]):
+    name: Literal["judges"]
+
+
+class VerdictStageReport(StageReport[VerdictData]):
+    name: Literal["verdict"]
+
+
+class PointsStageReport(StageReport[PointsData]):
+    name: Literal["points"]
+
+
+AnyStageReport = Annotated[Union[BundleStageReport, AuditStageReport, EvidenceStageReport, HarnessStageReport,
+                                 BenchmarkStageReport, JudgesStageReport, VerdictStageReport, PointsStageReport],
+                           Field(discriminator="name")]
+REPORT_TYPES: dict[str, type[StageReport[Any]]] = {
+    "bundle": BundleStageReport, "audit": AuditStageReport, "evidence": EvidenceStageReport,
+    "harness": HarnessStageReport, "benchmark": BenchmarkStageReport, "judges": JudgesStageReport,
+    "verdict": VerdictStageReport, "points": PointsStageReport}
 
 
 class SubmissionInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     id: str
     agent: str
     family: str
@@ -37,24 +86,30 @@ class SubmissionInfo(BaseModel):
 
 
 class ReviewReport(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
 
-    schema_: Literal["reviewbench.review/1"] = Field(default=REVIEW_SCHEMA, alias="schema")
+    schema_: Literal["reviewbench.review/2"] = Field(default=REVIEW_SCHEMA, alias="schema")
     reviewbench_version: str = __version__
     generated_at: datetime
     run_id: int
     arena: str
     rubric: str
+    partial: bool = False  # --only/--skip: a draft that never replaces the complete review
     headline: str  # the first line of every rendering: which judges ran, and what that means
-    outcome: str  # one line: the verdict and points
+    outcome: str  # one line: the measured Overall, the verdict and the points
     submission: SubmissionInfo
-    verdict: FinalVerdict | None
-    points: SubmissionPoints | None
-    stages: list[StageReport]
+    verdict: VerdictData | None
+    points: PointsData | None
+    stages: list[AnyStageReport]
     earlier_submissions: list[EarlierSubmission]
 
-    def stage(self, name: str) -> StageReport | None:
+    def stage(self, name: str) -> StageReport[Any] | None:
         return next((s for s in self.stages if s.name == name), None)
+
+    @property
+    def benchmark(self) -> BenchmarkData | None:
+        s = self.stage("benchmark")
+        return s.data if s is not None and s.status == "ok" and isinstance(s.data, BenchmarkData) else None
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json", by_alias=True), indent=2, sort_keys=False) + "\n"
@@ -66,11 +121,61 @@ def review_json_schema() -> dict[str, Any]:
     return schema
 
 
+def _headline(stages: list[StageReport[Any]]) -> str:
+    judges = next((s for s in stages if s.name == "judges"), None)
+    if judges is not None and judges.status == "ok" and isinstance(judges.data, JudgesData):
+        return judges.data.panel_note or judges.summary
+    why = judges.reason if judges is not None else "not selected"
+    return (f"No judges ran ({why}). Nothing below is a judgement of quality: "
+            f"only the deterministic stages that ran are reported.")
+
+
+def _outcome(verdict: VerdictData | None, points: PointsData | None, stages: list[StageReport[Any]],
+             partial: bool) -> str:
+    parts = ["PARTIAL review (--only/--skip): a draft, not counted"] if partial else []
+    bundle = next((s for s in stages if s.name == "bundle"), None)
+    errors = [f for f in bundle.findings if f.severity == "error"] if bundle is not None else []
+    if errors:
+        parts.append(f"BUNDLE HAS {len(errors)} ERROR(S): {errors[0].message}")
+    if points is not None and points.measurement is not None:
+        m = points.measurement
+        best = f" (board best before: {points.best_before.id} {points.best_before.overall:.4f})" \
+            if points.best_before else ""
+        parts.append(f"Overall {m.overall:.4f} on board {points.board}{best}")
+    if verdict is None:
+        parts.append("no verdict")
+    elif verdict.standing_flags:
+        parts.append("FLAGGED " + ", ".join(f.flag for f in verdict.standing_flags))
+    elif verdict.status == "no_judges":
+        parts.append("no quality verdict (no judge ran)")
+    else:
+        parts.append(f"verdict {verdict.status}: {verdict.judge_points:g} judge points, no flags")
+    if points is not None:
+        parts.append(f"{points.total:g} points" + (f", agent penalty -{points.penalty:g}" if points.penalty else ""))
+    return " · ".join(parts)
+
+
+def build_report(arena: Arena, bundle: Bundle, family: str, rubric: Rubric, run_id: int,
+                 reports: list[StageReport[Any]], earlier: list[EarlierSubmission], partial: bool) -> ReviewReport:
+    typed = [REPORT_TYPES[r.name].model_validate(r.model_dump()) for r in reports]
+    verdict = next((r.data for r in typed if r.name == "verdict" and r.status == "ok"), None)
+    points = next((r.data for r in typed if r.name == "points" and r.status == "ok"), None)
+    return ReviewReport(
+        generated_at=datetime.now(timezone.utc).replace(microsecond=0), run_id=run_id,
+        arena=arena.config.arena.name, rubric=rubric.version, partial=partial, headline=_headline(typed),
+        outcome=_outcome(verdict, points, typed, partial),
+        submission=SubmissionInfo(id=bundle.id, agent=bundle.agent, family=family, board=bundle.board,
+                                  short_name=bundle.meta.short_name, submitted_at=bundle.submitted_at,
+                                  content_hash=bundle.content_hash, path=str(bundle.path)),
+        verdict=verdict, points=points, stages=typed, earlier_submissions=earlier)
+
+
 def _env() -> Environment:
     env = Environment(loader=PackageLoader("reviewbench", "templates"), undefined=StrictUndefined,
                       autoescape=select_autoescape(enabled_extensions=("html",), default_for_string=False),
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["num"] = lambda v: "–" if v is None else f"{v:g}"
+    env.filters["pct"] = lambda v: "–" if v is None else f"{100 * v:.1f} %"
     return env
 
 
@@ -78,25 +183,35 @@ def render_markdown(report: ReviewReport) -> str:
     return _env().get_template("review.md.j2").render(r=report)
 
 
-def render_html(report: ReviewReport) -> str:
-    return _env().get_template("review.html.j2").render(r=report)
+def render_html(report: ReviewReport, plot_svg: str = "") -> str:
+    return _env().get_template("review.html.j2").render(r=report, plot_svg=plot_svg)
+
+
+def report_dir(reviews_dir: Path, report: ReviewReport) -> Path:
+    base = reviews_dir / report.submission.id
+    return base / "partial" if report.partial else base
 
 
 def write_report(report: ReviewReport, reviews_dir: Path) -> Path:
-    """Write review.json/md/html under reviews/<id>/ atomically (a directory rename)."""
-    reviews_dir.mkdir(parents=True, exist_ok=True)
-    final = reviews_dir / report.submission.id
-    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{report.submission.id}-", dir=reviews_dir))
+    """Write review.json/md/html under reviews/<id>/ (a draft: reviews/<id>/partial/) atomically: a folder rename.
+    Folders are world-readable (an arena's site is served from them)."""
+    final = report_dir(reviews_dir, report)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{report.submission.id}-", dir=final.parent))
+    os.chmod(tmp, 0o755)
     try:
+        from reviewbench.plots import review_plot_svg
+
         (tmp / "review.json").write_text(report.to_json(), encoding="utf-8")
         (tmp / "review.md").write_text(render_markdown(report), encoding="utf-8")
-        (tmp / "review.html").write_text(render_html(report), encoding="utf-8")
+        (tmp / "review.html").write_text(render_html(report, review_plot_svg(report)), encoding="utf-8")
         for f in tmp.iterdir():
+            os.chmod(f, 0o644)
             with open(f, "rb") as fh:
                 os.fsync(fh.fileno())
         old = None
-        if final.exists():
-            old = reviews_dir / f".old-{report.submission.id}-{os.getpid()}"
+        if final.exists():  # a complete review also supersedes its drafts (they live inside it)
+            old = final.parent / f".old-{final.name}-{os.getpid()}"
             os.replace(final, old)
         os.replace(tmp, final)
         if old is not None:

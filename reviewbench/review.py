@@ -1,23 +1,26 @@
-"""One review, end to end: load and refuse early (nothing written), then run the stages and write the report."""
+"""One review, end to end: load and refuse early (nothing written), then run the stages and write the report.
+
+A review with every stage is *complete*: its verdict, measurement and points become the submission's entry in
+the store (``complete_reviews``), which boards, points and the leaderboard are made of. A review with
+``--only``/``--skip`` is *partial*: stored and written as a draft beside the last complete report, never
+replacing it in the leaderboard or the points.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from reviewbench.arena import Arena, find_arena, load_arena
-from reviewbench.bars import load_bars
 from reviewbench.bundle import Bundle, load_bundle
-from reviewbench.errors import BundleError, UserError
+from reviewbench.errors import BundleError, ConfigError, UserError
 from reviewbench.findings import Finding
-from reviewbench.pipeline import EarlierSubmission, StageContext, StageReport, run_stages
-from reviewbench.points import SubmissionPoints
-from reviewbench.report import ReviewReport, SubmissionInfo, write_report
+from reviewbench.pipeline import EarlierSubmission, Stage, StageContext, StageReport, run_stages
 from reviewbench.rubric import Rubric, load_rubric, resolve_rubric_path
-from reviewbench.stages import STAGE_NAMES, STAGES
-from reviewbench.store import Store
-from reviewbench.verdict import FinalVerdict
+from reviewbench.stagelist import STAGE_NAMES
+from reviewbench.store import ReviewRecord, Store
 
 
 def open_arena(bundle_dir: Path | None, arena_dir: Path | None) -> Arena:
@@ -27,11 +30,17 @@ def open_arena(bundle_dir: Path | None, arena_dir: Path | None) -> Arena:
 
 
 def arena_rubric(arena: Arena) -> Rubric:
-    return load_rubric(resolve_rubric_path(arena.config.panel.rubric, arena.root))
+    try:
+        return load_rubric(resolve_rubric_path(arena.config.panel.rubric, arena.root))
+    except ConfigError as e:
+        if e.where is None:  # the rubric named by arena.toml is not found: arena.toml is where to fix it
+            raise ConfigError(arena.root / "arena.toml", f"[panel] rubric: {e.message}") from None
+        raise
 
 
 def earlier_submissions(arena: Arena, bundle: Bundle) -> tuple[list[EarlierSubmission], list[Finding]]:
-    """Submissions of the same arena made before this one: by submitted_at, else by the agent's own order."""
+    """Submissions of the same arena made before this one: by submitted_at, else by the agent's own order.
+    One unreadable submission is a warning here, never the end of this review."""
     out: list[EarlierSubmission] = []
     findings: list[Finding] = []
     for sub_id in arena.submission_ids():
@@ -43,6 +52,11 @@ def earlier_submissions(arena: Arena, bundle: Bundle) -> tuple[list[EarlierSubmi
             findings.append(Finding(code="arena.unreadable_submission", severity="warning",
                                     message=f"earlier-submission check skipped {sub_id}: {e.message}",
                                     location=e.where))
+            continue
+        except (RecursionError, MemoryError, OSError, ValueError) as e:
+            findings.append(Finding(code="arena.unreadable_submission", severity="warning",
+                                    message=f"earlier-submission check skipped {sub_id}: {type(e).__name__}",
+                                    location=str(arena.submit_dir / sub_id)))
             continue
         if bundle.submitted_at and other.submitted_at:
             before = other.submitted_at < bundle.submitted_at
@@ -60,31 +74,10 @@ def earlier_submissions(arena: Arena, bundle: Bundle) -> tuple[list[EarlierSubmi
     return out, findings
 
 
-def _headline(stages: list[StageReport]) -> str:
-    judges = next(s for s in stages if s.name == "judges")
-    if judges.status == "ok":
-        return judges.data.get("panel_note") or judges.summary
-    return (f"No judges ran ({judges.reason}). Nothing below is a judgement of quality: "
-            f"only the deterministic stages that ran are reported.")
-
-
-def _outcome(verdict: FinalVerdict | None, points: SubmissionPoints | None, stages: list[StageReport]) -> str:
-    parts = []
-    bundle = next(s for s in stages if s.name == "bundle")
-    errors = [f for f in bundle.findings if f.severity == "error"]
-    if errors:
-        parts.append(f"BUNDLE HAS {len(errors)} ERROR(S): {errors[0].message}")
-    if verdict is None:
-        parts.append("no verdict")
-    elif verdict.standing_flags:
-        parts.append("FLAGGED " + ", ".join(f.flag for f in verdict.standing_flags))
-    elif verdict.status == "no_judges":
-        parts.append("no quality verdict (no judge ran)")
-    else:
-        parts.append(f"verdict {verdict.status}: {verdict.judge_points:g} judge points, no flags")
-    if points is not None:
-        parts.append(f"{points.total:g} points" + (f", agent penalty -{points.penalty:g}" if points.penalty else ""))
-    return " · ".join(parts)
+def _check_selection(only: set[str] | None, skip: set[str], rerun: set[str]) -> None:
+    for name in (only or set()) | set(skip) | set(rerun):
+        if name not in STAGE_NAMES:
+            raise UserError(None, f"unknown stage {name!r} (stages: {', '.join(STAGE_NAMES)})")
 
 
 def review(
@@ -92,13 +85,18 @@ def review(
     arena_dir: Path | None = None,
     *,
     only: set[str] | None = None,
-    skip: set[str] = frozenset(),
-    rerun: set[str] = frozenset(),
-    on_stage: Callable[[StageReport], None] | None = None,
-) -> tuple[ReviewReport, Path]:
-    for name in (only or set()) | set(skip) | set(rerun):
-        if name not in STAGE_NAMES:
-            raise UserError(None, f"unknown stage {name!r} (stages: {', '.join(STAGE_NAMES)})")
+    skip: set[str] | frozenset[str] = frozenset(),
+    rerun: set[str] | frozenset[str] = frozenset(),
+    on_stage: Callable[[StageReport[Any]], None] | None = None,
+    on_start: Callable[[Stage[Any]], None] | None = None,
+    progress: Callable[[str], None] | None = None,
+    stages: tuple[Stage[Any], ...] | None = None,
+) -> tuple[Any, Path]:
+    """Review one bundle; returns (the report, the folder it was written to)."""
+    from reviewbench.report import build_report, write_report
+    from reviewbench.stages import STAGES
+
+    _check_selection(only, set(skip), set(rerun))
     arena = open_arena(bundle_dir, arena_dir)
     rubric = arena_rubric(arena)
     rubric.rule_set(arena.config.points.rule_set)  # fail early on an unknown rule set
@@ -106,8 +104,15 @@ def review(
     if not bundle.path.is_relative_to(arena.root):
         raise BundleError(bundle_dir, f"bundle is not inside the arena {arena.root}")
     board = arena.config.board(bundle.board) if bundle.board else None
+    partial = only is not None or bool(skip)
     if board is not None:
-        load_bars(arena.root, board.name, board.bars)  # a broken bars file is the arena's mistake: say so now
+        from reviewbench.bars import load_bars
+
+        load_bars(arena, board)  # a broken bars file is the arena's mistake: say so now
+        if "benchmark" in (only or set(STAGE_NAMES)) and "benchmark" not in skip:
+            from reviewbench.benchmark import split_manifest
+
+            split_manifest(arena, board)  # a missing test split too
     earlier, arena_findings = earlier_submissions(arena, bundle)
     agent = arena.config.agent(bundle.agent)
     family = agent.family if agent else "other"
@@ -116,27 +121,33 @@ def review(
     with Store(arena.store_path) as store:
         store.upsert_submission(bundle.id, bundle.agent, bundle.board, bundle.submitted_at, bundle.content_hash,
                                 bundle.path)
-        run_id = store.start_run(bundle.id, bundle.content_hash)
+        run_id = store.start_run(bundle.id, bundle.content_hash, partial=partial)
         ctx = StageContext(arena=arena, bundle=bundle, rubric=rubric, store=store, author_family=family,
-                           earlier=earlier)
+                           earlier=earlier, progress=progress)
         try:
-            stages = run_stages(STAGES, ctx, only=only, skip=skip, rerun=rerun, on_stage=on_stage)
-            verdict_data, points_data = ctx.data("verdict"), ctx.data("points")
-            verdict = FinalVerdict.model_validate(verdict_data) if verdict_data else None
-            points = SubmissionPoints.model_validate(points_data) if points_data else None
-            report = ReviewReport(
-                generated_at=datetime.now(timezone.utc).replace(microsecond=0), run_id=run_id,
-                arena=arena.config.arena.name, rubric=rubric.version, headline=_headline(stages),
-                outcome=_outcome(verdict, points, stages),
-                submission=SubmissionInfo(id=bundle.id, agent=bundle.agent, family=family, board=bundle.board,
-                                          short_name=bundle.meta.short_name, submitted_at=bundle.submitted_at,
-                                          content_hash=bundle.content_hash, path=str(bundle.path)),
-                verdict=verdict, points=points, stages=stages, earlier_submissions=earlier)
+            reports = run_stages(stages or STAGES, ctx, only=only, skip=skip, rerun=rerun, on_stage=on_stage,
+                                 on_start=on_start)
+            report = build_report(arena, bundle, family, rubric, run_id, reports, earlier, partial)
             out_dir = write_report(report, arena.reviews_dir)
-            if points is not None:
-                store.put_points(bundle.id, bundle.agent, points.board, points.model_dump(mode="json"), run_id)
+            if not partial:
+                store.put_complete(_record(bundle, run_id, report))
         except BaseException:
             store.finish_run(run_id, "interrupted", None)
             raise
-        store.finish_run(run_id, "complete", out_dir)
+        store.finish_run(run_id, "partial" if partial else "complete", out_dir)
     return report, out_dir
+
+
+def _record(bundle: Bundle, run_id: int, report: Any) -> ReviewRecord:
+    from reviewbench.contracts import BenchmarkData
+
+    verdict, points = report.verdict, report.points
+    bench = report.stages.get("benchmark")
+    data = bench.data if bench is not None and bench.status == "ok" else None
+    return ReviewRecord(
+        submission_id=bundle.id, agent=bundle.agent, board=bundle.board, submitted_at=bundle.submitted_at,
+        run_id=run_id, flagged=bool(verdict and verdict.standing_flags),
+        flags=sorted({f.flag for f in verdict.standing_flags}) if verdict else [],
+        scores=dict(verdict.scores) if verdict else {}, outcome=report.outcome,
+        benchmark=data.model_dump_json() if isinstance(data, BenchmarkData) else None,
+        points=points.model_dump_json() if points is not None else None)

@@ -8,6 +8,7 @@ is one transaction; WAL lets ``review board`` read while a review writes.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -46,6 +47,21 @@ MIGRATIONS: list[str] = [
         run_id INTEGER NOT NULL, updated_at TEXT NOT NULL
     );
     """,
+    # v2: partial runs and aborted runs are told apart; the last complete review of each submission is what
+    # boards, points and the leaderboard are made of (a partial run never replaces it)
+    """
+    ALTER TABLE review_runs ADD COLUMN pid INTEGER;
+    ALTER TABLE review_runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'complete';
+    CREATE TABLE complete_reviews (
+        submission_id TEXT PRIMARY KEY, agent TEXT NOT NULL, board TEXT, submitted_at TEXT, run_id INTEGER NOT NULL,
+        flagged INTEGER NOT NULL, flags TEXT NOT NULL, scores TEXT NOT NULL, outcome TEXT NOT NULL,
+        benchmark TEXT, points TEXT, updated_at TEXT NOT NULL
+    );
+    INSERT INTO complete_reviews
+        SELECT p.submission_id, p.agent, p.board, s.submitted_at, p.run_id, json_extract(p.payload, '$.flagged'),
+               '[]', '{}', '', NULL, p.payload, p.updated_at
+        FROM points p LEFT JOIN submissions s ON s.id = p.submission_id;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -62,6 +78,34 @@ class StoredStage(BaseModel):
     payload: dict[str, Any]
     seconds: float
     created_at: str
+
+
+class ReviewRecord(BaseModel):
+    """The last complete review of a submission, as boards and points read it."""
+
+    submission_id: str
+    agent: str
+    board: str | None
+    submitted_at: datetime | None
+    run_id: int
+    flagged: bool
+    flags: list[str]
+    scores: dict[str, float | None]
+    outcome: str
+    benchmark: str | None  # BenchmarkData JSON (reviewbench.contracts), when the board benchmark ran
+    points: str | None  # PointsData JSON
+
+
+def _pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class Store:
@@ -120,11 +164,23 @@ class Store:
                  _now()),
             )
 
-    def start_run(self, sub_id: str, content_hash: str) -> int:
+    def start_run(self, sub_id: str, content_hash: str, partial: bool = False) -> int:
+        self.mark_aborted()
         with self.transaction() as db:
-            cur = db.execute("INSERT INTO review_runs (submission_id, content_hash, started_at, status)"
-                             " VALUES (?,?,?,'running')", (sub_id, content_hash, _now()))
-            return int(cur.lastrowid)
+            cur = db.execute("INSERT INTO review_runs (submission_id, content_hash, started_at, status, pid, kind)"
+                             " VALUES (?,?,?,'running',?,?)",
+                             (sub_id, content_hash, _now(), os.getpid(), "partial" if partial else "complete"))
+            return int(cur.lastrowid or 0)
+
+    def mark_aborted(self) -> int:
+        """Runs left 'running' by a process that no longer exists (killed, crashed) become 'aborted'."""
+        rows = self._db.execute("SELECT run_id, pid FROM review_runs WHERE status='running'").fetchall()
+        dead = [r["run_id"] for r in rows if r["pid"] != os.getpid() and not _pid_alive(r["pid"])]
+        if dead:
+            with self.transaction() as db:
+                db.executemany("UPDATE review_runs SET status='aborted', finished_at=? WHERE run_id=?",
+                               [(_now(), run_id) for run_id in dead])
+        return len(dead)
 
     def finish_run(self, run_id: int, status: str, report_dir: Path | None) -> None:
         with self.transaction() as db:
@@ -132,7 +188,7 @@ class Store:
                        (_now(), status, str(report_dir) if report_dir else None, run_id))
 
     def runs(self, sub_id: str | None = None) -> list[dict[str, Any]]:
-        q, args = "SELECT * FROM review_runs", ()
+        q, args = "SELECT * FROM review_runs", tuple[str, ...]()
         if sub_id:
             q, args = q + " WHERE submission_id=?", (sub_id,)
         return [dict(r) for r in self._db.execute(q + " ORDER BY run_id", args)]
@@ -174,11 +230,30 @@ class Store:
                        (request_hash, provider, model, json.dumps(request, sort_keys=True),
                         json.dumps(response, sort_keys=True), input_tokens, output_tokens, cost_usd, _now()))
 
-    # --- points --------------------------------------------------------------------------------------------
-    def put_points(self, sub_id: str, agent: str, board: str | None, payload: dict[str, Any], run_id: int) -> None:
+    # --- complete reviews: what boards, points and the leaderboard are made of -----------------------------
+    def put_complete(self, rec: ReviewRecord) -> None:
         with self.transaction() as db:
-            db.execute("INSERT OR REPLACE INTO points VALUES (?,?,?,?,?,?)",
-                       (sub_id, agent, board, json.dumps(payload, sort_keys=True), run_id, _now()))
+            db.execute("INSERT OR REPLACE INTO complete_reviews VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                       (rec.submission_id, rec.agent, rec.board,
+                        rec.submitted_at.isoformat() if rec.submitted_at else None, rec.run_id, int(rec.flagged),
+                        json.dumps(rec.flags), json.dumps(rec.scores, sort_keys=True), rec.outcome, rec.benchmark,
+                        rec.points, _now()))
+
+    def complete_reviews(self, board: str | None = None) -> list[ReviewRecord]:
+        q, args = "SELECT * FROM complete_reviews", tuple[str, ...]()
+        if board is not None:
+            q, args = q + " WHERE board=?", (board,)
+        out = []
+        for r in self._db.execute(q + " ORDER BY submission_id", args):
+            out.append(ReviewRecord(submission_id=r["submission_id"], agent=r["agent"], board=r["board"],
+                                    submitted_at=datetime.fromisoformat(r["submitted_at"]) if r["submitted_at"] else None,
+                                    run_id=r["run_id"], flagged=bool(r["flagged"]), flags=json.loads(r["flags"]),
+                                    scores=json.loads(r["scores"]), outcome=r["outcome"], benchmark=r["benchmark"],
+                                    points=r["points"]))
+        return out
+
+    def board_results(self, board: str) -> list[ReviewRecord]:
+        return [r for r in self.complete_reviews(board) if r.benchmark is not None]
 
     def all_points(self) -> list[dict[str, Any]]:
-        return [json.loads(r["payload"]) for r in self._db.execute("SELECT payload FROM points ORDER BY submission_id")]
+        return [json.loads(r.points) for r in self.complete_reviews() if r.points is not None]

@@ -13,11 +13,22 @@ from reviewbench.errors import ConfigError
 M = TypeVar("M", bound=BaseModel)
 
 
+MAX_TOML_BYTES = 4 * 1024**2
+
+
 def read_toml(path: Path) -> dict:
+    """A TOML file; every failure (missing, too big, not UTF-8, invalid, absurdly nested) is one line naming it."""
     try:
+        size = path.stat().st_size
+        if size > MAX_TOML_BYTES:
+            raise ConfigError(path, f"{size} bytes, over the {MAX_TOML_BYTES}-byte limit for a configuration file")
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(path, "file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(path, "is a folder, not a file") from None
+    except RecursionError:
+        raise ConfigError(path, "nested too deeply to be a configuration file") from None
     except UnicodeDecodeError as e:
         raise ConfigError(path, f"not valid UTF-8 (byte {e.start})") from None
     except tomllib.TOMLDecodeError as e:

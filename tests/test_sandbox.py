@@ -1,34 +1,37 @@
-"""Untrusted method.py in the sandbox: every escape attempt ends as an error in the result, never a crash."""
+"""Hostile methods against the trust boundary. Each attack runs as a real submission in the real sandbox, next to
+an honest twin that keeps exactly the same tokens: every attack must end as an error (or change nothing), and
+the twin's numbers must be the same as in a run where no attacker was present."""
 
 import json
 import textwrap
+import time
 from dataclasses import asdict
 
 import pytest
 
-from harness.evaluate import RunConfig
 from harness.model import embedded_checkpoint
-from harness.sandbox import Limits, SandboxError, run_worker, sandbox_kind
+from harness.results import MethodLimits, Result, RunConfig
+from harness.sandbox import SandboxError, run_worker, sandbox_kind
 from tests.conftest import run_review
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(sandbox_kind() != "bubblewrap", reason="bubblewrap not installed (make installs it)")]
 
-HEADER = "import os, socket, time\nimport torch\nfrom harness import EvictionMethod, Keep\n\n"
-ATTEMPTS = {
+HEADER = "import os, signal, socket, sys, time\nimport torch\nfrom harness import EvictionMethod, Keep\n\n"
+# the honest selection every tamperer also returns: the first `budget` tokens of each head
+FIRST = "Keep(tuple(torch.arange(view.budget) for _ in range(view.n_kv_heads)))"
+ATTACKS = {
     "net": """
 class Net(EvictionMethod):
-    name = "net"
     def select(self, view):
         try:
             socket.create_connection(("1.1.1.1", 53), timeout=2); got = "open"
-        except OSError as e:
+        except OSError:
             got = "blocked"
         raise RuntimeError(f"net={got}")
 """,
-    "read": """
-class Read(EvictionMethod):
-    name = "read"
+    "read_split": """
+class ReadSplit(EvictionMethod):
     def select(self, view):
         try:
             open(SECRET).read(); got = "read"
@@ -36,15 +39,22 @@ class Read(EvictionMethod):
             got = f"denied ({type(e).__name__})"
         raise RuntimeError(f"test_split={got}")
 """,
+    "read_model": """
+class ReadModel(EvictionMethod):
+    def select(self, view):
+        try:
+            os.listdir(MODEL); got = "listed"
+        except OSError as e:
+            got = f"denied ({type(e).__name__})"
+        raise RuntimeError(f"model={got}")
+""",
     "env": """
 class Env(EvictionMethod):
-    name = "env"
     def select(self, view):
         raise RuntimeError(f"key={os.environ.get('ANTHROPIC_API_KEY')} home={os.environ.get('HOME')}")
 """,
     "forks": """
 class Forks(EvictionMethod):
-    name = "forks"
     def select(self, view):
         n = 0
         try:
@@ -56,102 +66,256 @@ class Forks(EvictionMethod):
             pass
         raise RuntimeError(f"forks={n}")
 """,
-    "hang": """
-class Hang(EvictionMethod):
-    name = "hang"
+    "spin": """
+class Spin(EvictionMethod):
     def select(self, view):
         while True:
             pass
 """,
+    "sleep": """
+class Sleep(EvictionMethod):
+    def select(self, view):
+        time.sleep(1000)
+""",
+    "no_alarm": """
+class NoAlarm(EvictionMethod):
+    def select(self, view):
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        while True:
+            time.sleep(0.01)
+""",
     "oom": """
 class Oom(EvictionMethod):
-    name = "oom"
     def select(self, view):
         x = torch.ones(6_000_000_000)
         return Keep.from_topk(x[: view.n_tokens].expand(view.n_kv_heads, -1), view.budget)
 """,
+    "big_file": """
+class BigFile(EvictionMethod):
+    def select(self, view):
+        with open("/tmp/fill", "wb") as fh:
+            for _ in range(1024):
+                fh.write(b"x" * (1 << 20))
+        raise RuntimeError("wrote 1 GiB")
+""",
+    "stderr_flood": """
+class Flood(EvictionMethod):
+    def select(self, view):
+        sys.stderr.write('{"progress": 99, "total": 1, "item": "forged"}\\n')
+        sys.stderr.write("y" * (200 << 20))
+        sys.stderr.flush()
+        return """ + FIRST + """
+""",
     "malformed": """
 class Malformed(EvictionMethod):
-    name = "malformed"
     def select(self, view):
         return Keep((torch.tensor([10**9]),))
 """,
+    "nan_rewrite": """
+from harness import Rewrite
+class NanRewrite(EvictionMethod):
+    def select(self, view):
+        k = torch.full((view.budget, view.keys.shape[2]), float("nan"))
+        return Rewrite(tuple(k for _ in range(view.n_kv_heads)), tuple(k for _ in range(view.n_kv_heads)),
+                       tuple(torch.arange(view.budget) for _ in range(view.n_kv_heads)))
+""",
+    "tamper": """
+import harness.runner, harness.tasks, harness.evaluate, harness.results, harness.boundary
+class Tamper(EvictionMethod):
+    name = "tamper"
+    def select(self, view):
+        harness.tasks.score = lambda *a: 1.0
+        harness.runner.score = lambda *a: 1.0
+        harness.runner.fidelity = lambda *a: (0.0, 1.0)
+        harness.runner.eviction_cost = lambda *a: (0.0, 0.0)
+        harness.evaluate.aggregate = lambda *a, **k: []
+        harness.results.Result.to_json = lambda self: {"schema": "harness.result/2", "forged": True}
+        harness.boundary.apply_result = lambda *a: None
+        for path in ("/tmp/result.json", os.environ.get("HOME", "/tmp") + "/result.json"):
+            try:
+                open(path, "w").write("{}")
+            except OSError:
+                pass
+        return """ + FIRST + """
+""",
+    "regenerate": """
+class Regenerate(EvictionMethod):
+    def select(self, view):
+        import harness.tasks as t
+        try:
+            items = t.generate("niah_single", "test", 1, lambda s: len(s.split()), 200)
+            got = "generated " + items[0].id
+        except ValueError as e:
+            got = "refused"
+        raise RuntimeError(f"regenerate={got}")
+""",
     "broken": "this is not python(\n",
+    "honest": """
+class Honest(EvictionMethod):
+    name = "honest"
+    def select(self, view):
+        return """ + FIRST + """
+""",
 }
+LIMITS = MethodLimits(call_timeout_s=4, start_timeout_s=60, memory_bytes=8 * 1024**3, max_procs=64,
+                      file_bytes=16 * 1024**2, tmpfs_bytes=32 * 1024**2)
+
+
+def _write(root, name, body, secret, model):
+    d = root / name
+    d.mkdir()
+    (d / "method.py").write_text(HEADER + f"SECRET = {str(secret)!r}\nMODEL = {str(model)!r}\n" + textwrap.dedent(body))
+    return str(d)
+
+
+def _run(methods, timeout=900):
+    cfg = RunConfig(board="A", methods=methods, items=1, length=200, tasks=["niah_single"], budgets=[0.5],
+                    limits=LIMITS, threads=2)
+    t0 = time.monotonic()
+    out = Result.from_json(run_worker(asdict(cfg), wall_s=timeout, threads=2))
+    return out, time.monotonic() - t0
 
 
 @pytest.fixture(scope="module")
-def escape_result(tmp_path_factory):
-    root = tmp_path_factory.mktemp("escapes")
-    secret = root / "arena" / "data" / "test" / "niah.jsonl"
-    secret.parent.mkdir(parents=True)
-    secret.write_text('{"answer": "4729104"}\n')
-    dirs = []
-    for name, body in ATTEMPTS.items():
-        d = root / name
-        d.mkdir()
-        (d / "method.py").write_text(HEADER + f"SECRET = {str(secret)!r}\n" + textwrap.dedent(body))
-        dirs.append(d)
-    cfg = RunConfig(board="A", methods=[str(d) for d in dirs] + ["window"], items=1, length=200,
-                    tasks=["niah_single"], budgets=[0.5], call_timeout_s=3)
+def attacked(tmp_path_factory):
     import os
 
+    root = tmp_path_factory.mktemp("attacks")
+    secret = root / "arena" / "data" / "test" / "A" / "niah_single.jsonl"
+    secret.parent.mkdir(parents=True)
+    secret.write_text('{"answer": "4729104"}\n')
+    model = embedded_checkpoint()
+    dirs = {name: _write(root, name, body, secret, model) for name, body in ATTACKS.items()}
     os.environ["ANTHROPIC_API_KEY"] = "sk-ant-secret"
     try:
-        return run_worker(asdict(cfg), dirs, [embedded_checkpoint()],
-                          Limits(memory_bytes=10 * 1024**3, max_procs=64, wall_s=600))
+        hostile, seconds = _run([d for name, d in dirs.items() if name != "stderr_flood"])
     finally:
         del os.environ["ANTHROPIC_API_KEY"]
+    clean, _ = _run([dirs["honest"]])
+    flood, _ = _run([dirs["stderr_flood"]])
+    return hostile, clean, seconds, flood
+
+
+def _errors(result):
+    return {k.split("/")[-1]: v for k, v in result.method_errors.items()}
 
 
 @pytest.mark.parametrize("method, expected", [
     ("net", "net=blocked"),
-    ("read", "test_split=denied"),
+    ("read_split", "test_split=denied"),
+    ("read_model", "model=denied"),
     ("env", "key=None home=/tmp"),
-    ("hang", "exceeded its time limit"),
-    ("malformed", "index sets for 3 KV heads"),
+    ("spin", "did not answer select within 4 s"),
+    ("sleep", "did not answer select within 4 s"),
+    ("no_alarm", "did not answer select within 4 s"),
+    ("malformed", "for each of 3 KV heads"),
+    ("nan_rewrite", "must be finite"),
+    ("regenerate", "regenerate=refused"),
 ])
-def test_escape_attempts_end_as_errors(escape_result, method, expected):
-    assert expected in escape_result["method_errors"][method]
+def test_attacks_end_as_errors(attacked, method, expected):
+    hostile = attacked[0]
+    assert expected in _errors(hostile)[method]
 
 
-def test_fork_bomb_hits_the_process_limit(escape_result):
-    err = escape_result["method_errors"]["forks"]
-    assert err.startswith("RuntimeError: forks=") and int(err.split("=")[1]) < 64
+def test_fork_bomb_hits_the_process_limit(attacked):
+    err = _errors(attacked[0])["forks"]
+    assert err.startswith("RuntimeError: forks=") and int(err.split("=")[1].split()[0]) < 64
 
 
-def test_oom_is_a_clear_error(escape_result):
-    err = escape_result["method_errors"]["oom"]
-    assert "alloc" in err.lower() or "memory" in err.lower()
+def test_memory_and_file_size_limits_hold(attacked):
+    errors = _errors(attacked[0])
+    assert "alloc" in errors["oom"].lower() or "memory" in errors["oom"].lower()
+    assert "wrote 1 GiB" not in errors["big_file"] and ("File too large" in errors["big_file"]
+                                                        or "No space" in errors["big_file"])
 
 
-def test_unloadable_method_is_reported_and_the_rest_still_runs(escape_result):
-    broken = next(v for k, v in escape_result["method_errors"].items() if k.endswith("broken"))
-    assert "SyntaxError" in broken
-    ok = [a for a in escape_result["aggregates"] if a["method"] == "window" and a["task"] == "*"]
-    assert ok and ok[0]["error"] is None and ok[0]["n"] == 1
-    assert escape_result["environment"]["sandbox"] == "bubblewrap"
+def test_hangs_end_within_their_limit(attacked):
+    # 3 hanging methods at 4 s each, 16 methods started; far below the run's 900 s watchdog
+    assert attacked[2] < 300
 
 
-def test_wall_clock_limit_kills_the_worker():
+def test_unloadable_method_is_reported_and_the_rest_still_runs(attacked):
+    hostile = attacked[0]
+    assert "SyntaxError" in _errors(hostile)["broken"]
+    assert hostile.environment.sandbox == "bubblewrap"
+
+
+def test_tampering_changes_no_score(attacked):
+    """The tamperer patched every scoring function it could import and keeps the honest twin's tokens: its
+    numbers equal the twin's, and the twin's equal a run without any attacker."""
+    hostile, clean = attacked[0], attacked[1]
+    assert "tamper" not in hostile.method_errors
+
+    def metrics(result, method):
+        rows = [r for r in result.rows if r.method == method]
+        assert rows, method
+        return [(r.score, r.kl, r.top1, r.eviction_cost, r.kv_bytes) for r in rows]
+
+    assert metrics(hostile, "tamper") == metrics(hostile, "honest") == metrics(clean, "honest")
+    assert metrics(hostile, "honest")[0][0] < 1.0 or metrics(hostile, "honest")[0][1] > 0  # a real, imperfect score
+    assert {a.method for a in hostile.aggregates} >= {"full", "honest", "tamper"}
+
+
+def test_a_stderr_flood_costs_the_trusted_side_no_memory(attacked):
+    """200 MB of stderr in one line and a forged progress line: drained in bounded chunks, never parsed, never
+    held; the method is stopped by the watchdog when the flood outlasts its call limit."""
+    _, clean, _, flood = attacked
+    rows = [r for r in flood.rows if r.method == "stderr_flood"]
+    assert rows and (rows[0].error is None or "did not answer" in rows[0].error)
+    assert flood.environment.peak_rss_bytes < clean.environment.peak_rss_bytes + 50 * 1024**2
+
+
+def test_wall_clock_watchdog_kills_a_worker_that_prints_nothing():
     cfg = RunConfig(board="A", methods=["window"], items=1, length=200, tasks=["niah_single"])
+    t0 = time.monotonic()
     with pytest.raises(SandboxError, match="wall-clock limit"):
-        run_worker(asdict(cfg), [], [embedded_checkpoint()], Limits(wall_s=1))
+        run_worker(asdict(cfg), wall_s=1)
+    assert time.monotonic() - t0 < 30
+
+
+def test_a_candidate_cannot_poison_the_baselines_fingerprints(tmp_path):
+    """The fingerprint worker runs baselines itself and each candidate in its own sandbox: a candidate that
+    patches the baselines' classes leaves their kept sets as they are without it."""
+    from harness.fingerprint import build_bank
+
+    bank = build_bank()
+    d = tmp_path / "poison"
+    d.mkdir()
+    (d / "method.py").write_text(HEADER + textwrap.dedent("""
+        import harness.methods.snapkv as s, harness.fingerprint as f
+        s.SnapKV.select = lambda self, view: Keep(tuple(torch.arange(1) for _ in range(view.n_kv_heads)))
+        f.run = lambda *a, **k: {}
+        class Poison(EvictionMethod):
+            def select(self, view):
+                return """ + FIRST + "\n"))
+    alone = run_worker({"methods": ["snapkv"], "bank": str(bank), "budgets": [0.1]}, module="harness.fingerprint")
+    mixed = run_worker({"methods": [str(d), "snapkv"], "bank": str(bank), "budgets": [0.1]},
+                       module="harness.fingerprint")
+    assert mixed["kept"]["snapkv"] == alone["kept"]["snapkv"]
+    assert str(d) in mixed["kept"]
 
 
 def test_cli_check_and_run(tmp_path, arena):
     ok = run_review("harness", "check", str(arena / "submit" / "agent1-003"), "--json")
     assert ok.returncode == 0, ok.stderr
-    assert json.loads(ok.stdout)["ok"]
+    assert json.loads(ok.stdout)["ok"] and json.loads(ok.stdout)["sandbox"] == "bubblewrap"
     bad = tmp_path / "bad"
     bad.mkdir()
-    (bad / "method.py").write_text(HEADER + textwrap.dedent(ATTEMPTS["malformed"]))
+    (bad / "method.py").write_text(HEADER + textwrap.dedent(ATTACKS["malformed"]))
     r = run_review("harness", "check", str(bad))
     assert r.returncode == 1 and "FAIL" in r.stdout
+    hang = tmp_path / "hang"
+    hang.mkdir()
+    (hang / "method.py").write_text(HEADER + textwrap.dedent(ATTACKS["no_alarm"]))
+    t0 = time.monotonic()
+    r = run_review("harness", "check", str(hang), "--timeout", "2")
+    assert r.returncode == 1 and "did not answer" in r.stdout and time.monotonic() - t0 < 60
     r = run_review("harness", "run", "snapkv", "--items", "1", "--length", "200", "--budgets", "0.5", "--json",
                    timeout=300)
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
-    assert res["schema"] == "harness.result/1" and {a["method"] for a in res["aggregates"]} == {"full", "snapkv"}
+    assert res["schema"] == "harness.result/2" and {a["method"] for a in res["aggregates"]} == {"full", "snapkv"}
     assert run_review("harness", "run", "snapkv", "--board", "Z").returncode == 2
     assert run_review("harness", "run", "snapkv", "--split", "test").returncode == 2

@@ -15,9 +15,8 @@ from reviewbench.arena import JudgeSpec
 from reviewbench.calibrate.metrics import EVIDENCE, PANEL, Calibration
 from reviewbench.calibrate.runner import CaseResult
 from reviewbench.calibrate.suite import AnswerKey
-from reviewbench.errors import ConfigError
+from reviewbench.offsets import CALIBRATION_SCHEMA, load_offsets  # noqa: F401  (re-exported)
 
-CALIBRATION_SCHEMA = "reviewbench.calibration/1"
 
 
 class CalibrationReport(BaseModel):
@@ -37,19 +36,6 @@ class CalibrationReport(BaseModel):
     seconds: float = 0.0
 
     model_config = {"populate_by_name": True}
-
-
-def load_offsets(path: Path) -> dict[str, dict[str, float]]:
-    """The family offsets of a calibration report (arena.toml: [panel] calibration = ...)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(path, "calibration report not found ([panel] calibration in arena.toml)") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ConfigError(path, f"not a calibration report: {e}") from None
-    if not isinstance(data, dict) or data.get("schema") != CALIBRATION_SCHEMA:
-        raise ConfigError(path, f"not a {CALIBRATION_SCHEMA} report")
-    return data["calibration"]["family_offsets"]
 
 
 def _fmt(v, pct: bool = False) -> str:

@@ -10,6 +10,7 @@ replays what was already paid for. The answer key is not read here.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +24,8 @@ from reviewbench.calibrate.suite import Case
 from reviewbench.errors import UserError
 from reviewbench.judges.panel import KEY_ENV, default_provider
 from reviewbench.judges.stage import judges_stage
-from reviewbench.pipeline import Stage, StageContext, StageOutput, run_stages
+from reviewbench.contracts import AUDIT, BUNDLE, EVIDENCE, HARNESS, JUDGES, VERDICT, JudgesData
+from reviewbench.pipeline import Stage, StageContext, StageReport, run_stages
 from reviewbench.review import arena_rubric
 from reviewbench.stages import STAGES
 from reviewbench.store import Store
@@ -77,41 +79,48 @@ def check_keys(specs: list[JudgeSpec], env: dict[str, str]) -> None:
 
 
 def _withheld(ctx: StageContext) -> StageContext:
-    outputs = dict(ctx.outputs)
-    for name in ("evidence", "harness"):
-        outputs[name] = StageOutput(status="not_run", reason=WITHHELD)
+    reports = dict(ctx.reports)
+    for key in (EVIDENCE, HARNESS):
+        reports[key.name] = StageReport(name=key.name, title=key.name, status="not_run", reason=WITHHELD)
+    # the judges stage reads every stage it normally does; the withheld ones are constant placeholders here,
+    # so the blind stage's input hash (bundle and audit only) still covers everything that can change
+    judges_needs = next(s for s in STAGES if s.name == "judges").needs
+    current = dataclasses.replace(ctx.current, needs=judges_needs) if ctx.current is not None else None
     return StageContext(arena=ctx.arena, bundle=ctx.bundle, rubric=ctx.rubric, store=ctx.store,
-                        author_family=ctx.author_family, earlier=ctx.earlier, outputs=outputs)
+                        author_family=ctx.author_family, earlier=ctx.earlier, reports=reports, current=current,
+                        progress=ctx.progress)
 
 
 def calibration_stages(show_evidence: bool, make_provider: Callable, with_evidence: bool) -> list[Stage]:
-    stages = []
+    """The review's stages for calibration: no points (a blinded baseline is on no board) and no benchmark."""
+    stages: list[Stage] = []
     for s in STAGES:
-        if s.name == "points":
+        if s.name in ("points", "benchmark"):
             continue
         if s.name in ("evidence", "harness") and not with_evidence:
             continue
         if s.name == "judges":
             if show_evidence:
-                s = Stage(s.name, s.title, s.version, s.needs, lambda c: judges_stage(c, make_provider=make_provider),
+                s = Stage(s.key, s.title, s.version, s.needs, lambda c: judges_stage(c, make_provider=make_provider),
                           extra_inputs=s.extra_inputs)
             else:
-                s = Stage(s.name, s.title, s.version + "-blind", ("bundle", "audit"),
+                s = Stage(s.key, s.title, s.version + "-blind", (BUNDLE, AUDIT),
                           lambda c: judges_stage(_withheld(c), make_provider=make_provider), extra_inputs=s.extra_inputs)
         stages.append(s)
     return stages
 
 
 def _evidence_record(ctx: StageContext) -> EvidenceRecord:
-    ev = ctx.outputs.get("evidence")
-    flags = sorted({f["flag"] for n in ("audit", "evidence", "harness") for f in ctx.data(n).get("candidate_flags", [])})
-    if ev is None or ev.status != "ok":
-        return EvidenceRecord(candidate_flags=flags, error=ev.reason if ev is not None else "not run")
-    d = ev.data
+    ctx.current = None  # read after the run: every stage's output is visible
+    found = [ctx.get(AUDIT), ctx.get(EVIDENCE), ctx.get(HARNESS)]
+    flags = sorted({f.flag for d in found if d is not None for f in d.candidate_flags})
+    ev_report, ev = ctx.report(EVIDENCE), ctx.get(EVIDENCE)
+    if ev is None:
+        return EvidenceRecord(candidate_flags=flags, error=ev_report.reason if ev_report is not None else "not run")
     return EvidenceRecord(
-        code=[{k: m[k] for k in ("reference", "jaccard", "containment")} for m in d.get("code", [])[:3]],
-        behaviour=[dict(m) for m in (d.get("behaviour") or {}).get("matches", [])[:3]],
-        prior_art=[{k: h.get(k) for k in ("short_name", "title", "arxiv")} for h in d.get("prior_art", {}).get("hits", [])[:3]],
+        code=[{"reference": m.reference, "jaccard": m.jaccard, "containment": m.containment} for m in ev.code[:3]],
+        behaviour=[m.model_dump() for m in (ev.behaviour.matches if ev.behaviour else [])[:3]],
+        prior_art=[{"short_name": h.short_name, "title": h.title, "arxiv": h.arxiv} for h in ev.prior_art.hits[:3]],
         candidate_flags=flags)
 
 
@@ -126,23 +135,22 @@ def run_case(arena: Arena, case_dir: Path, store: Store, stages: list[Stage], sh
     reports = run_stages(stages, ctx)
     res = CaseResult(code=bundle.id, evidence_to_judges=show_evidence,
                      stage_errors=[f"{r.name}: {r.reason}" for r in reports if r.status == "failed"])
-    judges = ctx.data("judges")
+    judges: JudgesData | None = ctx.get(JUDGES)
     replayed = any(r.name == "judges" and r.cached for r in reports)  # the whole stage came from the store
-    for o in judges.get("outcomes", []):
-        v = o.get("verdict") or {}
-        u = o.get("usage") or {}
+    for o in judges.outcomes if judges else []:
+        v = o.verdict
         res.judges.append(JudgeRecord(
-            judge_id=o["judge_id"], family=o["family"], model=o["model"], role=o["role"],
-            scores={k: s["score"] for k, s in (v.get("scores") or {}).items()},
-            flags=sorted({f["flag"] for f in v.get("flags", [])}),
-            prior_work=[{"title": p.get("title", ""), "arxiv_id": p.get("arxiv_id")} for p in v.get("prior_work", [])[:3]],
-            error=o.get("error"), input_tokens=u.get("input_tokens", 0), output_tokens=u.get("output_tokens", 0),
-            cost_usd=u.get("cost_usd"), seconds=o.get("seconds", 0.0), cached=replayed or o.get("cached", False)))
-    res.tie_break = bool((judges.get("tie_break") or {}).get("needed"))
-    res.injection_findings = len(judges.get("injection", []))
-    verdict = ctx.data("verdict")
-    res.panel_scores = dict(verdict.get("scores") or {})
-    res.panel_flags = sorted({f["flag"] for f in verdict.get("standing_flags", [])})
+            judge_id=o.judge_id, family=o.family, model=o.model, role=o.role,
+            scores={k: s.score for k, s in v.scores.items()} if v else {},
+            flags=sorted({f.flag for f in v.flags}) if v else [],
+            prior_work=[{"title": p.title, "arxiv_id": p.arxiv_id} for p in v.prior_work[:3]] if v else [],
+            error=o.error, input_tokens=o.usage.input_tokens, output_tokens=o.usage.output_tokens,
+            cost_usd=o.usage.cost_usd, seconds=o.seconds, cached=replayed or o.cached))
+    res.tie_break = bool(judges and judges.tie_break.needed)
+    res.injection_findings = len(judges.injection) if judges else 0
+    verdict = ctx.get(VERDICT)
+    res.panel_scores = dict(verdict.scores) if verdict else {}
+    res.panel_flags = sorted({f.flag for f in verdict.standing_flags}) if verdict else []
     if with_evidence:
         res.evidence = _evidence_record(ctx)
     res.seconds = round(time.perf_counter() - t0, 2)

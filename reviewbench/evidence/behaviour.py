@@ -113,11 +113,13 @@ def _budgets() -> list[float]:
 
 def behaviour_evidence(candidate_dir: Path, earlier: dict[str, Path], top: int = 5,
                        use_cache: bool = True) -> BehaviourEvidence:
-    """Build the bank if needed (trusted code, the embedded model), then run on it, in the sandbox, every method
-    whose kept sets are not cached yet (baselines and earlier submissions are cached by code hash)."""
+    """Build the bank if needed (trusted code, the embedded model), then run on it every method whose kept sets
+    are not cached yet (cached by code hash). The trusted fingerprint worker runs the baselines itself and each
+    other method in a sandboxed process of its own, so no candidate can touch another method's kept sets."""
     import json
 
     from harness.fingerprint import BANK_VERSION, build_bank
+    from harness.io import write_json_atomic
     from harness.sandbox import run_worker
 
     bank = build_bank()
@@ -133,17 +135,13 @@ def behaviour_evidence(candidate_dir: Path, earlier: dict[str, Path], top: int =
     errors: dict[str, str] = {}
     version = BANK_VERSION
     if todo:
-        dirs = [Path(s) for s in todo if Path(s).is_dir()]
-        result = run_worker({"methods": todo, "bank": str(bank), "budgets": _budgets()}, dirs, [bank.parent],
-                            module="harness.fingerprint")
-        errors = dict(result.get("errors", {}))
-        version = result["bank_version"]
-        cache.mkdir(parents=True, exist_ok=True)
+        result = run_worker({"methods": todo, "bank": str(bank), "budgets": _budgets()}, module="harness.fingerprint",
+                            wall_s=3600)
+        errors = {str(k): str(v) for k, v in result.get("errors", {}).items()}
+        version = int(result["bank_version"])
         for spec, value in result["kept"].items():
             kept[spec] = value
-            tmp = cache / f".{_spec_hash(spec)}.partial"
-            tmp.write_text(json.dumps(value))
-            tmp.replace(cache / f"{_spec_hash(spec)}.json")
+            write_json_atomic(cache / f"{_spec_hash(spec)}.json", value)
     merged = {"budgets": _budgets(), "kept": kept}
     if cand not in kept:
         return BehaviourEvidence(matches=[], errors=errors, budgets=_budgets(), bank_version=version)

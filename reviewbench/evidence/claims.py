@@ -21,6 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from harness.results import Result
 from reviewbench.bundle import Claim
 
 METRICS = {"normalized_accuracy": "normalised accuracy", "accuracy": "normalised accuracy", "kl": "KL to the full cache",
@@ -151,18 +152,18 @@ def decide(c: LedgerClaim, per_seed: list[float], items: int) -> LedgerEntry:
                               + ("; every seed disagrees the same way" if reproducible else "; not every seed disagrees"))
 
 
-def per_seed_values(result: dict, method: str, c: LedgerClaim) -> list[float]:
-    """The claimed metric per seed, from a harness.result/1 document (aggregated per seed with the harness's rules)."""
+def per_seed_values(result: Result, method: str, c: LedgerClaim) -> list[float]:
+    """The claimed metric per seed, from a harness result (aggregated per seed with the harness's rules)."""
     from harness.evaluate import aggregate
 
-    seeds = sorted({r.get("seed", 0) for r in result["rows"]})
+    seeds = sorted({r.seed for r in result.rows})
     task = c.task or "*"
     vals = []
     for s in seeds:
-        rows = [r for r in result["rows"] if r.get("seed", 0) == s]
-        for a in aggregate(rows, result["config"]["board"]):
-            if a["method"] == method and abs(a["budget"] - c.budget) < 1e-9 and a["task"] == task:
-                v = a.get(c.metric)
+        rows = [r for r in result.rows if r.seed == s]
+        for a in aggregate(rows, result.config.board):
+            if a.method == method and c.budget is not None and abs(a.budget - c.budget) < 1e-9 and a.task == task:
+                v = getattr(a, c.metric, None)
                 if v is not None:
                     vals.append(float(v))
     return vals

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from reviewbench.evidence.behaviour import behaviour_evidence
 from reviewbench.evidence.citations import check_citations
-from reviewbench.evidence.priorart_evidence import prior_art_hits
+from reviewbench.contracts import EvidenceData
+from reviewbench.evidence.priorart_evidence import prior_art
 from reviewbench.evidence.similarity import baseline_sources, compare
 from reviewbench.findings import Finding
 from reviewbench.flags.fabricated_evidence import fabricated_citation_flags
@@ -47,13 +48,14 @@ async def _citations(text: str):
         await web.aclose()
 
 
-def evidence_stage(ctx: StageContext) -> StageOutput:
+def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
     b = ctx.bundle
     desc = b.description.text
     findings: list[Finding] = []
     citations = asyncio.run(_citations(desc))
-    query, prior = prior_art_hits(b.method.source, b.description.section_text("method_summary"),
-                                  b.description.section_text("idea"), desc)
+    pa = prior_art(b.method.source, b.description.section_text("method_summary"), b.description.section_text("idea"),
+                   desc)
+    prior = pa.hits
     earlier_src = {f"submission:{e.id}": (Path(e.path) / "method.py").read_text(encoding="utf-8")
                    for e in ctx.earlier if (Path(e.path) / "method.py").is_file()}
     code = compare(b.method.source, baseline_sources() | earlier_src)
@@ -92,12 +94,6 @@ def evidence_stage(ctx: StageContext) -> StageOutput:
                f"nearest by behaviour {matches[0].reference} ({matches[0].jaccard:.2f})" if matches else
                f"{len(citations)} citations; behaviour not measured")
     summary += f"; nearest by code {code[0].reference} ({code[0].jaccard:.2f}); {len(uncredited)} uncredited prior-art hits"
-    data = {
-        "citations": [c.model_dump(mode="json") for c in citations],
-        "prior_art": {"query": query, "hits": [h.model_dump() for h in prior]},
-        "code": [m.model_dump() for m in code],
-        "behaviour": behaviour.model_dump() if behaviour else {"error": behaviour_error},
-        "digest": digest,
-        "candidate_flags": [f.model_dump(mode="json") for f in flags],
-    }
+    data = EvidenceData(citations=citations, prior_art=pa, code=code, behaviour=behaviour,
+                        behaviour_error=behaviour_error, digest=digest, candidate_flags=flags)
     return StageOutput(status="ok", summary=summary, findings=findings, data=data)

@@ -3,62 +3,114 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+from typing import Any
 
+from reviewbench.contracts import AUDIT, BENCHMARK, EVIDENCE, HARNESS, BenchmarkData, JudgesData
 from reviewbench.findings import Finding
 from reviewbench.judges.inputs import EarlierRef, build_inputs
 from reviewbench.judges.panel import PanelRunner, default_provider, resolve_panel
-from reviewbench.pipeline import StageContext, StageOutput
+from reviewbench.leaderboard import measure_benchmark, prior_board
+from reviewbench.offsets import load_offsets
+from reviewbench.pipeline import StageContext, StageOutput, StageReport
 
 
 def family_offsets(ctx: StageContext) -> dict[str, dict[str, float]] | None:
     """The panel's calibrated per-family offsets, when the rubric subtracts them and the arena names a report."""
     if not ctx.rubric.tie_break.subtract_family_offsets or not ctx.arena.config.panel.calibration:
         return None
-    from reviewbench.calibrate.report import load_offsets
-
     return load_offsets(ctx.arena.root / ctx.arena.config.panel.calibration)
 
 
-def panel_inputs(ctx: StageContext) -> dict:
+def panel_inputs(ctx: StageContext) -> dict[str, Any]:
     """What decides the panel besides the bundle: which judges actually run (API keys present or not), and the
     family offsets the tie-break subtracts."""
     return {**resolve_panel(ctx.arena.config.panel).model_dump(mode="json"), "offsets": family_offsets(ctx)}
 
 
+def board_inputs(ctx: StageContext) -> str:
+    """The earlier entries of the board the judges compare with (they change when an earlier submission is
+    re-reviewed): a hash of their stored results."""
+    h = hashlib.sha256()
+    if ctx.bundle.board:
+        earlier = {e.id for e in ctx.earlier}
+        for rec in ctx.store.board_results(ctx.bundle.board):
+            if rec.submission_id in earlier:
+                h.update(f"{rec.submission_id}|{rec.flagged}|{rec.benchmark}".encode())
+    return h.hexdigest()
+
+
+def _stage_lines(name: str, report: StageReport[Any] | None, digest: list[str]) -> list[str]:
+    if report is None:
+        return []
+    if report.status != "ok":
+        return [f"{name}: not run — {report.reason}"]
+    return [f"{name}: {report.summary}", *[f"- {f.message}" for f in report.findings[:20]], *digest]
+
+
 def evidence_lines(ctx: StageContext) -> list[str]:
-    lines = []
-    for name in ("evidence", "harness"):
-        out = ctx.outputs.get(name)
-        if out is None:
-            continue
-        if out.status != "ok":
-            lines.append(f"{name}: not run — {out.reason}")
-            continue
-        lines.append(f"{name}: {out.summary}")
-        lines += [f"- {f.message}" for f in out.findings[:20]]
-        lines += list(out.data.get("digest", []))
+    ev, ledger = ctx.get(EVIDENCE), ctx.get(HARNESS)
+    return (_stage_lines("evidence", ctx.report(EVIDENCE), ev.digest if ev else [])
+            + _stage_lines("harness", ctx.report(HARNESS), ledger.digest if ledger else []))
+
+
+def benchmark_lines(ctx: StageContext, bench: BenchmarkData | None) -> list[str]:
+    """The arena's own measurement, as the judges read it (effectiveness is judged from this, not from claims)."""
+    board = ctx.arena.config.board(ctx.bundle.board) if ctx.bundle.board else None
+    if board is None:
+        return ["the submission names no board of this arena: it was not measured"]
+    report = ctx.report(BENCHMARK)
+    if bench is None:
+        return [f"not measured on board {board.name}: {report.reason if report else 'the benchmark did not run'}"]
+    m = measure_benchmark(bench, board)
+    unit = "tokens per layer" if board.budget_kind == "tokens" else "of the KV cache"
+    budgets = ", ".join(f"{b.budget:g}" if board.budget_kind == "tokens" else f"{100 * b.budget:g} %"
+                        for b in m.per_budget)
+    c = m.components
+    w = m.weights
+    lines = [f"Overall {m.overall:.3f} on board {board.name}'s hidden test split ({m.n_items} items; budgets {budgets} "
+             f"{unit}); Overall = {w.accuracy:g} x accuracy + {w.memory:g} x memory + {w.speed:g} x speed + "
+             f"{w.overhead:g} x overhead" + (f" + {w.length:g} x length" if w.length else "") + ", each vs the full cache",
+             f"components (mean): accuracy {c.accuracy:.3f} ({m.accuracy_basis}, normalised to the full cache), "
+             f"memory saved {c.memory:.3f}, speed {c.speed:.3f}, overhead term {c.overhead:.3f}, length {c.length:.3f}",
+             "per budget: " + "; ".join(f"{b.budget:g}: Overall {b.overall:.3f}, accuracy {b.components.accuracy:.3f}"
+                                        for b in m.per_budget)]
+    if m.errors:
+        lines.append("the method failed at some budgets (scored 0 there): " + "; ".join(m.errors)[:300])
+    prior = prior_board(ctx.arena, ctx.store, board, bench.split_hash, {e.id for e in ctx.earlier})
+    best = prior.best()
+    if best is None:
+        lines.append("the board has no measured entry to compare with yet")
+    else:
+        lines.append(f"the board's best before this submission: {best.id} with Overall {best.mean:.3f}")
+        for e in sorted(prior.entries, key=lambda e: -e.mean)[:6]:
+            lines.append(f"- {e.id}: Overall {e.mean:.3f}" + (" (flagged)" if e.flagged else ""))
     return lines
 
 
-def judges_stage(ctx: StageContext, make_provider=default_provider) -> StageOutput:
+def judges_stage(ctx: StageContext, make_provider: Any = default_provider) -> StageOutput[JudgesData]:
     b = ctx.bundle
     board = ctx.arena.config.board(b.board) if b.board else None
-    audit = ctx.outputs.get("audit")
+    audit_report = ctx.report(AUDIT)
+    audit = ctx.get(AUDIT)
+    bench = ctx.get(BENCHMARK)
+    bench_lines = benchmark_lines(ctx, bench)
     inputs = build_inputs(
         submission_id=b.id, board=b.board, board_setting=board.setting if board else "",
         method_src=b.method.source, description=b.description.text,
-        audit_summary=audit.summary if audit is not None and audit.status == "ok" else None,
-        audit_findings=[f.model_dump() for f in audit.findings] if audit is not None else [],
-        evidence_lines=evidence_lines(ctx),
+        audit_summary=audit_report.summary if audit is not None and audit_report is not None else None,
+        audit_findings=[f.model_dump() for f in audit_report.findings] if audit_report is not None else [],
+        evidence_lines=evidence_lines(ctx), benchmark_lines=bench_lines,
         earlier=[EarlierRef(id=e.id, agent=e.agent, board=e.board, short_name=e.short_name, path=e.path)
                  for e in ctx.earlier],
-        log_dir=ctx.arena.logs_dir / b.agent)
+        log_dir=ctx.arena.logs_dir / b.agent, short_name=b.meta.short_name, agent=b.agent)
     panel = resolve_panel(ctx.arena.config.panel)
     runner = PanelRunner(inputs=inputs, rubric=ctx.rubric, author_family=ctx.author_family, store=ctx.store,
                          make_provider=make_provider, family_offsets=family_offsets(ctx))
     result = asyncio.run(runner.run(panel))
     findings = [Finding(code="judges.injection", severity="warning", location=f.location,
-                        message=f"hidden instruction to the reviewer ({f.kind}) removed before judging: {f.text}")
+                        message=f"hidden instruction to the reviewer ({f.kind}, {f.chars} characters, sha256 "
+                                f"{f.sha256[:12]}) removed before judging")
                 for f in inputs.injection]
     for o in result.outcomes:
         if o.verdict is None:
@@ -67,20 +119,18 @@ def judges_stage(ctx: StageContext, make_provider=default_provider) -> StageOutp
         for bad in o.invalid_outputs:
             findings.append(Finding(code="judges.invalid_output", severity="info",
                                     message=f"judge {o.judge_id}: invalid output retried: {bad}"))
-    verdicts = [o.verdict.model_dump(mode="json") for o in result.outcomes if o.verdict is not None]
+    verdicts = [o.verdict for o in result.outcomes if o.verdict is not None]
     if not verdicts:
-        return StageOutput(status="failed", reason="; ".join(f"{o.judge_id}: {o.error}" for o in result.outcomes),
-                           findings=findings)
+        return StageOutput(status="failed", reason="no judge gave a verdict: " +
+                           "; ".join(f"{o.judge_id}: {o.error}" for o in result.outcomes), findings=findings)
     cost = result.usage.cost_usd
     summary = (f"{len(verdicts)} judge runs ({', '.join(o.judge_id + (' (cached)' if o.cached else '') for o in result.outcomes)}); "
                f"tie-break {'run: ' + '; '.join(result.tie_break.reasons) if result.tie_break.needed else 'not needed'}; "
                f"{result.usage.input_tokens} in / {result.usage.output_tokens} out tokens, "
                + ("cost unknown" if cost is None else f"${cost:.4f}"))
-    data = {
-        "panel_note": result.note, "local": result.local, "verdicts": verdicts,
-        "criteria": [c.id for c in ctx.rubric.criteria],
-        "outcomes": [o.model_dump(mode="json", exclude={"exchanges"}) for o in result.outcomes],
-        "tie_break": result.tie_break.model_dump(mode="json"), "usage": result.usage.model_dump(mode="json"),
-        "corpus": result.corpus, "injection": [f.model_dump() for f in inputs.injection],
-    }
+    data = JudgesData(panel_note=result.note, local=result.local, verdicts=verdicts,
+                      criteria=[c.id for c in ctx.rubric.criteria],
+                      outcomes=result.outcomes,
+                      tie_break=result.tie_break, usage=result.usage, corpus=result.corpus,
+                      injection=inputs.injection, benchmark_digest=bench_lines)
     return StageOutput(status="ok", summary=summary, findings=findings, data=data)
