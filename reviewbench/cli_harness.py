@@ -136,7 +136,7 @@ def print_result(result: Any) -> None:
     t = Table(title=f"Board {cfg.board} · {', '.join(cfg.resolved_tasks())} · {cfg.items} items/task · "
                     f"{result.environment.sandbox}", box=None, pad_edge=False)
     for col in ("method", "keep", "acc/full", "CI95", "KL", "top1", "evict", "oracle", "KV", "comp s", "tok/s"):
-        t.add_column(col, justify="left" if col == "method" else "right")
+        t.add_column(col, justify="left" if col == "method" else "right", overflow="fold")
     for a in result.aggregates:
         if a.task != "*":
             continue
