@@ -156,24 +156,27 @@ class Workspace(Mapping[str, str]):
     auditor that knows the protected folders, which absolute paths could matter to a rule at all: analyses
     skip work that cannot change a finding (the AST of a snippet that only names the agent's own files)."""
 
-    def __init__(self, files: Mapping[str, str], relevant: Callable[[str], bool] | None = None) -> None:
+    def __init__(self, files: Mapping[str, str], relevant: Callable[[str], bool] | None = None,
+                 written: Mapping[str, str] | None = None) -> None:
         self._files = files
+        self._written = written if written is not None else {}  # written by the script analysed: seen first
         self.relevant = relevant
 
     def __getitem__(self, key: str) -> str:
-        return self._files[key]
+        return self._written[key] if key in self._written else self._files[key]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._files)
+        yield from self._written
+        yield from (k for k in self._files if k not in self._written)
 
     def __len__(self) -> int:
-        return len(self._files)
+        return len(set(self._written) | set(self._files))
 
     def __contains__(self, key: object) -> bool:
-        return key in self._files
+        return key in self._written or key in self._files
 
     def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
-        return self._files.get(key, default)
+        return self._written[key] if key in self._written else self._files.get(key, default)
 
 
 def shell_join(argv: list[str]) -> str:
@@ -263,13 +266,24 @@ def _has_payload(text: str) -> bool:
 
 
 # --- python ------------------------------------------------------------------------------------------------
+MAX_FOLDED = 100_000  # chars of a folded string: x = x.replace("a", "aa") forty times must not fill memory
+
+
 class _Folder:
     """Folds constant string expressions: literals, +, f-strings, join, os.path.join, chr, [::-1], decoders."""
 
     def __init__(self) -> None:
         self.names: dict[str, str | list[str]] = {}
 
-    def fold(self, node: ast.AST) -> str | list[str] | None:  # noqa: C901 - one small interpreter
+    def fold(self, node: ast.AST) -> str | list[str] | None:
+        val = self._fold(node)
+        if isinstance(val, str) and len(val) > MAX_FOLDED:
+            return None
+        if isinstance(val, list) and sum(len(v) for v in val) > MAX_FOLDED:
+            return None
+        return val
+
+    def _fold(self, node: ast.AST) -> str | list[str] | None:  # noqa: C901 - one small interpreter
         if isinstance(node, ast.Constant):
             if isinstance(node.value, str):
                 return node.value
@@ -486,10 +500,15 @@ def analyse_python(code: str, cwd: str | None, depth: int = 0, files: Mapping[st
     if _python_inert(code, cwd, files.relevant if isinstance(files, Workspace) else None):
         return facts
     try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _analyse_python_tree(ast.parse(code), code, cwd, depth, files)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # hostile or broken code: its literals only
         _classify_strings([a or b for a, b in _STR_LIT.findall(code)], cwd, facts, "python", fetched=True)
         return facts
+
+
+def _analyse_python_tree(tree: ast.AST, code: str, cwd: str | None, depth: int,
+                         files: Mapping[str, str] | None) -> Facts:
+    facts = Facts()
     folder = _Folder()
     strings: list[str] = []
     write_targets: list[str] = []
@@ -875,7 +894,9 @@ def analyse_shell(
 ) -> Facts:
     """What a shell script touches. ``files``: files written earlier in the session (path -> content)."""
     facts = Facts()
-    files = files if files is not None else {}
+    base = files if files is not None else {}
+    written: dict[str, str] = {}  # files this script writes (cat > f <<EOF): a later command may run them
+    files = Workspace(base, base.relevant if isinstance(base, Workspace) else None, written)
     variables = dict(env) if env else {}
     script = script[:MAX_SCRIPT]
     if "\\\n" in script:
@@ -902,6 +923,8 @@ def analyse_shell(
         facts.env.update(upper)
         _proxy_env(upper, facts)
         cwd = _one_command(argv, cwd, variables, facts, files, heredoc, depth)
+        if facts.files_written:
+            written.update(facts.files_written)
         if subs and depth < MAX_DEPTH:
             for sub in subs:
                 facts.extend(analyse_shell(sub, cwd, variables, files, depth + 1))
