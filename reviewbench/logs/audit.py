@@ -281,18 +281,22 @@ def run_audit(
         stats.files += 1
         by_format[info.fmt] = by_format.get(info.fmt, 0) + 1
         before = auditor.skipped_other_agent
+        check, tools_get, n = auditor.check, by_tool.get, 0
         for ev in _events(info, stats, seen_claude, seen_codex):
-            info.events += 1
-            by_tool[ev.tool] = by_tool.get(ev.tool, 0) + 1
+            n += 1
+            by_tool[ev.tool] = tools_get(ev.tool, 0) + 1
             if ev.kind == "net":
                 net_agents.add(ev.agent)
-            for finding in auditor.check(ev):
-                if only_agent and finding.agent not in (only_agent, None):
-                    continue
-                key = (finding.category, finding.source, finding.rule)
-                if key not in seen:
-                    seen.add(key)
-                    findings.append(finding)
+            found = check(ev)
+            if found:
+                for finding in found:
+                    if only_agent and finding.agent not in (only_agent, None):
+                        continue
+                    key = (finding.category, finding.source, finding.rule)
+                    if key not in seen:
+                        seen.add(key)
+                        findings.append(finding)
+        info.events = n
         info.unjudged_agent_paths = auditor.skipped_other_agent - before
         if info.fmt in NETWORK_FORMATS:
             net_agents.add(info.agent)

@@ -125,12 +125,15 @@ def parse_claude(info: FileInfo, stats: ParseStats, seen: set[int]) -> Iterator[
     sidechain_ids = info.subagent_ids
     id_seen = False  # this file named its sub-agent id: later lines are searched near their start only
     header = 200  # the session's header facts (cwd, version) are in its first records
+    loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
+    agent = info.agent
     for lineno, line in raw_records(path, stats, "lines" if info.layout == "lines" else "json"):
         if header:
             header -= 1
             if need_cwd and (m := _CWD.search(line)):
                 info.saw_cwd(m.group(1).decode("utf-8", "replace"))
                 need_cwd = False
+                agent = info.agent
             if need_version and (m := _VERSION.search(line)):
                 info.client, need_version = f"Claude Code {m.group(1).decode()}", False
             if not (need_cwd or need_version):
@@ -170,9 +173,14 @@ def parse_claude(info: FileInfo, stats: ParseStats, seen: set[int]) -> Iterator[
             if not _whole(line):
                 check_unparsed(line, stats, path, lineno)
             continue
-        rec = parse_line(line, stats, path, lineno)
-        if rec is None:
-            continue
+        try:
+            rec = loads(line)
+        except JSONDecodeError:
+            rec = None
+        if rec.__class__ is not dict:
+            rec = parse_line(line, stats, path, lineno)  # the warning, and a lenient retry for bad UTF-8
+            if rec is None:
+                continue
         rtype = rec.get("type")
         if rtype != "assistant" and rtype != "user":
             stats.skip(str(rtype) if rtype in KNOWN_TYPES else f"unknown:{rtype}")
@@ -191,13 +199,14 @@ def parse_claude(info: FileInfo, stats: ParseStats, seen: set[int]) -> Iterator[
         if need_cwd and cwd:
             info.saw_cwd(cwd)
             need_cwd = False
+            agent = info.agent
         if time is not None and not isinstance(time, str):
             time = None
         src = f"{spath}:{lineno}"
         if isinstance(content, str):
             if rtype == "user":
                 for m2 in _BASH_INPUT.finditer(content):  # a shell command typed by the user, not the agent
-                    yield Event(source=src, tool="user-shell", kind="shell", agent=info.agent, time=time, cwd=cwd,
+                    yield Event(source=src, tool="user-shell", kind="shell", agent=agent, time=time, cwd=cwd,
                                 actor="user", command=m2.group(1))
             continue
         if not isinstance(content, list):
@@ -213,9 +222,11 @@ def parse_claude(info: FileInfo, stats: ParseStats, seen: set[int]) -> Iterator[
                     stats.duplicates += 1
                     continue
                 seen.add(h)
-                name = str(block.get("name", ""))
+                name = block.get("name")
+                if name.__class__ is not str:
+                    name = str(name or "")
                 inp = block.get("input")
-                ev = tool_event(name, inp if isinstance(inp, dict) else {"input": inp}, src, cwd, time, info.agent)
+                ev = tool_event(name, inp if inp.__class__ is dict else {"input": inp}, src, cwd, time, agent)
                 if btype == "server_tool_use":
                     ev.tool = f"server:{ev.tool}"
                 if name in SUBAGENT_TOOLS:

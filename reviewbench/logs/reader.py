@@ -99,10 +99,11 @@ def _overlong(stats: ParseStats, path: Path, lineno: int, size: int, cap: int) -
                                    "its tool calls are not audited")
 
 
-def raw_lines(path: Path, stats: ParseStats, cap: int = MAX_RECORD_BYTES) -> Iterator[tuple[int, bytes]]:
-    """(line number, line without its newline) of each line of at most ``cap`` bytes; a longer one is read
-    through and warned about, never held. The file is read in 1 MiB chunks and split in C: a per-line
-    ``readline`` costs more than most lines' audit."""
+def line_blocks(path: Path, stats: ParseStats, cap: int = MAX_RECORD_BYTES) -> Iterator[tuple[int, bytes]]:
+    """(number of its first line, block) for blocks of whole lines (joined by newlines, without the last one)
+    of at most about 1 MiB each, or one line of at most ``cap`` bytes; a longer line is read through and
+    warned about, never held. Reading in chunks and splitting in C lets a parser skip the lines it needs
+    nothing from without touching them one by one."""
     n_lines = n_bytes = 0
     parts: list[bytes] = []  # the pending line's pieces (it goes on in the next chunk)
     pending = 0
@@ -136,9 +137,9 @@ def raw_lines(path: Path, stats: ParseStats, cap: int = MAX_RECORD_BYTES) -> Ite
                 parts, pending, dropping = [], 0, False
                 last = chunk.rfind(b"\n")
                 if last > nl:
-                    for line in chunk[nl + 1 : last].split(b"\n"):
-                        n_lines += 1
-                        yield n_lines, line
+                    block = chunk[nl + 1 : last]
+                    yield n_lines + 1, block
+                    n_lines += block.count(b"\n") + 1
                 if last + 1 < len(chunk):
                     parts, pending = [chunk[last + 1 :]], len(chunk) - last - 1
             if parts or dropping:
@@ -150,6 +151,17 @@ def raw_lines(path: Path, stats: ParseStats, cap: int = MAX_RECORD_BYTES) -> Ite
     finally:
         stats.lines += n_lines
         stats.bytes += n_bytes
+
+
+def raw_lines(path: Path, stats: ParseStats, cap: int = MAX_RECORD_BYTES) -> Iterator[tuple[int, bytes]]:
+    """(line number, line without its newline) of each line of at most ``cap`` bytes; a longer one is read
+    through and warned about, never held."""
+    for first, block in line_blocks(path, stats, cap):
+        if b"\n" not in block:
+            yield first, block
+            continue
+        for k, line in enumerate(block.split(b"\n")):
+            yield first + k, line
 
 
 # --- a streaming splitter for JSON that is not one object per line --------------------------------------------

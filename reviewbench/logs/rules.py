@@ -171,6 +171,7 @@ class AgentState:
     versions: dict[str, int] = field(default_factory=dict)
     basenames: set[str] = field(default_factory=set)  # of files written (a command naming one is analysed)
     chars: int = 0
+    gate_version: int = 0  # bumped when a new file or symlink appears (the command gate's answers may change)
 
     def write(self, path: str, text: str, counter: int) -> None:
         if len(text) > MAX_FILE_CHARS:  # keep both ends: code appended at the end matters as much as the head
@@ -179,6 +180,8 @@ class AgentState:
         old = self.files.pop(path, None)
         if old is not None:
             self.chars -= len(old)
+        else:
+            self.gate_version += 1
         self.files[path] = text
         self.chars += len(text)
         self.versions[path] = counter
@@ -220,6 +223,7 @@ class Auditor:
         self.state: dict[str | None, AgentState] = {}
         self.skipped_other_agent = 0
         self._counter = 0
+        self._gate: dict[tuple[str, str | None, str | None], tuple[bool, int]] = {}
         self._shell_cache: dict[tuple[object, ...], tuple[Facts, tuple[tuple[str, int], ...]]] = {}
 
     def identify(self, cwd: str) -> str | None:
@@ -266,7 +270,9 @@ class Auditor:
                     self._counter += 1
                     st.write(path, text, self._counter)
         for link, target in f.symlinks:
-            st.symlinks[link] = target
+            if st.symlinks.get(link) != target:
+                st.symlinks[link] = target
+                st.gate_version += 1
         if st.symlinks:  # follow links the agent made earlier
             extra = []
             for a in f.accesses:
@@ -326,7 +332,21 @@ class Auditor:
         return False
 
     def may_matter(self, ev: Event, st: AgentState) -> bool:
-        """Whether a shell command can yield any fact a rule uses (see _SHELL_TRIGGERS); False skips its analysis."""
+        """Whether a shell command can yield any fact a rule uses; False skips its analysis. Agents rerun the
+        same commands: the answer is kept until the agent writes a new file or makes a symlink."""
+        if ev.env:
+            return True
+        key = (ev.command or "", ev.cwd, ev.agent)
+        hit = self._gate.get(key)
+        if hit is not None and hit[1] == st.gate_version:
+            return hit[0]
+        answer = self._may_matter(ev, st)
+        if len(self._gate) >= 8192:
+            self._gate.pop(next(iter(self._gate)))
+        self._gate[key] = (answer, st.gate_version)
+        return answer
+
+    def _may_matter(self, ev: Event, st: AgentState) -> bool:
         cmd = ev.command or ""
         if ev.env or (ev.cwd and ev.cwd.startswith("/") and self.near_protected(ev.cwd.rstrip("/") or "/", ev.agent,
                                                                                  st)):
