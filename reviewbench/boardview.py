@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
 from harness.io import atomic_write_bytes, atomic_write_text
 from reviewbench.leaderboard import Leaderboard
+from reviewbench.tables import NARROW_BELOW, fold_table, plain
 
 FLAT_COLUMNS = ("board", "id", "kind", "agent", "submitted_at", "overall", "accuracy", "memory", "speed", "overhead",
                 "length", "best_before", "best_before_overall", "benchmark_points", "points", "flags")
@@ -60,30 +61,51 @@ def board_export(lb: Leaderboard, fmt: str, out: Path | None) -> None:
 
 
 def print_board(lb: Leaderboard, console: Console) -> None:
+    """Per board a table; below ``NARROW_BELOW`` columns the Overall's components move to a second table so that
+    ids, the best before and the flags are never cut (every cell folds; nothing ends in an ellipsis)."""
+    wide = console.width >= NARROW_BELOW
     for t in lb.boards:
         unit = "tokens/layer" if t.budget_kind == "tokens" else "keep"
         w = ", ".join(f"{k} {v:g}" for k, v in t.weights.items() if v)
-        table = Table("entry", "agent", "Overall", "acc", "mem", "speed", "ovh", "best before", "bench", "points",
-                      "flags", title=f"Board {t.board} ({unit} {', '.join(f'{b:g}' for b in t.budgets)}; {w})",
-                      caption=(f"board best: {t.best.id} {t.best.overall:.4f}" if t.best else "no measured entry")
-                      + "".join(f"\n{n}" for n in t.notes), caption_justify="left")
+        caption = (f"board best: {t.best.id} {t.best.overall:.4f}" if t.best else "no measured entry") + \
+            "".join(f"\n{n}" for n in t.notes)
+        title = f"Board {t.board} ({unit} {', '.join(f'{b:g}' for b in t.budgets)}; {w})"
+        main = ["entry", "agent", "Overall", *(["acc", "mem", "speed", "ovh"] if wide else []), "best before",
+                "bench", "points", "flags"]
+        if not t.rows:
+            console.print(Text(title, style="bold", overflow="fold"))
+            console.print(Text(caption, overflow="fold"), highlight=False)
+            continue
+        keep = {"entry": min(24, max(len(r.id) for r in t.rows))}
+        table = fold_table(*main, title=title, caption=caption, min_width=keep, styles={"flags": "bold red"},
+                           numeric=("Overall", "acc", "mem", "speed", "ovh", "bench", "points"))
+        parts = fold_table("entry", "accuracy", "memory", "speed", "overhead", title=f"Board {t.board}: components",
+                           numeric=("accuracy", "memory", "speed", "overhead"), min_width=keep)
         for r in t.rows:
             c = r.components
-            table.add_row(r.id, r.agent or "", _f(r.overall), _f(c.accuracy if c else None, ".3f"),
-                          _f(c.memory if c else None, ".3f"), _f(c.speed if c else None, ".3f"),
-                          _f(c.overhead if c else None, ".3f"),
-                          f"{r.best_before.id} {r.best_before.overall:.4f}" if r.best_before else "",
-                          _f(r.benchmark_points, "g"), _f(r.points, "g"), ",".join(r.flags))
+            comps = [_f(c.accuracy if c else None, ".3f"), _f(c.memory if c else None, ".3f"),
+                     _f(c.speed if c else None, ".3f"), _f(c.overhead if c else None, ".3f")]
+            table.add_row(*(plain(v) for v in (
+                r.id, r.agent or "", _f(r.overall), *(comps if wide else []),
+                (f"{r.best_before.id} {r.best_before.overall:.4f}" if wide else r.best_before.id)
+                if r.best_before else "",
+                _f(r.benchmark_points, "g"), _f(r.points, "g"), ",".join(r.flags))))
+            parts.add_row(*(plain(v) for v in (r.id, *comps)))
         console.print(table)
+        if not wide:
+            console.print(parts)
     if lb.unboarded:
-        t2 = Table("submission", "agent", "points", "flagged", title="Submissions on no board of this arena")
+        t2 = fold_table("submission", "agent", "points", "flagged", title="Submissions on no board of this arena",
+                        numeric=("points",), styles={"flagged": "bold red"})
         for p in lb.unboarded:
-            t2.add_row(p.submission, p.agent, f"{p.total:g}", "FLAG" if p.flagged else "")
+            t2.add_row(*(plain(v) for v in (p.submission, p.agent, f"{p.total:g}", "FLAG" if p.flagged else "")))
         console.print(t2)
-    ta = Table("agent", "best per board", "board points", "penalties", "total", title="Agents")
+    ta = fold_table("agent", "best per board", "board points", "penalties", "total", title="Agents",
+                    numeric=("board points", "penalties", "total"))
     for s in lb.agents:
-        ta.add_row(s.agent, ", ".join(f"{b}: {sid}" for b, sid in s.best_per_board.items()),
-                   f"{s.board_points:g}", f"-{s.penalties:g}" if s.penalties else "0", f"{s.total:g}")
+        ta.add_row(*(plain(v) for v in (s.agent, ", ".join(f"{b}: {sid}" for b, sid in s.best_per_board.items()),
+                                        f"{s.board_points:g}", f"-{s.penalties:g}" if s.penalties else "0",
+                                        f"{s.total:g}")))
     console.print(ta)
 
 

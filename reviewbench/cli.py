@@ -14,26 +14,51 @@ from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
-from rich.table import Table
 from typer._click import exceptions as click_exceptions  # typer ships its own click: catch its exceptions
 from typer.core import TyperGroup
 
 from reviewbench import __version__
 from reviewbench.errors import UserError
 from reviewbench.stagelist import STAGE_NAMES
+from reviewbench.tables import fold_table, plain, print_rows
 
 console = Console()
 err_console = Console(stderr=True)
 
 
-class _ReviewGroup(TyperGroup):
+def _first_sentence(text: str) -> str:
+    text = " ".join(text.split())
+    end = text.find(". ")
+    return text if end < 0 else text[:end + 1]
+
+
+class _Group(TyperGroup):
+    """Plain click help (wrapped at any width, never cut with an ellipsis as rich's help panels are at 80
+    columns), with each command's first sentence whole in the command list."""
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        rows = [(name, _first_sentence(cmd.help or cmd.short_help or ""))
+                for name, cmd in self.commands.items() if not cmd.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+class _ReviewGroup(_Group):
     """Lets ``review BUNDLE_DIR`` stand for ``review run BUNDLE_DIR``; a word that is neither a command nor an
-    existing path is an unknown command, not a folder."""
+    existing path is an unknown command (with a suggestion), not a folder."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if args and not args[0].startswith("-") and args[0] not in self.commands:
-            if not Path(args[0]).exists() and "/" not in args[0] and not args[0].startswith("."):
-                raise UserError(None, f"unknown command {args[0]!r} (commands: {', '.join(sorted(self.commands))}; "
+            word = args[0]
+            if not Path(word).exists():
+                if "/" in word or word.startswith("."):
+                    raise UserError(word, "no such submission folder")
+                from difflib import get_close_matches
+
+                close = get_close_matches(word, list(self.commands), n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise UserError(None, f"unknown command {word!r}: {hint}(commands: {', '.join(self.commands)}; "
                                       f"or give a submission folder, e.g. submit/agent1-003)")
             args = ["run", *args]
         return list(super().parse_args(ctx, args))
@@ -46,7 +71,7 @@ app = typer.Typer(
          "reviews/<id>/review.{json,md,html} in the arena.",
     no_args_is_help=True,
     add_completion=False,
-    rich_markup_mode="rich",
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -132,9 +157,10 @@ def show_cmd(
     console.print(report.headline, style="yellow", highlight=False, markup=False)
     console.print(f"{report.submission.id} ({report.submission.short_name or '-'}), board "
                   f"{report.submission.board or '-'}: {report.outcome}", style="bold", highlight=False, markup=False)
-    table = Table("stage", "status", "summary")
-    for s in report.stages:
-        table.add_row(s.title, s.status + (" (replayed)" if s.cached else ""), s.summary if s.status == "ok" else s.reason)
+    table = fold_table("stage", "status", "summary")
+    for s in report.stages:  # summaries quote submissions: plain text, folded
+        table.add_row(plain(s.title), plain(s.status + (" (replayed)" if s.cached else "")),
+                      plain(s.summary if s.status == "ok" else s.reason))
     console.print(table)
     if report.points:
         for reason in report.points.reasons:
@@ -196,6 +222,16 @@ def publish_cmd(
         console.print(f"wrote {p}", highlight=False)
 
 
+AUDIT_EVIDENCE_CHARS = 400
+
+
+def _clip(text: str) -> str:
+    """An audit's evidence whole up to a screenful; beyond that the cut is said, and --json has it all."""
+    if len(text) <= AUDIT_EVIDENCE_CHARS:
+        return text
+    return f"{text[:AUDIT_EVIDENCE_CHARS]} … (+{len(text) - AUDIT_EVIDENCE_CHARS} characters: see --json)"
+
+
 @app.command("audit", help="Audit tool-call and network logs for rule violations. PATH: files or folders "
                             "(searched recursively). Exit 0 with or without findings; 2 on unusable input; 1 with "
                             "--strict when part of the input could not be read.")
@@ -227,12 +263,10 @@ def audit_cmd(
                           f"{who}", highlight=False, markup=False)
         if len(report.files) > 20:
             console.print(f"  ... {len(report.files) - 20} more files (see --json)", highlight=False)
-        if report.findings:
-            t = Table("severity", "category", "agent", "source", "evidence", "rule")
-            for f in report.findings:  # log text is hostile: never rich markup
-                t.add_row(f.severity, f.category, escape(f.agent or "unknown"), escape(f.source.split("/")[-1]),
-                          escape(f.evidence[:80]), escape(f.rule))
-            console.print(t)
+        if report.findings:  # the proof (source file:line, evidence) is wrapped, never cut; log text is plain text
+            print_rows(console, ("severity", "category", "agent", "source", "evidence", "rule"),
+                       [(f.severity, f.category, f.agent or "unknown", f.source, _clip(f.evidence), f.rule)
+                        for f in report.findings], heading=3)
         else:
             console.print("[green]no findings[/]")
         for b in report.blind_spots:
@@ -251,14 +285,14 @@ def audit_cmd(
 
 from reviewbench.cli_harness import harness_app  # noqa: E402  (the harness subcommands live in their own module)
 
-app.add_typer(harness_app, name="harness")
+app.add_typer(harness_app, name="harness", cls=_Group)
 
 
 calibrate_app = typer.Typer(
     help="Check a judge panel on the blinded baselines and planted cases (calibration/): novelty <= 1, source named, "
          "inter-judge agreement, family offsets, flag recall, injection canary. `review calibrate build` rebuilds the suite.",
     invoke_without_command=True, no_args_is_help=False)
-app.add_typer(calibrate_app, name="calibrate")
+app.add_typer(calibrate_app, name="calibrate", cls=_Group)
 SuiteOpt = Annotated[Optional[Path], typer.Option("--suite", help="The calibration folder (default: ./calibration, "
                                                   "else the one shipped with reviewbench).", file_okay=False)]
 
@@ -302,9 +336,9 @@ def calibrate_cmd(
     if as_json:
         sys.stdout.write(report.model_dump_json(by_alias=True) + "\n")
     else:
-        table = Table(*HEADERS, caption=HEADER_HELP, caption_justify="left")
+        table = fold_table(*HEADERS, caption=HEADER_HELP)
         for row in table_rows(report.calibration):
-            table.add_row(*row)
+            table.add_row(*(plain(c) for c in row))
         console.print(table)
         alpha = ", ".join(f"{k} {'—' if v is None else v}" for k, v in report.calibration.alpha.items())
         offsets = "; ".join(f"{f}: " + " ".join(f"{k} {v:+.2f}" for k, v in by.items())
@@ -352,28 +386,57 @@ def _root(version: Annotated[bool, typer.Option("--version", callback=_version, 
     """Review KV-cache eviction submissions."""
 
 
+def _say(text: str) -> None:
+    err_console.print(text, highlight=False, markup=False, soft_wrap=True)
+
+
+def _command_path(argv: list[str]) -> str:
+    """``review calibrate`` for ``calibrate --panel`` (click gives no context for some option errors)."""
+    cmd: Any = typer.main.get_command(app)
+    path = ["review"]
+    for word in argv:
+        sub = getattr(cmd, "commands", {}).get(word)
+        if sub is not None:
+            cmd = sub
+            path.append(word)
+    return " ".join(path)
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The ``review`` entry point: every user mistake is one line on stderr and exit 2 (a bare group prints its
+    help and exits 2, as click >= 8.2 does: a missing command is a usage error); no traceback for a mistake."""
     try:
-        rc = app(args=argv, standalone_mode=False)  # click returns an Exit's code here rather than raising it
+        rc = app(args=argv, prog_name="review", standalone_mode=False)  # an Exit comes back as its code here
     except UserError as e:
-        err_console.print(f"error: {e.one_line()}", highlight=False, markup=False, soft_wrap=True)
+        _say(f"error: {e.one_line()}")
         return e.exit_code
     except typer.Exit as e:
         return int(e.exit_code or 0)
     except typer.Abort:
-        err_console.print("aborted")
+        _say("aborted")
         return 130
+    except click_exceptions.NoArgsIsHelpError as e:  # `review`, `review harness`: the help, then exit 2
+        sys.stdout.write(e.format_message().rstrip() + "\n")
+        return 2
     except click_exceptions.UsageError as e:  # wrong option, missing argument, bad value: one line, exit 2
-        where = f"{e.ctx.command_path}: " if e.ctx is not None else ""
-        err_console.print(f"error: {where}{' '.join(e.format_message().split())} (see --help)", highlight=False,
-                          markup=False, soft_wrap=True)
+        path = e.ctx.command_path if e.ctx is not None else _command_path(sys.argv[1:] if argv is None else argv)
+        _say(f"error: {path}: {' '.join(e.format_message().split())} (see `{path} -h`)")
         return 2
     except click_exceptions.ClickException as e:
-        err_console.print(f"error: {' '.join(e.format_message().split())}", highlight=False, markup=False,
-                          soft_wrap=True)
+        _say(f"error: {' '.join(e.format_message().split())}")
         return int(e.exit_code)
+    except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as e:
+        if not e.filename:  # not about a path the user gave: a bug, keep the traceback
+            raise
+        _say(f"error: {e.filename}: {e.strerror or e}")
+        return 2
+    except BrokenPipeError:  # `review board | head`: the reader left; say nothing more
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except KeyboardInterrupt:
-        err_console.print("interrupted")
+        _say("interrupted")
         return 130
     return rc if isinstance(rc, int) else 0
 
