@@ -8,6 +8,7 @@ matched against ``[rules] agent_home``. The same code serves ``review audit`` an
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Iterable, Iterator
 from datetime import datetime
@@ -242,6 +243,18 @@ def run_audit(
     the one whose ``agent_home`` holds the working directory the log records."""
     if fmt not in ("auto", *FORMATS):
         raise UserError(None, f"unknown format {fmt!r} (auto, {', '.join(FORMATS)})")
+    gc_was_on = gc.isenabled()
+    gc.disable()  # the audit makes millions of short-lived dicts and no reference cycles: no cyclic collector
+    try:
+        return _run_audit(paths, rules, fmt, agent, logs_root, agent_ids, submissions, only_agent)
+    finally:
+        if gc_was_on:
+            gc.enable()
+
+
+def _run_audit(paths: list[Path], rules: Rules, fmt: str, agent: str | None, logs_root: Path | None,
+               agent_ids: Iterable[str], submissions: Iterable[tuple[str, str, datetime, str]],
+               only_agent: str | None) -> AuditReport:
     t0 = time.perf_counter()
     stats = ParseStats()
     skipped: list[SkippedFile] = []

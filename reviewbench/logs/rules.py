@@ -154,6 +154,7 @@ _TRIGGER_SET = frozenset({"curl", "wget", "aria2c", "http", "https", "httpie", "
                           "source", "ln", "base64", "xxd", "R", "Rscript", *SHELLS,
                           *(k for k in RUNTIMES if len(k) > 1)})
 _PYTHONS = ("python", "ipython", "pypy")
+_COMMAND_STARTS = re.compile(r"[;&|()\n]+")
 _ABS_PATH = re.compile(r"(?<![\w.~-])/[^\s'\"`;|&<>()]*")
 _PATH_KINDS = frozenset({"read", "list", "search", "write", "patch"})
 _NOTHING = Facts()  # returned (never modified) for a command that cannot yield a fact
@@ -316,8 +317,8 @@ class Auditor:
         a symlink the agent made, or is a script it wrote: a cheap necessary condition for any path rule."""
         lit = path if "*" not in path and "?" not in path and "[" not in path else _literal(path)
         own = self.own_home(agent)
-        if own is not None and (lit + "/").startswith(own) and lit == path:
-            return False  # the agent's own files
+        if own is not None and (lit.startswith(own) or (lit == path and lit + "/" == own)):
+            return False  # the agent's own files (a glob whose fixed part is inside its folder stays inside)
         if lit.startswith(self._common) or self._common.startswith(lit):
             if any(root.startswith(lit) or lit.startswith(root) for root in self._roots):
                 return True
@@ -358,13 +359,25 @@ class Auditor:
             return True
         words = cmd.replace("/", " ").replace(";", " ").replace("(", " ").replace(")", " ").replace(
             "|", " ").replace("&", " ").replace("=", " ").split()
-        if not _TRIGGER_SET.isdisjoint(words) or (st.basenames and not st.basenames.isdisjoint(words)):
+        if not _TRIGGER_SET.isdisjoint(words):
             return True
-        if "-c" in cmd and any(w.startswith(_PYTHONS) for w in words):  # python -c CODE
+        python = any(w.startswith(_PYTHONS) for w in words)
+        if python and "-c" in cmd:  # python -c CODE
             return True
+        if st.basenames and not st.basenames.isdisjoint(words) and (python or self._runs_a_written_file(cmd, st)):
+            return True  # python x.py, bin/x.sh: a file the agent wrote is run
         if "/" in cmd and any(self.near_protected(p, ev.agent, st) for p in _ABS_PATH.findall(cmd)):
             return True
         return len(cmd) >= 12 and _has_payload(cmd)
+
+    @staticmethod
+    def _runs_a_written_file(cmd: str, st: AgentState) -> bool:
+        """Whether a simple command starts with a path whose file name the agent wrote (run directly)."""
+        for part in _COMMAND_STARTS.split(cmd):
+            first = part.split(None, 1)[0] if part.strip() else ""
+            if "/" in first and first.rpartition("/")[2] in st.basenames:
+                return True
+        return False
 
     def _shell_facts(self, ev: Event, st: AgentState) -> Facts:
         """Agents rerun the same commands all session long: analyse each (command, cwd, env) once, and again
