@@ -14,6 +14,7 @@ process and only its Keep/Rewrite answers come back, validated here by :func:`ap
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,8 +22,9 @@ from typing import Any
 import torch
 
 from harness.api import Keep, LayerView, ModelInfo, Rewrite, reference_attention
+from harness.arch import cache_kwarg, describe, plain_rope_theta  # noqa: F401  (plain_rope_theta re-exported)
 from harness.boundary import MethodError, MethodHandle, MethodTimeout
-from harness.kv import HOOK_NAME, KVRuntime, install_hook, use
+from harness.kv import HOOK_NAME, KVRuntime, install_hook, state_cache, use
 from harness.results import BOARDS, Row
 from harness.tasks import Item, Question, score
 
@@ -47,19 +49,6 @@ class MethodRun:
         return self.method.attrs.keeps_everything
 
 
-def plain_rope_theta(cfg: Any) -> float | None:
-    """The RoPE base when the model uses unscaled, full-width RoPE (what ``LayerView.rotate`` implements)."""
-    params = getattr(cfg, "rope_parameters", None) or {}
-    kind = params.get("rope_type", "default") if isinstance(params, dict) else "default"
-    scaling = getattr(cfg, "rope_scaling", None)
-    if kind != "default" or (isinstance(scaling, dict) and scaling.get("rope_type", scaling.get("type")) not in
-                             (None, "default")) or getattr(cfg, "partial_rotary_factor", 1.0) != 1.0:
-        return None
-    theta = params.get("rope_theta") if isinstance(params, dict) else None
-    theta = theta or getattr(cfg, "rope_theta", None)
-    return float(theta) if theta else None
-
-
 class Engine:
     def __init__(self, loaded: Any) -> None:
         install_hook()
@@ -67,11 +56,11 @@ class Engine:
         self.model = loaded.model
         self.tok = loaded.tokenizer
         self.model.set_attn_implementation(HOOK_NAME)
-        cfg = self.model.config
-        self.info = ModelInfo(name=loaded.name, n_layers=cfg.num_hidden_layers, n_heads=cfg.num_attention_heads,
-                              n_kv_heads=cfg.num_key_value_heads,
-                              head_dim=getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads,
-                              rope_theta=plain_rope_theta(cfg))
+        self.device = next(self.model.parameters()).device
+        self.info: ModelInfo = describe(self.model, loaded.name)  # attention layers, RoPE, windows, from the model
+        self.stateful = bool(self.info.recurrent_layers)  # hybrid: recurrent state travels in a transformers cache
+        self.cache_kwarg = cache_kwarg(self.model)
+        self.warned_length = False
         self.param_bytes = sum(p.numel() * p.element_size() for p in self.model.parameters())
         self.eos = {t for t in [self.tok.eos_token_id, self.tok.convert_tokens_to_ids("<|im_end|>")] if t is not None}
         self.model_cpu_s = 0.0  # CPU seconds this process spent in forward passes (the overhead's denominator)
@@ -100,12 +89,25 @@ class Engine:
         """Logits (n, V) for ``ids`` at positions start.., extending ``rt``; only the last row with
         ``last_only`` (a long prefill never holds T x vocabulary logits)."""
         t0 = time.process_time()
-        rt.positions = torch.arange(start, start + len(ids))
+        end = start + len(ids)
+        if self.info.max_positions and end > self.info.max_positions and not self.warned_length:
+            self.warned_length = True
+            warnings.warn(f"{self.info.name}: {end} tokens exceed the {self.info.max_positions} positions the model "
+                          "was trained for; its answers past them are not meaningful", stacklevel=2)
+        rt.positions = torch.arange(start, end, device=self.device)
+        kw: dict[str, Any] = {"use_cache": False}
+        if self.stateful:  # the recurrent layers' state (the attention layers' KV stays in rt)
+            if rt.state is None:
+                if start:
+                    raise ValueError("a hybrid model's cache lost its recurrent state (continue from a copy)")
+                rt.state = state_cache(self.model)
+            rt.state.seen = start
+            kw = {"use_cache": True, self.cache_kwarg: rt.state}
         with use(rt):
-            out = self.model(input_ids=torch.tensor([ids]), position_ids=rt.positions[None], use_cache=False,
-                             logits_to_keep=1 if last_only else 0)
+            out = self.model(input_ids=torch.tensor([ids], device=self.device), position_ids=rt.positions[None],
+                             logits_to_keep=1 if last_only else 0, **kw)
         rt.note_peak()
-        logits = out.logits[0].float()
+        logits = out.logits[0].float().cpu()
         self.model_cpu_s += time.process_time() - t0
         return logits
 
@@ -140,14 +142,26 @@ class Engine:
                          phase=phase, model=self.info, valid=valid, query_positions=qpos)  # type: ignore[arg-type]
 
     def layer_budgets(self, run: MethodRun, mean_budget: int, n_tokens: int) -> list[int]:
+        """Per-layer budgets indexed by layer (0 for layers without a KV cache). A method allocates over the
+        attention layers (one value each, in ``ModelInfo.attention_layers`` order); one value per layer is
+        also accepted (the interface before hybrid models), and only the attention layers' values count."""
+        attn = self.info.attention_layers
         got = run.method.layer_budgets(mean_budget, n_tokens, self.info)
+        out = [0] * self.info.n_layers
         if got is None:
-            return [mean_budget] * self.info.n_layers
-        if len(got) != self.info.n_layers or any(int(b) < 0 for b in got):
-            raise MethodError(f"layer_budgets returned {len(got)} values, expected {self.info.n_layers} non-negative")
-        if sum(int(b) for b in got) > mean_budget * self.info.n_layers:
-            raise MethodError(f"layer_budgets sum {sum(got)} exceeds the total {mean_budget * self.info.n_layers}")
-        return [int(b) for b in got]
+            for i in attn:
+                out[i] = mean_budget
+            return out
+        if len(got) == self.info.n_layers and len(got) != len(attn):
+            got = [got[i] for i in attn]
+        if len(got) != len(attn) or any(int(b) < 0 for b in got):
+            raise MethodError(f"layer_budgets returned {len(got)} values, expected {len(attn)} non-negative "
+                              "(one per attention layer)")
+        if sum(int(b) for b in got) > mean_budget * len(attn):
+            raise MethodError(f"layer_budgets sum {sum(got)} exceeds the total {mean_budget * len(attn)}")
+        for i, b in zip(attn, got):
+            out[i] = int(b)
+        return out
 
     def compress(self, rt: KVRuntime, run: MethodRun, budgets: list[int], board: str, phase: str,
                  queries: Callable[[int], tuple[torch.Tensor, torch.Tensor] | None],
@@ -170,7 +184,7 @@ class Engine:
             batch.clear()
             size = 0
 
-        for layer in layers if layers is not None else range(self.info.n_layers):
+        for layer in layers if layers is not None else self.info.attention_layers:
             view = self.view(rt, layer, budgets[layer], board, phase, queries(layer))
             bytes_ = sum(t.numel() * t.element_size() for t in (view.keys, view.values, view.queries) if t is not None)
             if batch and size + bytes_ > BATCH_BYTES:
@@ -254,14 +268,15 @@ def fidelity(ref_ids: torch.Tensor, ref_logp: torch.Tensor, got: torch.Tensor) -
     return float(kl), float(top1)
 
 
-def importance(rt_full: KVRuntime, future: dict[int, torch.Tensor], group: int) -> dict[int, torch.Tensor]:
+def importance(rt_full: KVRuntime, future: dict[int, torch.Tensor], group: int,
+               scale: float | None = None) -> dict[int, torch.Tensor]:
     """Per layer (H_kv, T): attention mass that the future queries pay each cached key under the full
-    cache, max over each KV head's query heads (KVP, arXiv 2602.10238)."""
+    cache, max over each KV head's query heads (KVP, arXiv 2602.10238). Summed chunk by chunk: never F x T."""
     out = {}
     for layer, q in future.items():
         k, _, pos, valid = rt_full.layers[layer].padded()
-        a = reference_attention(q, k, pos, None, group, valid)  # (H_q, F, T), in query chunks
-        out[layer] = a.sum(dim=1).reshape(k.shape[0], group, -1).max(dim=1).values
+        a = reference_attention(q, k, pos, None, group, valid, scale=scale, reduce="sum")  # (H_q, T)
+        out[layer] = a.reshape(k.shape[0], group, -1).max(dim=1).values.cpu()
     return out
 
 
@@ -275,7 +290,7 @@ def eviction_cost(imp: dict[int, torch.Tensor], kept: dict[int, list[torch.Tenso
             i = imp[layer][h].float()
             total = float(i.sum()) or 1e-12
             mask = torch.ones_like(i, dtype=torch.bool)
-            mask[keep] = False
+            mask[keep.to(mask.device)] = False
             lost.append(float(i[mask].sum()) / total)
             n_evict = int(mask.sum())
             oracle.append(float(i.sort().values[:n_evict].sum()) / total)
@@ -421,7 +436,7 @@ def prefill_reference(eng: Engine, item: Item, questions: list[Question], rt0: K
         ref_logits, rt_tf = _forced(eng, rt0, tf_ids, len(a.gen), n, query_aware, last_logits, record=True)
         ids, logp = top_k(ref_logits)
         future = {layer: torch.cat(qs, dim=1) for layer, qs in rt_tf.queries.all_queries.items()}
-        imp = {k: v.half() for k, v in importance(rt0, future, eng.info.group_size).items()}
+        imp = {k: v.half() for k, v in importance(rt0, future, eng.info.group_size, eng.info.scale).items()}
         row = Row(item=item.id, task=item.task, question=qi, method="full", budget=1.0,
                   score=score(item, q, a.text), kl=0.0, top1=1.0, eviction_cost=0.0, eviction_cost_oracle=0.0,
                   kept_tokens=float(n), kv_bytes=full_bytes, kv_bytes_peak=a.peak, kv_bytes_decode_mean=a.kv_mean,
@@ -477,7 +492,7 @@ def run_prefill_item(eng: Engine, item: Item, runs: list[MethodRun], board: str,
                 rows.append(_error_row(item, run, b))
                 continue
             comp_bytes = rt_c.live_bytes()
-            kept_tokens = sum(sum(x.lengths()) for x in rt_c.layers) / (eng.info.n_layers * eng.info.n_kv_heads)
+            kept_tokens = sum(sum(x.lengths()) for x in rt_c.layers) / (len(eng.info.attention_layers) * eng.info.n_kv_heads)
             for qi, (q, qref) in enumerate(zip(questions, reference.questions)):
                 a = _answer(eng, item, q, rt_c, n, query_aware, last_logits)
                 got, _ = _forced(eng, rt_c, qref.tf_ids, len(qref.gen), n, query_aware, last_logits)
@@ -571,7 +586,7 @@ def run_decode_item(eng: Engine, item: Item, runs: list[MethodRun], caps: list[i
 
             def evict_ahead(rt_: KVRuntime, pos: int, per_layer: list[int]) -> None:
                 """Before a step: every layer that would exceed its cap after one more token evicts first."""
-                over = [j for j, layer in enumerate(rt_.layers) if _layer_tokens(layer) + 1 > per_layer[j]]
+                over = [j for j in eng.info.attention_layers if _layer_tokens(rt_.layers[j]) + 1 > per_layer[j]]
                 if over:
                     s, c, _ = eng.compress(rt_, run, [max(0, x - 1) for x in per_layer], "C", "decode",
                                            rt_.recent_queries, over)
@@ -580,7 +595,7 @@ def run_decode_item(eng: Engine, item: Item, runs: list[MethodRun], caps: list[i
 
             try:
                 per_layer = eng.layer_budgets(run, cap, n)
-                over = [i for i, layer in enumerate(rt.layers) if _layer_tokens(layer) > per_layer[i]]
+                over = [i for i in eng.info.attention_layers if _layer_tokens(rt.layers[i]) > per_layer[i]]
                 if over:
                     s, c, _ = eng.compress(rt, run, per_layer, "C", "prefill", _queries_for(rt0, run, n, None, "C"),
                                            over)
@@ -624,7 +639,7 @@ def run_decode_item(eng: Engine, item: Item, runs: list[MethodRun], caps: list[i
             steps = len(trace) - 1 if forced else len(gen) - 1
             rows.append(Row(item=item.id, task=item.task, question=0, method=run.name, budget=b, score=sc, kl=kl,
                             top1=top1,
-                            kept_tokens=sum(sum(x.lengths()) for x in rt.layers) / (eng.info.n_layers * eng.info.n_kv_heads),
+                            kept_tokens=sum(sum(x.lengths()) for x in rt.layers) / (len(eng.info.attention_layers) * eng.info.n_kv_heads),
                             kv_bytes=rt.live_bytes(), kv_bytes_peak=rt.peak_live, kv_bytes_decode_mean=kv_mean,
                             kv_tokens_layer_max=peak_tokens[0], model_cpu_s=model_cpu, compress_s=comp[0],
                             compress_cpu_s=comp[1], decode_tok_s=steps / secs if secs > 0 and steps > 0 else None,
