@@ -9,13 +9,14 @@ over the KV head's query heads, then times the value norm (plus ``epsilon``). Th
 Defaults are the official press's (n_future 512, n_sink 4, covariance and value norm on, epsilon 0); the
 arena leaderboard's configuration wraps it in Ada-KV with epsilon 1e-2; here the budget is uniform per head,
 as in the bare press. Statistics come from the queries of the whole context (the press uses its hidden
-states, which is the same thing), recovered pre-RoPE with ``view.rotate``. On a model without plain RoPE,
-or without queries, it keeps the most recent tokens.
+states, which is the same thing), recovered pre-RoPE with ``view.rotate`` (partial RoPE: only the rotated
+features move; no RoPE: R̄ is the identity). Where the layer's RoPE is unknown, or without queries, it keeps
+the most recent tokens.
 """
 
 import torch
 
-from harness.api import EvictionMethod, Keep, LayerView, rope_angles, rotate_half
+from harness.api import EvictionMethod, Keep, LayerView, rotate_half
 
 
 class ExpectedAttention(EvictionMethod):
@@ -36,14 +37,13 @@ class ExpectedAttention(EvictionMethod):
         mean = pre.mean(dim=1)  # (H_q, D)
         d = pre.shape[-1]
         start = int(view.positions.max()) + 1
-        cos, sin = _mean_rotation(view, start, self.n_future, d)
-        mean_f = mean * cos + rotate_half(mean) * sin  # R̄ mean
+        rbar = _mean_rotation(view, start, self.n_future, d)  # (D, D)
+        mean_f = mean @ rbar.T  # R̄ mean
         keys = view.keys.float().repeat_interleave(view.model.group_size, dim=0)  # (H_q, T, D)
         logits = torch.einsum("hd,htd->ht", mean_f, keys) / d**0.5
         if self.use_covariance and pre.shape[1] > 1:
             centred = pre - mean[:, None]
             cov = torch.einsum("hni,hnj->hij", centred, centred) / pre.shape[1]  # biased, as the official code
-            rbar = _rotation_matrix(cos, sin)  # (D, D)
             cov_f = rbar @ cov @ rbar.T
             logits = logits + torch.einsum("hti,hij,htj->ht", keys, cov_f, keys) / (2 * d)
         sink = view.positions < self.n_sink  # the sinks are kept apart and left out of the softmax
@@ -55,21 +55,32 @@ class ExpectedAttention(EvictionMethod):
         return scores.masked_fill(sink, float("inf"))
 
     def select(self, view: LayerView) -> Keep:
-        if view.queries is None or view.model.rope_theta is None or view.budget >= view.n_tokens:
+        if view.queries is None or not _rope_known(view) or view.budget >= view.n_tokens:
             return Keep.from_topk(view.positions.float(), view.budget, view.valid)
         return Keep.from_topk(self.scores(view), view.budget, view.valid)
 
 
-def _mean_rotation(view: LayerView, start: int, n: int, d: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos/sin halves of R̄ = mean over the next ``n`` positions of R(p), each (D,)."""
-    theta = view.model.rope_theta
-    if theta is None:
-        raise ValueError("Expected Attention needs plain RoPE (ModelInfo.rope_theta)")
-    cos, sin = rope_angles(torch.arange(start, start + n), d, theta)
-    return cos.mean(dim=0), sin.mean(dim=0)
+def _rope_known(view: LayerView) -> bool:
+    try:
+        view.rope
+    except ValueError:
+        return False
+    return True
 
 
-def _rotation_matrix(cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """R̄ as a (D, D) matrix: R̄ x = x * cos + rotate_half(x) * sin."""
-    eye = torch.eye(cos.shape[0])
-    return (eye * cos + rotate_half(eye) * sin).T
+def _mean_rotation(view: LayerView, start: int, n: int, d: int) -> torch.Tensor:
+    """R̄ = mean over the next ``n`` positions of the layer's rotation R(p), as a (D, D) matrix (identity on the
+    features partial RoPE leaves alone, and everywhere on a layer without RoPE)."""
+    rope = view.rope
+    if rope is None:
+        return torch.eye(d)
+    cos, sin = rope.angles(torch.arange(start, start + n))
+    return _rotation_matrix(cos.mean(dim=0), sin.mean(dim=0), d)
+
+
+def _rotation_matrix(cos: torch.Tensor, sin: torch.Tensor, d: int) -> torch.Tensor:
+    """R̄ as a (D, D) matrix: R̄ x = x * cos + rotate_half(x) * sin on the first len(cos) features."""
+    eye = torch.eye(d)
+    r = cos.shape[0]
+    rotated = eye[:, :r] * cos + rotate_half(eye[:, :r]) * sin
+    return torch.cat([rotated, eye[:, r:]], dim=1).T

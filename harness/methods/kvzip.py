@@ -17,8 +17,9 @@ class KVzip(EvictionMethod):
     def select(self, view: LayerView) -> Keep:
         if view.queries is None:
             return Keep.from_topk(view.positions.float(), view.budget, view.valid)
-        attn = view.attention(view.queries)  # not causal: the repeat comes after every context token
+        # not causal: the repeat comes after every context token; max over the queries as it is computed
+        attn = view.attention(view.queries, reduce="max")  # (H_q, T), never repeat x context
         h_kv, t = view.n_kv_heads, view.n_tokens
-        scores = attn.reshape(h_kv, view.model.group_size, -1, t).amax(dim=(1, 2))
+        scores = attn.reshape(h_kv, view.model.group_size, t).amax(dim=1)
         scores[:, : self.n_sink] = float("inf")
         return Keep.from_topk(scores, view.budget, view.valid)

@@ -1,7 +1,7 @@
 """PyramidKV (Cai et al., 2024, arXiv 2406.02069): SnapKV's scores with a linearly decreasing per-layer
-budget, the bottom layer getting the most and the mean preserved; beta = 20 sets the slope. The schedule
-follows the official KVCache-Factory code (min = (C - w) / beta, max = 2 (C - w) - min, clipped to the
-prefix length); scoring uses this package's SnapKV defaults."""
+budget, the bottom layer getting the most and the mean preserved; beta = 20 sets the slope (over the attention
+layers only, on a hybrid model). The schedule follows the official KVCache-Factory code (min = (C - w) / beta,
+max = 2 (C - w) - min, clipped to the prefix length); scoring uses this package's SnapKV defaults."""
 
 from harness.api import ModelInfo
 from harness.methods.snapkv import SnapKV
@@ -17,7 +17,7 @@ class PyramidKV(SnapKV):
     def layer_budgets(self, mean_budget: int, n_tokens: int, model: ModelInfo) -> list[int] | None:
         w = min(self.query_window, mean_budget)
         c = mean_budget if self.kvpress_schedule else mean_budget - w
-        n_layers = model.n_layers
+        n_layers = len(model.attention_layers)  # the layers that hold a KV cache (a hybrid's other layers do not)
         min_num = c / self.beta
         max_num = 2 * c - min_num
         if max_num >= n_tokens - w:
