@@ -31,6 +31,7 @@ _HEX_ESC = re.compile(r"(?:\\x[0-9a-fA-F]{2}){4,}")
 _HOSTNAME = re.compile(r"^(?:[a-z0-9-]+\.)+[a-z]{2,}$", re.I)
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 # host[:port][/path] without a scheme (curl, wget and httpie accept it); the TLD must not be a file extension
+_RAW_IP_TARGET = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?(?:/\S*)?$")  # curl 18.164.174.23/x
 _SCHEMELESS = re.compile(r"^(?:[\w-]+@)?((?:[a-z0-9-]+\.)+([a-z]{2,24}))(?::(\d+))?(?:/\S*)?$", re.I)
 FILE_EXTENSIONS = {
     "json", "jsonl", "py", "txt", "sh", "md", "csv", "tsv", "log", "gz", "zip", "tar", "tgz", "bz2", "xz", "zst",
@@ -89,8 +90,8 @@ HF_JS_CALLS = {"downloadFile", "downloadFileToCacheDir", "snapshotDownload", "li
                "datasetInfo", "fileDownloadInfo"}
 _HF_LOCAL_SUBCOMMANDS = {"cache", "scan-cache", "delete-cache", "env", "version", "--help", "-h", "--version",
                          "tag", "lfs-enable-largefiles"}
-_PRINT_CALLS = {"print", "pprint", "puts", "p", "say", "printf", "echo", "alert", "warn", "writeln", "cat",
-                "message", "println", "write", "log", "info", "debug", "warning", "error", "exception", "critical"}
+_PRINT_CALLS = {"print", "pprint", "puts", "p", "say", "printf", "echo", "alert", "writeln", "cat", "message",
+                "println"}  # bare names; a logger's methods count only on a logger (a function named write may not print)
 _PRINT_OWNERS = {"console", "logging", "logger", "log", "LOG", "sys.stdout", "sys.stderr", "warnings", "click",
                  "typer", "rich", "STDOUT", "STDERR", "$stdout", "$stderr", "process.stdout", "process.stderr"}
 _WALKERS = {"walk", "fwalk", "rglob", "copytree", "make_archive", "walkSync", "walkdir", "find", "finddepth",
@@ -1021,7 +1022,7 @@ def _hosts_of(name: str, args: list[str]) -> list[str]:
             continue
         if name in ("curl", "wget", "aria2c", "http", "https", "httpie", "xh", "lynx", "links", "w3m", "axel"):
             m = _SCHEMELESS.match(a)
-            if m and m.group(2).lower() not in FILE_EXTENSIONS:
+            if (m and m.group(2).lower() not in FILE_EXTENSIONS) or _RAW_IP_TARGET.match(a):
                 out.append(f"http://{a.split('@')[-1]}")
     return out
 
@@ -1176,6 +1177,8 @@ def _one_command(argv: list[str], cwd: str | None, variables: dict[str, str], fa
     if name == "ln" and "s" in "".join(f for f in flags if not f.startswith("--")) and len(operands) >= 2:
         facts.symlinks.append((resolve(operands[1], cwd), resolve(operands[0], cwd)))
     network = name in NETWORK_CMDS
+    if name == "git" and operands[:1] in (["remote"], ["config"], ["submodule"]) and "update" not in operands:
+        network = False  # git remote add URL records a URL, it does not contact it (fetch/pull/clone do)
     for a in operands:
         if "://" in a:
             for u in URL_RE.findall(a):
