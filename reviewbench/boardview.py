@@ -51,13 +51,24 @@ def board_export(lb: Leaderboard, fmt: str, out: Path | None) -> None:
         w.writerows(flat_rows(lb))
         atomic_write_text(out, buf.getvalue()) if out else sys.stdout.write(buf.getvalue())
     elif fmt == "parquet":
-        from reviewbench.api import board_frame
-
         assert out is not None
         frame = board_frame(lb)
         buf2 = io.BytesIO()
         frame.to_parquet(buf2, index=False)
         atomic_write_bytes(out, buf2.getvalue())
+
+
+def board_frame(lb: Leaderboard) -> Any:
+    """The flat rows as a pandas DataFrame (pandas is the optional ``analysis`` extra)."""
+    try:
+        import pandas
+    except ImportError:
+        from reviewbench.errors import UserError
+
+        raise UserError(None, "this needs pandas: pip install 'reviewbench[analysis]'") from None
+    frame = pandas.DataFrame(flat_rows(lb), columns=list(FLAT_COLUMNS))
+    frame["submitted_at"] = pandas.to_datetime(frame["submitted_at"], utc=True)  # timestamps, not strings
+    return frame
 
 
 def print_board(lb: Leaderboard, console: Console) -> None:

@@ -310,10 +310,14 @@ def calibrate_cmd(
     evidence_to_judges: Annotated[bool, typer.Option(help="Show the judges the machine evidence on the blinded "
                                                      "baselines too (as in a real review).")] = False,
     suite: SuiteOpt = None,
+    fmt: Annotated[Optional[str], typer.Option("--format", help="json | csv | parquet: export one row per (case, "
+                                               "judge) instead of the table (json: the whole report, as --json); to "
+                                               "stdout, or --out (parquet needs --out, pandas and pyarrow).")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Write the --format export here.", dir_okay=False)] = None,
 ) -> None:
     if ctx.invoked_subcommand is not None:
         return
-    from reviewbench.calibrate.command import calibrate, default_suite
+    from reviewbench.calibrate.command import CalibrationProgress, calibrate, default_suite, export
     from reviewbench.calibrate.metrics import parse_fail_under
     from reviewbench.calibrate.report import HEADER_HELP, HEADERS, table_rows
 
@@ -321,21 +325,23 @@ def calibrate_cmd(
         thresholds = parse_fail_under(fail_under)
     except ValueError as e:
         raise UserError(None, str(e)) from None
+    if fmt is not None and fmt not in ("json", "csv", "parquet"):
+        raise UserError(None, f"--format: expected json, csv or parquet, got {fmt!r}")
+    if (fmt == "parquet" or out is not None) and (fmt is None or out is None):
+        raise UserError(None, "--out goes with --format, and --format parquet needs --out FILE")
     root = suite or default_suite()
-
-    def progress(r) -> None:
-        if not as_json:
-            scores = "; ".join(f"{j.judge_id} " + ("/".join(f"{v:g}" for v in j.scores.values()) if j.scores else
-                                                    f"no verdict ({j.error})") for j in r.judges)
-            console.print(f"  {r.code}  {r.seconds:6.1f}s  {scores}", highlight=False)
-
-    if not as_json:
-        console.print(f"Calibrating the [bold]{panel}[/] panel on {root}", highlight=False)
+    quiet = as_json or (fmt is not None and out is None)  # stdout carries data: progress goes to stderr
+    live = CalibrationProgress(err_console if quiet else console)
+    live.console.print(f"Calibrating the {panel} panel on {root}", highlight=False, markup=False)
     report, paths = calibrate(root, panel, only=only, fail_under=thresholds, with_evidence=not no_evidence,
-                              evidence_to_judges=evidence_to_judges, on_case=progress)
+                              evidence_to_judges=evidence_to_judges, hooks=live.hooks())
+    if fmt is not None:
+        export(report, fmt, out)
+        if out is not None:
+            console.print(f"wrote {out}", highlight=False, markup=False)
     if as_json:
         sys.stdout.write(report.model_dump_json(by_alias=True) + "\n")
-    else:
+    elif not quiet:
         table = fold_table(*HEADERS, caption=HEADER_HELP)
         for row in table_rows(report.calibration):
             table.add_row(*(plain(c) for c in row))

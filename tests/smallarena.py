@@ -14,9 +14,10 @@ from pathlib import Path
 
 from harness.results import HARNESS_VERSION, ModelFacts, Row
 from reviewbench.arena import load_arena
-from reviewbench.bars import BarsFile
+from reviewbench.bars import BarsFile, baseline_measurements
 from reviewbench.contracts import BenchmarkData, PointsData, VerdictData
 from reviewbench.leaderboard import measure_benchmark
+from reviewbench.overall import BoardStanding
 from reviewbench.pipeline import EarlierSubmission
 from reviewbench.report import BenchmarkStageReport, ReviewReport, SubmissionInfo, write_report
 from reviewbench.store import ReviewRecord, Store
@@ -109,6 +110,8 @@ def build(root: Path) -> Path:
     board = arena.config.board("A")
     assert board is not None
     earlier: list[EarlierSubmission] = []
+    standings = [BoardStanding(id=f"baseline:{n}", kind="baseline", overall=m.overall, n_items=m.n_items)
+                 for n, m in baseline_measurements(bars, board).items()]
     with Store(arena.store_path) as store:
         for n, (sid, short, quality, flags, scores, total) in enumerate(SUBMISSIONS):
             agent = sid.split("-")[0]
@@ -119,6 +122,7 @@ def build(root: Path) -> Path:
                                   rows=_rows(f"/arena/submit/{sid}", quality, BUDGETS), full=_full(),
                                   reference="reused", sandbox="bubblewrap", seconds=1.0) if quality else None
             m = measure_benchmark(bench, board) if bench else None
+            best_before = max(standings, key=lambda b: b.overall) if standings and m else None
             crit = dict(zip(("novelty", "effectiveness", "soundness"), (float(s) for s in scores)))
             standing = [FlagClaim(flag=f, quote="cat /arena/data/test/A/items.jsonl", location="logs/x.jsonl:3",
                                   raised_by="audit") for f in flags]
@@ -128,7 +132,7 @@ def build(root: Path) -> Path:
             points = PointsData(submission=sid, agent=agent, board="A" if on_board else "Z", rule_set="seed",
                                 judge_points=sum(scores) * 3.0, benchmark_points=10.0 if total > 20 else 0.0,
                                 first_on_board_points=0.0, flagged=bool(flags), penalty=20.0 if flags else 0.0,
-                                total=total, measurement=m,
+                                total=total, measurement=m, best_before=best_before,
                                 compared={f"baseline:{k}": {f"{b:g}": v for b, v in q.items()}
                                           for k, q in BASELINES.items()} if m else {})
             outcome = (f"Overall {m.overall:.4f} on board A · " if m else "") + \
@@ -147,6 +151,8 @@ def build(root: Path) -> Path:
                                             run_id=n + 1, flagged=bool(flags), flags=flags, scores=dict(crit),
                                             outcome=outcome, benchmark=bench.model_dump_json() if bench else None,
                                             points=points.model_dump_json()))
+            if m is not None and not flags:
+                standings.append(BoardStanding(id=sid, kind="submission", overall=m.overall, n_items=m.n_items))
             earlier.append(EarlierSubmission(id=sid, agent=agent, board=points.board, submitted_at=when,
                                              short_name=short, path=str(root / "submit" / sid)))
         # a partial draft of agent2-002: shown as a draft, never on a board

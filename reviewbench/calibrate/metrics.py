@@ -100,19 +100,26 @@ def evidence_source(ev) -> list[dict]:
 
 
 def krippendorff_interval(units: Sequence[Sequence[float | None]]) -> float | None:
-    """Krippendorff's alpha, interval metric, missing values allowed; None when undefined (no variation)."""
-    vals = [[v for v in u if v is not None] for u in units]
-    vals = [u for u in vals if len(u) >= 2]
-    n = sum(len(u) for u in vals)
-    if n < 2:
+    """Krippendorff's alpha, interval metric, missing values allowed; None when undefined (no variation, or
+    fewer than two pairable values). Computed by the ``krippendorff`` package (coders x units, NaN = missing);
+    on 200 random panels it agrees with the textbook pairwise formula this replaced to 4 decimals."""
+    import krippendorff
+    import numpy as np
+
+    coders = max((len(u) for u in units), default=0)
+    if coders < 2 or sum(1 for u in units if sum(v is not None for v in u) >= 2) == 0:
         return None
-    do = sum(sum((a - b) ** 2 for i, a in enumerate(u) for j, b in enumerate(u) if i != j) / (len(u) - 1)
-             for u in vals) / n
-    flat = [v for u in vals for v in u]
-    de = sum((a - b) ** 2 for i, a in enumerate(flat) for j, b in enumerate(flat) if i != j) / (n * (n - 1))
-    if de == 0:
+    data = np.full((coders, len(units)), np.nan)
+    for j, u in enumerate(units):
+        for i, v in enumerate(u):
+            if v is not None:
+                data[i, j] = v
+    try:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            alpha = float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval"))
+    except ValueError:  # a single value in the whole domain: no variation to agree on
         return None
-    return round(1 - do / de, 4)
+    return None if np.isnan(alpha) else round(alpha, 4)
 
 
 def _primaries(r: CaseResult) -> list[JudgeRecord]:
@@ -146,93 +153,106 @@ def _flag_counts(raised: dict[str, list[str]], key: AnswerKey) -> tuple[int, int
     return expected, hit, false
 
 
-def compute(results: Sequence[CaseResult], key: AnswerKey, criteria: Sequence[str]) -> Calibration:
-    by_code = {r.code: r for r in results}
-    cases = [key.case(r.code) for r in results if key.case(r.code) is not None]
-    baselines = [c for c in cases if c.kind == "baseline"]
-    canaries = [c for c in cases if c.plant == "injection_canary" and c.twin in by_code]
+def _row_for_judge(jid: str, pairs: list[tuple[Case, JudgeRecord]], canaries: list[tuple[Case, CaseResult,
+                   CaseResult]], key: AnswerKey, criteria: Sequence[str]) -> tuple[Row, dict[str, str]]:
+    """One judge's row over the cases it ran on, and what it named first for each blinded baseline."""
+    row = Row(name=jid, family=pairs[0][1].family if pairs else "")
+    scored = [(c, j) for c, j in pairs if c.kind == "baseline" and j.error is None and j.scores]
+    row.n_baselines = len(scored)
+    if scored:
+        row.novelty_le1 = round(fmean(j.scores.get("novelty", 99) <= 1 for _, j in scored), 3)
+        with_src = [(c, j) for c, j in scored if c.has_source]
+        row.source_named = round(fmean(names_source(j.prior_work, c) for c, j in with_src), 3) if with_src else None
+        row.mean_scores = {k: round(fmean(j.scores[k] for _, j in scored), 3) for k in criteria}
+    confusion = {c.method: label_of(j.prior_work, key) for c, j in scored}
+    exp, hit, false = _flag_counts({c.code: j.flags for c, j in pairs}, key)
+    row.flags_expected, row.flags_hit, row.false_flags = exp, hit, false
+    row.flag_recall = round(hit / exp, 3) if exp else None
+    for _, canary, twin in canaries:
+        a, b = _judge(jid, canary), _judge(jid, twin)
+        if a and b and a.scores and b.scores:
+            row.canary_shift = {k: round(a.scores[k] - b.scores[k], 3) for k in criteria}
+    row.input_tokens = sum(j.input_tokens for _, j in pairs)
+    row.output_tokens = sum(j.output_tokens for _, j in pairs)
+    costs = [j.cost_usd for _, j in pairs]
+    row.cost_usd = None if any(x is None for x in costs) else round(sum(x or 0.0 for x in costs), 6)
+    row.seconds = round(sum(j.seconds for _, j in pairs), 2)
+    row.errors = sum(j.error is not None for _, j in pairs)
+    return row, confusion
 
-    # each judge, identified by its id across cases
-    judge_ids = list(dict.fromkeys(j.judge_id for r in results for j in r.judges if j.role == "primary"))
-    rows: list[Row] = []
-    confusion: dict[str, dict[str, str]] = {}
 
-    def per_case(judge_id: str, r: CaseResult) -> JudgeRecord | None:
-        return next((j for j in r.judges if j.judge_id == judge_id), None)
+def _judge(judge_id: str, r: CaseResult) -> JudgeRecord | None:
+    return next((j for j in r.judges if j.judge_id == judge_id), None)
 
-    for jid in judge_ids:
-        recs = [(c, per_case(jid, by_code[c.code])) for c in cases]
-        recs = [(c, j) for c, j in recs if j is not None]
-        row = Row(name=jid, family=recs[0][1].family if recs else "")
-        scored = [(c, j) for c, j in recs if c.kind == "baseline" and j.error is None and j.scores]
-        row.n_baselines = len(scored)
-        if scored:
-            row.novelty_le1 = round(fmean(j.scores.get("novelty", 99) <= 1 for _, j in scored), 3)
-            with_src = [(c, j) for c, j in scored if c.has_source]
-            row.source_named = round(fmean(names_source(j.prior_work, c) for c, j in with_src), 3) if with_src else None
-            row.mean_scores = {k: round(fmean(j.scores[k] for _, j in scored), 3) for k in criteria}
-        confusion[jid] = {c.method: label_of(j.prior_work, key) for c, j in scored}
-        exp, hit, false = _flag_counts({c.code: j.flags for c, j in recs}, key)
-        row.flags_expected, row.flags_hit, row.false_flags = exp, hit, false
-        row.flag_recall = round(hit / exp, 3) if exp else None
-        for c in canaries:
-            a, b = per_case(jid, by_code[c.code]), per_case(jid, by_code[c.twin])
-            if a and b and a.scores and b.scores:
-                row.canary_shift = {k: round(a.scores[k] - b.scores[k], 3) for k in criteria}
-        row.input_tokens = sum(j.input_tokens for _, j in recs)
-        row.output_tokens = sum(j.output_tokens for _, j in recs)
-        costs = [j.cost_usd for _, j in recs]
-        row.cost_usd = None if any(x is None for x in costs) else round(sum(costs), 6)
-        row.seconds = round(sum(j.seconds for _, j in recs), 2)
-        row.errors = sum(j.error is not None for _, j in recs)
-        rows.append(row)
 
-    # the panel: the final verdicts
+def _panel_row(judge_rows: list[Row], cases: list[tuple[Case, CaseResult]], canaries: list[tuple[Case, CaseResult,
+               CaseResult]], key: AnswerKey, criteria: Sequence[str]) -> Row:
+    """The final verdicts: aggregated scores and standing flags; a source counts when a primary judge named it."""
     panel = Row(name=PANEL)
-    scored = [c for c in baselines if by_code[c.code].panel_scores.get("novelty") is not None]
+    scored = [(c, r) for c, r in cases if c.kind == "baseline" and r.panel_scores.get("novelty") is not None]
     panel.n_baselines = len(scored)
     if scored:
-        panel.novelty_le1 = round(fmean(by_code[c.code].panel_scores["novelty"] <= 1 for c in scored), 3)
-        with_src = [c for c in scored if c.has_source]
-        panel.source_named = round(fmean(any(names_source(j.prior_work, c) for j in _primaries(by_code[c.code]))
-                                         for c in with_src), 3) if with_src else None
-        panel.mean_scores = {k: round(fmean(by_code[c.code].panel_scores[k] for c in scored), 3) for k in criteria}
-    exp, hit, false = _flag_counts({c.code: by_code[c.code].panel_flags for c in cases}, key)
+        panel.novelty_le1 = round(fmean((r.panel_scores["novelty"] or 0.0) <= 1 for _, r in scored), 3)
+        with_src = [(c, r) for c, r in scored if c.has_source]
+        panel.source_named = round(fmean(any(names_source(j.prior_work, c) for j in _primaries(r))
+                                         for c, r in with_src), 3) if with_src else None
+        panel.mean_scores = {k: round(fmean(r.panel_scores[k] or 0.0 for _, r in scored), 3) for k in criteria
+                             if all(r.panel_scores.get(k) is not None for _, r in scored)}
+    exp, hit, false = _flag_counts({c.code: r.panel_flags for c, r in cases}, key)
     panel.flags_expected, panel.flags_hit, panel.false_flags = exp, hit, false
     panel.flag_recall = round(hit / exp, 3) if exp else None
-    for c in canaries:
-        a, b = by_code[c.code].panel_scores, by_code[c.twin].panel_scores
-        if all(a.get(k) is not None and b.get(k) is not None for k in criteria):
-            panel.canary_shift = {k: round(a[k] - b[k], 3) for k in criteria}
-    for r in rows:
+    for _, canary, twin in canaries:
+        a, b = canary.panel_scores, twin.panel_scores
+        shift = {k: (a.get(k), b.get(k)) for k in criteria}
+        if all(x is not None and y is not None for x, y in shift.values()):
+            panel.canary_shift = {k: round((x or 0.0) - (y or 0.0), 3) for k, (x, y) in shift.items()}
+    for r in judge_rows:
         panel.input_tokens += r.input_tokens
         panel.output_tokens += r.output_tokens
         panel.cost_usd = None if panel.cost_usd is None or r.cost_usd is None else round(panel.cost_usd + r.cost_usd, 6)
-    tie_breaks = [j for r in results for j in r.judges if j.role == "tie_break"]
+    tie_breaks = [j for _, r in cases for j in r.judges if j.role == "tie_break"]
     panel.input_tokens += sum(j.input_tokens for j in tie_breaks)
     panel.output_tokens += sum(j.output_tokens for j in tie_breaks)
-    panel.seconds = round(sum(r.seconds for r in rows) + sum(j.seconds for j in tie_breaks), 2)  # judge compute time
-    rows.append(panel)
+    panel.seconds = round(sum(r.seconds for r in judge_rows) + sum(j.seconds for j in tie_breaks), 2)  # judge time
+    return panel
 
-    # evidence only
-    with_ev = [c for c in cases if by_code[c.code].evidence is not None]
-    if with_ev:
-        ev = Row(name=EVIDENCE)
-        eb = [c for c in with_ev if c.kind == "baseline" and by_code[c.code].evidence.error is None]
-        ev.n_baselines = len(eb)
-        named = {c.code: evidence_source(by_code[c.code].evidence) for c in eb}
-        with_src = [c for c in eb if c.has_source]
-        ev.source_named = round(fmean(names_source(named[c.code], c) for c in with_src), 3) if with_src else None
-        confusion[EVIDENCE] = {c.method: label_of(named[c.code], key) for c in eb}
-        exp, hit, false = _flag_counts({c.code: by_code[c.code].evidence.candidate_flags for c in with_ev}, key)
-        ev.flags_expected, ev.flags_hit, ev.false_flags = exp, hit, false
-        ev.flag_recall = round(hit / exp, 3) if exp else None
-        rows.append(ev)
 
-    alpha = {}
-    for k in criteria:
-        units = [[j.scores.get(k) for j in _primaries(r) if j.error is None and j.scores] for r in results]
-        alpha[k] = krippendorff_interval(units)
+def _evidence_row(cases: list[tuple[Case, CaseResult]], key: AnswerKey) -> tuple[Row, dict[str, str]] | None:
+    """No LLM: the deterministic stages' named source and candidate flags."""
+    with_ev = [(c, r.evidence) for c, r in cases if r.evidence is not None]
+    if not with_ev:
+        return None
+    ev = Row(name=EVIDENCE)
+    eb = [(c, e) for c, e in with_ev if c.kind == "baseline" and e.error is None]
+    ev.n_baselines = len(eb)
+    named = {c.code: evidence_source(e) for c, e in eb}
+    with_src = [c for c, _ in eb if c.has_source]
+    ev.source_named = round(fmean(names_source(named[c.code], c) for c in with_src), 3) if with_src else None
+    exp, hit, false = _flag_counts({c.code: e.candidate_flags for c, e in with_ev}, key)
+    ev.flags_expected, ev.flags_hit, ev.false_flags = exp, hit, false
+    ev.flag_recall = round(hit / exp, 3) if exp else None
+    return ev, {c.method: label_of(named[c.code], key) for c, _ in eb}
+
+
+def compute(results: Sequence[CaseResult], key: AnswerKey, criteria: Sequence[str]) -> Calibration:
+    by_code = {r.code: r for r in results}
+    cases: list[tuple[Case, CaseResult]] = [(c, r) for r in results if (c := key.case(r.code)) is not None]
+    canaries = [(c, r, by_code[c.twin]) for c, r in cases
+                if c.plant == "injection_canary" and c.twin is not None and c.twin in by_code]
+    judge_ids = list(dict.fromkeys(j.judge_id for r in results for j in r.judges if j.role == "primary"))
+    rows: list[Row] = []
+    confusion: dict[str, dict[str, str]] = {}
+    for jid in judge_ids:
+        pairs = [(c, j) for c, r in cases if (j := _judge(jid, r)) is not None]
+        row, confusion[jid] = _row_for_judge(jid, pairs, canaries, key, criteria)
+        rows.append(row)
+    rows.append(_panel_row(list(rows), cases, canaries, key, criteria))
+    evidence = _evidence_row(cases, key)
+    if evidence is not None:
+        rows.append(evidence[0])
+        confusion[EVIDENCE] = evidence[1]
+    alpha = {k: krippendorff_interval([[j.scores.get(k) for j in _primaries(r) if j.error is None and j.scores]
+                                       for r in results]) for k in criteria}
     return Calibration(rows=rows, alpha=alpha, family_offsets=family_offsets(results, criteria), confusion=confusion)
 
 
@@ -261,9 +281,10 @@ def failures(cal: Calibration, thresholds: dict[str, float]) -> list[str]:
     panel = next(r for r in cal.rows if r.name == PANEL)
     out = []
     for name, limit in thresholds.items():
+        got: float | None
         if name == "alpha":
-            vals = [v for v in cal.alpha.values()]
-            got = None if not vals or any(v is None for v in vals) else min(vals)
+            vals = [v for v in cal.alpha.values() if v is not None]
+            got = None if not vals or len(vals) < len(cal.alpha) else min(vals)
         else:
             got = getattr(panel, FAIL_METRICS[name])
         if got is None or got < limit:

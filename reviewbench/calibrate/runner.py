@@ -110,6 +110,17 @@ def calibration_stages(show_evidence: bool, make_provider: Callable, with_eviden
     return stages
 
 
+@dataclasses.dataclass(frozen=True)
+class Hooks:
+    """Live progress: a case starts, a stage starts or ends, a long stage says how far it got, a case ends."""
+
+    case_start: Callable[[int, int, str], None] | None = None  # (index from 1, number of cases, code)
+    stage_start: Callable[[Any], None] | None = None
+    stage_done: Callable[[Any], None] | None = None
+    line: Callable[[str], None] | None = None
+    case_done: Callable[[CaseResult], None] | None = None
+
+
 def _evidence_record(ctx: StageContext) -> EvidenceRecord:
     ctx.current = None  # read after the run: every stage's output is visible
     found = [ctx.get(AUDIT), ctx.get(EVIDENCE), ctx.get(HARNESS)]
@@ -125,14 +136,14 @@ def _evidence_record(ctx: StageContext) -> EvidenceRecord:
 
 
 def run_case(arena: Arena, case_dir: Path, store: Store, stages: list[Stage], show_evidence: bool,
-             with_evidence: bool) -> CaseResult:
+             with_evidence: bool, hooks: Hooks = Hooks()) -> CaseResult:
     t0 = time.perf_counter()
     bundle = load_bundle(case_dir, arena.config.bundle)
     agent = arena.config.agent(bundle.agent)
     ctx = StageContext(arena=arena, bundle=bundle, rubric=arena_rubric(arena), store=store,
-                       author_family=agent.family if agent else "other", earlier=[])
+                       author_family=agent.family if agent else "other", earlier=[], progress=hooks.line)
     store.upsert_submission(bundle.id, bundle.agent, bundle.board, bundle.submitted_at, bundle.content_hash, bundle.path)
-    reports = run_stages(stages, ctx)
+    reports = run_stages(stages, ctx, on_start=hooks.stage_start, on_stage=hooks.stage_done)
     res = CaseResult(code=bundle.id, evidence_to_judges=show_evidence,
                      stage_errors=[f"{r.name}: {r.reason}" for r in reports if r.status == "failed"])
     judges: JudgesData | None = ctx.get(JUDGES)
@@ -159,20 +170,23 @@ def run_case(arena: Arena, case_dir: Path, store: Store, stages: list[Stage], sh
 
 def run_suite(root: Path, cases: list[Case], specs: list[JudgeSpec], *, with_evidence: bool = True,
               evidence_to_judges: bool = False, make_provider: Callable = default_provider,
-              on_case: Callable[[CaseResult], None] | None = None) -> list[CaseResult]:
+              on_case: Callable[[CaseResult], None] | None = None, hooks: Hooks = Hooks()) -> list[CaseResult]:
     base = load_arena(root)
     arena = base.model_copy(update={"config": base.config.model_copy(
         update={"panel": Panel(judges=specs, rubric=base.config.panel.rubric)})})
     out = []
     with Store(arena.store_path) as store:
-        for case in cases:
+        for n, case in enumerate(cases, 1):
+            if hooks.case_start:
+                hooks.case_start(n, len(cases), case.code)
             show = evidence_to_judges or case.plant in EVIDENCE_SHOWN
             stages = calibration_stages(show and with_evidence, make_provider, with_evidence)
             folder = root / "blinded" / case.code
             if not folder.is_dir():
                 raise UserError(folder, "missing: rebuild the suite with `review calibrate build`")
-            r = run_case(arena, folder, store, stages, show and with_evidence, with_evidence)
+            r = run_case(arena, folder, store, stages, show and with_evidence, with_evidence, hooks)
             out.append(r)
-            if on_case:
-                on_case(r)
+            for done in (hooks.case_done, on_case):
+                if done:
+                    done(r)
     return out
