@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 ARENA_FILE = "arena.toml"
 SUBMISSION_ID = re.compile(r"^(?P<agent>[A-Za-z][A-Za-z0-9_]*)-(?P<seq>\d{3,})$")
 
-Family = Literal["anthropic", "openai", "google", "meta", "mistral", "qwen", "huggingface", "local", "other"]
+Family = Literal["anthropic", "openai", "google", "meta", "mistral", "qwen", "huggingface", "local", "evidence",
+                 "other"]
 
 
 class _Strict(BaseModel):
@@ -120,8 +121,8 @@ class Rules(_Strict):
 
 
 class JudgeSpec(_Strict):
-    """One judge of the panel. ``provider`` picks the client (a module of reviewbench/judges/providers/);
-    ``family`` is what the tie-break compares."""
+    """One judge of the panel. ``provider`` picks the client (a module of reviewbench/judges/providers/, checked
+    against that registry by ``reviewbench.judges.panel.check_panel``); ``family`` is what the tie-break compares."""
 
     family: Family
     provider: str
@@ -134,19 +135,8 @@ class JudgeSpec(_Strict):
     max_tokens: int | None = Field(default=None, ge=1)  # per reply; None: the provider's default
     max_context: int | None = Field(default=None, ge=256)  # the server's context window in tokens: prompts are cut to fit
     output: Literal["tools", "json_schema"] = "tools"  # json_schema: the verdict as schema-constrained content
+    role: Literal["primary", "advisory"] = "primary"  # advisory: run and shown in the report, never counted
     max_steps: int = Field(default=16, ge=1, le=64)  # model requests per judge run
-
-    @model_validator(mode="after")
-    def _provider_can(self) -> "JudgeSpec":
-        from reviewbench.judges import registry  # imports nothing of reviewbench at module level
-
-        if self.provider not in registry.known_providers():
-            raise ValueError(f"unknown judge provider {self.provider!r} (known: {', '.join(registry.known_providers())})")
-        if self.output == "json_schema" and not registry.capabilities(self.provider).structured_output:
-            raise ValueError(f"provider {self.provider!r} has no structured-output mode; use output = \"tools\"")
-        if self.max_context is not None and self.max_tokens is not None and self.max_tokens >= self.max_context:
-            raise ValueError(f"max_tokens ({self.max_tokens}) must be below max_context ({self.max_context})")
-        return self
 
 
 class Panel(_Strict):
@@ -188,6 +178,17 @@ class HarnessSettings(_Strict):
     worker_wall_hours: float = Field(default=2.0, gt=0)  # a benchmark or claim run, all methods
     threads: int | None = Field(default=None, ge=1)  # torch threads of the trusted worker (default: all cores)
     allow_unsandboxed_test_split: bool = False  # only for development machines without bubblewrap
+    # Where the trusted workers of the benchmark and the claim ledger run: "local" (subprocesses here) or "ray"
+    # (Ray tasks on ray_address: "auto" = a cluster running on this machine, else a new local one; or HOST:PORT,
+    # ray://HOST:PORT). Excluded from every input hash: a run gives the same numbers wherever it runs.
+    executor: Literal["local", "ray"] = Field(default="local", exclude=True)
+    ray_address: str | None = Field(default=None, min_length=1, exclude=True)
+
+    @model_validator(mode="after")
+    def _address_needs_ray(self) -> "HarnessSettings":
+        if self.ray_address is not None and self.executor != "ray":
+            raise ValueError("ray_address needs executor = \"ray\"")
+        return self
 
     def method_limits(self) -> "MethodLimits":
         from harness.results import MethodLimits

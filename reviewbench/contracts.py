@@ -16,6 +16,7 @@ from reviewbench.bundle import BundleFile, Claim, SubmissionMeta
 from reviewbench.evidence.behaviour import BehaviourEvidence
 from reviewbench.evidence.citations import CitationCheck
 from reviewbench.evidence.claims import LedgerEntry
+from reviewbench.evidence.facts import EvidenceFacts
 from reviewbench.evidence.priorart_evidence import PriorArtEvidence
 from reviewbench.evidence.similarity import CodeMatch
 from reviewbench.findings import Finding
@@ -101,6 +102,7 @@ class JudgesData(_Closed):
     corpus: list[str]
     injection: list[InjectionFinding]
     benchmark_digest: list[str] = Field(default_factory=list)
+    facts: EvidenceFacts | None = None  # what the evidence judge scored from
 
 
 class VerdictData(FinalVerdict):

@@ -98,6 +98,7 @@ class BoardMeasurement(_Closed):
     components: Components
     weights: OverallWeights
     item_overall: dict[str, float]  # task/item -> the item's Overall (what the CI gate resamples)
+    item_budget_overall: dict[str, dict[str, float]] = {}  # budget (as written) -> task/item -> Overall there
     per_budget: list[BudgetScore]
     accuracy_basis: Literal["task accuracy", "top-1 agreement", "mixed"]
     n_items: int
@@ -161,6 +162,7 @@ def measure(method: str, rows: list[Row], full: list[Row], weights: OverallWeigh
     questions = {(r.item, r.question, r.seed) for r in full}
     mine = {(r.item, r.question, r.seed, r.budget): r for r in rows if r.method == method}
     per_item: dict[str, list[float]] = defaultdict(list)
+    per_item_budget: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     per_budget: dict[float, list[tuple[Components, float]]] = defaultdict(list)
     budget_errors: dict[float, int] = defaultdict(int)
     layer_max: dict[float, int] = {}
@@ -178,12 +180,14 @@ def measure(method: str, rows: list[Row], full: list[Row], weights: OverallWeigh
                 if why not in errors:
                     errors.append(why)
                 per_item[f"{item_task[item]}/{item}"].append(0.0)
+                per_item_budget[f"{b:g}"][f"{item_task[item]}/{item}"].append(0.0)
                 budget_errors[b] += 1
                 continue
             c, row_basis = row_components(got, ref, task_mean.get(got.task), param_bytes, free_generation)
             bases.add(row_basis)
             o = _weighted(c, weights)
             per_item[f"{item_task[item]}/{item}"].append(o)
+            per_item_budget[f"{b:g}"][f"{item_task[item]}/{item}"].append(o)
             per_budget[b].append((c, o))
             if got.kv_tokens_layer_max is not None:
                 layer_max[b] = max(layer_max.get(b, 0), got.kv_tokens_layer_max)
@@ -199,6 +203,8 @@ def measure(method: str, rows: list[Row], full: list[Row], weights: OverallWeigh
         "mixed" if len(bases) > 1 else "top-1 agreement" if bases == {"top-1 agreement"} else "task accuracy")
     return BoardMeasurement(
         method=method, overall=round(fmean(item_overall.values()), 6) if item_overall else 0.0,
-        components=_mean_components(all_c), weights=weights, item_overall=item_overall, per_budget=budgets_out,
+        components=_mean_components(all_c), weights=weights, item_overall=item_overall,
+        item_budget_overall={b: {k: round(fmean(v), 6) for k, v in sorted(d.items())}
+                             for b, d in per_item_budget.items()}, per_budget=budgets_out,
         accuracy_basis=basis, n_items=len(item_overall), errors=errors,
         offline_s=round(fmean(offline), 3) if offline else None)

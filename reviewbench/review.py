@@ -16,6 +16,7 @@ from typing import Any
 from reviewbench.arena import Arena, find_arena, load_arena
 from reviewbench.bundle import Bundle, load_bundle
 from reviewbench.errors import BundleError, ConfigError, UserError
+from reviewbench.executor import select_for
 from reviewbench.findings import Finding
 from reviewbench.pipeline import EarlierSubmission, Stage, StageContext, StageReport, run_stages
 from reviewbench.rubric import Rubric, load_rubric, resolve_rubric_path
@@ -98,6 +99,9 @@ def review(
 
     _check_selection(only, set(skip), set(rerun))
     arena = open_arena(bundle_dir, arena_dir)
+    from reviewbench.judges.panel import check_panel
+
+    check_panel(arena.config.panel, arena.root / "arena.toml")
     rubric = arena_rubric(arena)
     rubric.rule_set(arena.config.points.rule_set)  # fail early on an unknown rule set
     bundle = load_bundle(bundle_dir, arena.config.bundle)
@@ -117,6 +121,7 @@ def review(
     agent = arena.config.agent(bundle.agent)
     family = agent.family if agent else "other"
     bundle = bundle.model_copy(update={"findings": [*bundle.findings, *arena_findings]})
+    select_for(arena)  # where its harness runs go: [harness] executor, unless the command line pinned one
 
     with Store(arena.store_path) as store:
         store.upsert_submission(bundle.id, bundle.agent, bundle.board, bundle.submitted_at, bundle.content_hash,

@@ -42,9 +42,25 @@ class Criterion(_Strict):
 
 
 class FlagRule(_Strict):
+    """``deterministic``: whether machine evidence alone may raise the flag — ``alone`` (any candidate stands),
+    ``proof_alone`` (a candidate whose evidence meets the ``[evidence]`` thresholds stands; a weaker one needs a
+    judge to confirm it), ``confirm`` (always a judge), ``never``."""
+
     id: FlagId
     definition: str
-    deterministic: Literal["alone", "confirm", "never"] = "confirm"
+    deterministic: Literal["alone", "proof_alone", "confirm", "never"] = "confirm"
+
+
+class EvidenceRules(_Strict):
+    """How measured evidence maps to flags and to the evidence judge's novelty level (see rubrics/default.toml)."""
+
+    behaviour_same: float = Field(default=0.9, gt=0, le=1)  # mean Jaccard: keeps the same tokens as a reference
+    behaviour_related: float = Field(default=0.75, gt=0, le=1)  # with copied code: substantially the same method
+    code_same_score: float = Field(default=0.6, gt=0, le=1)  # combined code score: the same code
+    code_shared: float = Field(default=0.5, gt=0, le=1)  # token containment: copied code
+    novelty_cosmetic: tuple[float, float] = (0.75, 0.4)  # (behaviour, code score) at or above: novelty <= 1
+    novelty_family: tuple[float, float] = (0.5, 0.25)  # at or above: novelty <= 2
+    novelty_max: int = Field(default=3, ge=0)  # what measured distance alone can support
 
 
 class FlagEffect(_Strict):
@@ -97,6 +113,7 @@ class Rubric(_Strict):
     flag_effect: FlagEffect = FlagEffect()
     tie_break: TieBreak = TieBreak()
     aggregate: Aggregate = Aggregate()
+    evidence: EvidenceRules = EvidenceRules()
     points: PointsRules
     content_hash: str = ""  # filled by load_rubric: judge calls are cached per rubric content
 

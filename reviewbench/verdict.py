@@ -27,6 +27,7 @@ class FlagClaim(BaseModel):
     location: str
     explanation: str = ""
     raised_by: str = ""  # judge id, or the evidence stage that raised it
+    strength: Literal["proof", "indication"] = "indication"  # machine candidates: meets the rubric's proof bar?
 
 
 class PriorWork(BaseModel):
@@ -48,7 +49,8 @@ class JudgeVerdict(BaseModel):
     provider: str
     model: str
     local: bool = False
-    role: Literal["primary", "tie_break"] = "primary"
+    role: Literal["primary", "tie_break", "advisory"] = "primary"
+    deterministic: bool = False  # a judge whose same inputs always give the same verdict (no second run is needed)
     scores: dict[str, CriterionScore]
     flags: list[FlagClaim] = Field(default_factory=list)
     prior_work: list[PriorWork] = Field(default_factory=list)
@@ -158,7 +160,7 @@ def decide(
                 keep.append(claim)
         valid.append(v.model_copy(update={"flags": keep}))
 
-    primaries = [v for v in valid if v.role == "primary"]
+    primaries = [v for v in valid if v.role == "primary"]  # advisory verdicts are reported, never counted
     tie = TieBreakDecision(needed=False)
     if len(primaries) >= 2:
         tie = decide_tie_break(primaries[0], primaries[1], rubric, author_family, family_offsets)
@@ -177,7 +179,7 @@ def decide(
     if not counted:
         status = "no_judges"
     elif len(counted) == 1:
-        status = "single_judge"
+        status = "complete" if counted[0].deterministic else "single_judge"
     elif tie.needed and len(counted) < 3:
         status = "awaiting_tie_break"
     else:
@@ -205,11 +207,14 @@ def decide(
                            for c in claims)
     for claim in candidate_flags:
         mode = rubric.flag(claim.flag).deterministic
-        if mode == "alone" or (mode == "confirm" and claim.flag in judge_raised):
+        proof = mode == "proof_alone" and claim.strength == "proof"
+        if mode == "alone" or proof or (mode in ("confirm", "proof_alone") and claim.flag in judge_raised):
             if all(s.flag != claim.flag for s in standing):
                 standing.append(claim)
-        elif mode == "confirm":
-            dropped.append(DroppedFlag(claim=claim, reason="machine evidence needs a judge to confirm this flag"))
+        elif mode in ("confirm", "proof_alone"):
+            why = ("machine evidence needs a judge to confirm this flag" if mode == "confirm" else
+                   "this evidence is below the rubric's proof bar: a judge must confirm it")
+            dropped.append(DroppedFlag(claim=claim, reason=why))
         else:
             dropped.append(DroppedFlag(claim=claim, reason="the rubric does not let machine evidence raise this flag"))
 

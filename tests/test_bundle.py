@@ -1,4 +1,5 @@
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -86,9 +87,24 @@ def test_headings_inside_code_fences_are_not_sections(tmp_path):
     assert b.description.section_text("limitations") == "Forgets everything old."
 
 
-def test_no_interface_class_is_an_error_finding(tmp_path):
-    b = load_bundle(make_bundle(tmp_path, method="def select(view):\n    return None\n"))
-    assert [f.code for f in b.findings if f.severity == "error"] == ["method.no_interface_class"]
+@pytest.mark.parametrize("method, message", [
+    ("def select(view):\n    return None\n", "no class subclasses EvictionMethod"),
+    ("class A:\n    def select(self, view):\n        return None\n", "class A defines select but does not subclass it"),
+    ("from harness.api import EvictionMethod\nclass A(EvictionMethod):\n    def select(self, v): pass\n"
+     "class B(EvictionMethod):\n    def select(self, v): pass\n", "2 classes subclass EvictionMethod (A, B)"),
+    ("from harness.api import EvictionMethod\nclass A(EvictionMethod):\n    def select(self, v): pass\n"
+     "class B(A):\n    pass\n", "2 classes subclass EvictionMethod (A, B)"),
+])
+def test_exactly_one_interface_class_or_the_bundle_is_refused(tmp_path, method, message):
+    """The harness loads exactly one EvictionMethod subclass: anything else is refused up front (exit 2)."""
+    with pytest.raises(BundleError, match=re.escape(message)):
+        load_bundle(make_bundle(tmp_path, method=method))
+
+
+def test_subclassing_a_baseline_counts_as_the_interface(tmp_path):
+    b = load_bundle(make_bundle(tmp_path, method="from harness.methods.snapkv import SnapKV\n"
+                                                  "class Wider(SnapKV):\n    query_window = 64\n"))
+    assert b.method.candidate is not None and b.method.candidate.name == "Wider"
 
 
 def test_suspicious_imports_are_noted(tmp_path):
@@ -163,5 +179,5 @@ def test_cli_refuses_bad_bundles_with_one_line_exit_2_and_writes_nothing(arena, 
 
 def test_cli_refuses_a_missing_folder(arena):
     r = run_review("submit/agent9-001", cwd=arena)
-    assert r.returncode == 2 and "agent9-001: no such folder" in r.stderr
+    assert r.returncode == 2 and "agent9-001: no such" in r.stderr
     assert list((arena / "reviews").iterdir()) == []

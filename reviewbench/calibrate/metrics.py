@@ -88,6 +88,8 @@ def evidence_source(ev) -> list[dict]:
     ref = None
     if ev.code and ev.code[0]["containment"] >= CODE_CONTAINMENT_MIN:
         ref = ev.code[0]["reference"]
+        if ref.startswith("public:") and ev.code[0].get("implements"):  # a public implementation of a baseline
+            ref = f"baseline:{ev.code[0]['implements']}"
     elif ev.behaviour and ev.behaviour[0]["jaccard"] >= BEHAVIOUR_JACCARD_MIN:
         ref = ev.behaviour[0]["reference"]
     if ref and ref.startswith("baseline:") and ref.split(":", 1)[1] in papers:

@@ -78,19 +78,6 @@ def check_keys(specs: list[JudgeSpec], env: dict[str, str]) -> None:
         raise UserError(None, f"this panel needs {', '.join(missing)} in the environment (or run --panel local)")
 
 
-def _withheld(ctx: StageContext) -> StageContext:
-    reports = dict(ctx.reports)
-    for key in (EVIDENCE, HARNESS):
-        reports[key.name] = StageReport(name=key.name, title=key.name, status="not_run", reason=WITHHELD)
-    # the judges stage reads every stage it normally does; the withheld ones are constant placeholders here,
-    # so the blind stage's input hash (bundle and audit only) still covers everything that can change
-    judges_needs = next(s for s in STAGES if s.name == "judges").needs
-    current = dataclasses.replace(ctx.current, needs=judges_needs) if ctx.current is not None else None
-    return StageContext(arena=ctx.arena, bundle=ctx.bundle, rubric=ctx.rubric, store=ctx.store,
-                        author_family=ctx.author_family, earlier=ctx.earlier, reports=reports, current=current,
-                        progress=ctx.progress)
-
-
 def calibration_stages(show_evidence: bool, make_provider: Callable, with_evidence: bool) -> list[Stage]:
     """The review's stages for calibration: no points (a blinded baseline is on no board) and no benchmark."""
     stages: list[Stage] = []
@@ -100,14 +87,27 @@ def calibration_stages(show_evidence: bool, make_provider: Callable, with_eviden
         if s.name in ("evidence", "harness") and not with_evidence:
             continue
         if s.name == "judges":
-            if show_evidence:
-                s = Stage(s.key, s.title, s.version, s.needs, lambda c: judges_stage(c, make_provider=make_provider),
-                          extra_inputs=s.extra_inputs)
-            else:
-                s = Stage(s.key, s.title, s.version + "-blind", (BUNDLE, AUDIT),
-                          lambda c: judges_stage(_withheld(c), make_provider=make_provider), extra_inputs=s.extra_inputs)
+            blind = "" if show_evidence else "-blind"
+            s = Stage(s.key, s.title, s.version + blind, s.needs,
+                      lambda c: judges_stage(c, make_provider=make_provider, show_evidence=show_evidence),
+                      extra_inputs=s.extra_inputs)
         stages.append(s)
     return stages
+
+
+def _evidence_record(ctx: StageContext) -> EvidenceRecord:
+    ctx.current = None  # read after the run: every stage's output is visible
+    found = [ctx.get(AUDIT), ctx.get(EVIDENCE), ctx.get(HARNESS)]
+    flags = sorted({f.flag for d in found if d is not None for f in d.candidate_flags})
+    ev_report, ev = ctx.report(EVIDENCE), ctx.get(EVIDENCE)
+    if ev is None:
+        return EvidenceRecord(candidate_flags=flags, error=ev_report.reason if ev_report is not None else "not run")
+    return EvidenceRecord(
+        code=[{"reference": m.reference, "jaccard": m.jaccard, "containment": m.containment,
+               "implements": m.implements} for m in ev.code[:3]],
+        behaviour=[m.model_dump() for m in (ev.behaviour.matches if ev.behaviour else [])[:3]],
+        prior_art=[{"short_name": h.short_name, "title": h.title, "arxiv": h.arxiv} for h in ev.prior_art.hits[:3]],
+        candidate_flags=flags)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,20 +119,6 @@ class Hooks:
     stage_done: Callable[[Any], None] | None = None
     line: Callable[[str], None] | None = None
     case_done: Callable[[CaseResult], None] | None = None
-
-
-def _evidence_record(ctx: StageContext) -> EvidenceRecord:
-    ctx.current = None  # read after the run: every stage's output is visible
-    found = [ctx.get(AUDIT), ctx.get(EVIDENCE), ctx.get(HARNESS)]
-    flags = sorted({f.flag for d in found if d is not None for f in d.candidate_flags})
-    ev_report, ev = ctx.report(EVIDENCE), ctx.get(EVIDENCE)
-    if ev is None:
-        return EvidenceRecord(candidate_flags=flags, error=ev_report.reason if ev_report is not None else "not run")
-    return EvidenceRecord(
-        code=[{"reference": m.reference, "jaccard": m.jaccard, "containment": m.containment} for m in ev.code[:3]],
-        behaviour=[m.model_dump() for m in (ev.behaviour.matches if ev.behaviour else [])[:3]],
-        prior_art=[{"short_name": h.short_name, "title": h.title, "arxiv": h.arxiv} for h in ev.prior_art.hits[:3]],
-        candidate_flags=flags)
 
 
 def run_case(arena: Arena, case_dir: Path, store: Store, stages: list[Stage], show_evidence: bool,

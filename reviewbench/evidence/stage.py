@@ -15,7 +15,7 @@ from reviewbench.evidence.behaviour import behaviour_evidence
 from reviewbench.evidence.citations import check_citations
 from reviewbench.contracts import EvidenceData
 from reviewbench.evidence.priorart_evidence import prior_art
-from reviewbench.evidence.similarity import baseline_sources, compare
+from reviewbench.evidence.similarity import baseline_sources, compare, public_references
 from reviewbench.findings import Finding
 from reviewbench.flags.fabricated_evidence import fabricated_citation_flags
 from reviewbench.flags.prior_art import prior_art_flags
@@ -58,7 +58,7 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
     prior = pa.hits
     earlier_src = {f"submission:{e.id}": (Path(e.path) / "method.py").read_text(encoding="utf-8")
                    for e in ctx.earlier if (Path(e.path) / "method.py").is_file()}
-    code = compare(b.method.source, baseline_sources() | earlier_src)
+    code = compare(b.method.source, {**baseline_sources(), **earlier_src, **public_references()})
     behaviour_error = None
     try:
         behaviour = behaviour_evidence(b.path, {e.id: Path(e.path) for e in ctx.earlier})
@@ -73,7 +73,7 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
     cls = b.method.candidate
     class_line = (f"class {cls.name}", cls.line) if cls else ("", 1)
     flags = fabricated_citation_flags(citations) + prior_art_flags(matches, code, credit_names(ctx), desc,
-                                                                   b.method.source, class_line)
+                                                                   b.method.source, class_line, ctx.rubric.evidence)
     for c in citations:
         if c.status in ("not_found", "wrong_metadata"):
             findings.append(Finding(code=f"evidence.citation_{c.status}", location=f"DESCRIPTION.md:{c.citation.line}",
@@ -86,8 +86,9 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
     if matches:
         digest.append("nearest by behaviour (same tokens kept on a frozen bank of real layers): " + ", ".join(
             f"{m.reference} Jaccard {m.jaccard:.2f} / rank {m.rank_corr:.2f}" for m in matches[:3]))
-    digest.append("nearest by code (winnowed token fingerprints): " + ", ".join(
-        f"{m.reference} {m.jaccard:.2f} (containment {m.containment:.2f})" for m in code[:3]))
+    digest.append("nearest by code (token and operation fingerprints, incl. the baselines' public code): " + ", ".join(
+        f"{m.reference}" + (f" = {m.implements}" if m.implements and m.reference.startswith("public:") else "")
+        + f" score {m.score:.2f} (containment {m.containment:.2f})" for m in code[:3]))
     digest.append("prior art retrieved from the code and method summary: " + ", ".join(
         f"{h.short_name} ({h.arxiv or 'no arXiv'}{'' if h.credited else ', NOT credited'})" for h in prior[:5]))
     summary = (f"{len(citations)} citations ({', '.join(f'{v} {k}' for k, v in counts.items() if v) or 'none'}); "

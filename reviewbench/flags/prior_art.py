@@ -7,8 +7,12 @@ a baseline (kvpress, the papers' repositories) — (token containment >= ``CODE_
 score, which also counts what the code computes, >= ``CODE_SCORE``), with the spans as proof.
 
 "Credited" means attributed, not named: see ``priorart_evidence.credit`` (a citation in "Builds on", or a
-sentence stating use; a contrast, a negation, a common phrase or a bare common surname is no credit). Both
-flags are candidates only: the rubric makes a judge confirm them, since no similarity number decides alone.
+sentence stating use; a contrast, a negation, a common phrase or a bare common surname is no credit).
+
+Strength (the rubric's ``[evidence]`` thresholds decide, and its flag rules say what a "proof" may do alone):
+an uncredited behavioural match at ``behaviour_same`` is a proof of UNDISCLOSED_PRIOR_ART, and so is copied code
+(``code_shared`` containment or ``code_same_score``) whose reference also behaves alike (``behaviour_related``);
+copied code alone proves MISSING_ATTRIBUTION. Anything weaker is an indication for a judge to weigh.
 """
 
 from __future__ import annotations
@@ -18,11 +22,12 @@ from collections.abc import Sequence
 from reviewbench.evidence.behaviour import BehaviourMatch
 from reviewbench.evidence.priorart_evidence import Credit, credit_for
 from reviewbench.evidence.similarity import CodeMatch, Span
+from reviewbench.rubric import EvidenceRules
 from reviewbench.verdict import FlagClaim
 
-BEHAVIOUR_SAME = 0.9
-CODE_SHARED = 0.5
-CODE_SCORE = 0.6  # measured: disguised public ports vs another baseline <= 0.47; honest example submissions <= 0.50
+# the defaults of rubrics/default.toml [evidence] (measured: disguised public ports vs another baseline <= 0.47 code
+# score; honest example submissions <= 0.50)
+DEFAULT_RULES = EvidenceRules()
 
 
 def _first_line(source: str, spans: Sequence[Span]) -> tuple[str, int]:
@@ -48,34 +53,50 @@ def _describe(c: CodeMatch) -> str:
             f"{c.implements})")
 
 
+def _base(reference: str, implements: str | None) -> str:
+    """What a reference stands for: a public implementation and a baseline's family member both mean the baseline."""
+    if implements:
+        return f"baseline:{implements}"
+    return reference.split("?")[0]
+
+
 def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], names: dict[str, list[str]],
-                    description: str, method_src: str, class_line: tuple[str, int]) -> list[FlagClaim]:
+                    description: str, method_src: str, class_line: tuple[str, int],
+                    rules: EvidenceRules = DEFAULT_RULES) -> list[FlagClaim]:
     """``names``: for each reference label, other names by which a description would credit it (earlier
     submissions: their id and short name); baselines and public references are credited through their papers."""
     out: list[FlagClaim] = []
+    alike = {_base(m.reference, getattr(m, "implements", None)): m.jaccard for m in behaviour}
     for m in behaviour:
-        if m.jaccard < BEHAVIOUR_SAME:
+        if m.jaccard < rules.behaviour_same:
             continue
         cr = _credit(m.reference, None, names, description)
         if not cr.credited:
             out.append(FlagClaim(flag="UNDISCLOSED_PRIOR_ART", quote=class_line[0], location=f"method.py:{class_line[1]}",
-                                 raised_by="evidence:behaviour",
-                                 explanation=f"keeps the same tokens as {m.reference} (Jaccard {m.jaccard:.2f}, rank "
-                                             f"correlation {m.rank_corr:.2f} on the fingerprint bank); the description "
-                                             f"does not credit it ({cr.reason})"))
+                                 raised_by="evidence:behaviour", strength="proof",
+                                 explanation=f"keeps the same tokens as {m.reference} (Jaccard {m.jaccard:.2f} >= "
+                                             f"{rules.behaviour_same:g}, rank correlation {m.rank_corr:.2f} on the "
+                                             f"fingerprint bank); the description does not credit it ({cr.reason})"))
             break
     for c in code:
-        if c.containment < CODE_SHARED and c.score < CODE_SCORE:
+        if c.containment < rules.code_shared and c.score < rules.code_same_score:
             continue
         cr = _credit(c.reference, c.implements, names, description)
         if cr.credited:
             continue
         quote, line = _first_line(method_src, c.candidate_spans)
         spans = ", ".join(f"{s.start}-{s.end}" for s in c.candidate_spans[:6])
+        what = (f"the code matches {_describe(c)}: token containment {c.containment:.0%}, operation containment "
+                f"{c.op_containment:.0%}, score {c.score:.2f} (lines {spans}); the description does not credit it "
+                f"({cr.reason})")
         out.append(FlagClaim(flag="MISSING_ATTRIBUTION", quote=quote, location=f"method.py:{line}",
-                             raised_by="evidence:code",
-                             explanation=f"the code matches {_describe(c)}: token containment {c.containment:.0%}, "
-                                         f"operation containment {c.op_containment:.0%}, score {c.score:.2f} (lines "
-                                         f"{spans}); the description does not credit it ({cr.reason})"))
+                             raised_by="evidence:code", strength="proof", explanation=what))
+        same = alike.get(_base(c.reference, c.implements), 0.0)
+        if not any(f.flag == "UNDISCLOSED_PRIOR_ART" for f in out):
+            out.append(FlagClaim(
+                flag="UNDISCLOSED_PRIOR_ART", quote=quote, location=f"method.py:{line}", raised_by="evidence:code",
+                strength="proof" if same >= rules.behaviour_related else "indication",
+                explanation=what + (f"; it also keeps the tokens its reference keeps (Jaccard {same:.2f})" if same
+                                    else "; its behaviour was not measured against that reference")))
         break
     return out

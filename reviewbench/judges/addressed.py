@@ -40,7 +40,7 @@ def _encoder() -> Any:
     from transformers import AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
-    from reviewbench.judges.providers.local import _gemma_checkpoint
+    from reviewbench.judges.localmodels import _gemma_checkpoint
 
     hf_logging.disable_progress_bar()  # a review's output is its own progress table
     path = _gemma_checkpoint()

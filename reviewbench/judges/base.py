@@ -20,7 +20,7 @@ from reviewbench.arena import JudgeSpec
 from reviewbench.rubric import Rubric
 from reviewbench.verdict import JudgeVerdict
 
-Role = Literal["primary", "tie_break"]
+Role = Literal["primary", "tie_break", "advisory"]  # advisory: run and reported, never counted
 
 
 class Capabilities(BaseModel):
@@ -36,6 +36,7 @@ class Capabilities(BaseModel):
     deterministic: bool = False  # the same prompt gives the same verdict: runs are cached across arenas
     embedded: bool = False  # runs in this process on this machine (the report labels such judges "local")
     raises_flags: bool = True
+    reads_prose: bool = True  # False: scores from measured facts only, so no text a submission writes can move it
     free: bool = False
     prices: dict[str, tuple[float, float]] = Field(default_factory=dict)  # model prefix -> USD per Mtok (in, out)
     search_usd: float = 0.0  # per server-side search

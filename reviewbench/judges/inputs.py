@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from reviewbench.description import SECTION_TITLES, parse_description
+from reviewbench.evidence.facts import EvidenceFacts
 from reviewbench.judges.sanitize import InjectionFinding, defang, fence, nonce, safe_label
 
 AUTHOR_RELATED = ("relation_to_prior_work", "builds_on")
@@ -53,6 +54,7 @@ class JudgeInputs(BaseModel):
     citations: list[CitationRef] = Field(default_factory=list)
     injection: list[InjectionFinding] = Field(default_factory=list)
     log_dir: str | None = None
+    facts: EvidenceFacts | None = None  # measured facts only (the evidence judge's whole input): never prose
 
     def fence_text(self, text: str, label: str) -> str:
         return fence(text, label, self.tag)

@@ -32,10 +32,41 @@ from reviewbench.judges.websearch import WebSearch
 from reviewbench.rubric import Rubric
 from reviewbench.verdict import FlagClaim, JudgeVerdict, TieBreakDecision, decide_tie_break
 
-LOCAL_PANEL = [JudgeSpec(family="huggingface", provider="local", model="smollm2-135m-instruct", web_search=False),
-               JudgeSpec(family="google", provider="local", model="gemma-3-270m", web_search=False)]
+# The offline default: the evidence judge counts (it scores measured facts only: deterministic, injection-proof by
+# construction); the two small local LLMs run beside it as advisors, shown in the report and never counted.
+LOCAL_PANEL = [JudgeSpec(family="evidence", provider="evidence", model="measured-facts", web_search=False),
+               JudgeSpec(family="huggingface", provider="local", model="smollm2-135m-instruct", web_search=False,
+                         role="advisory"),
+               JudgeSpec(family="google", provider="local", model="gemma-3-270m", web_search=False, role="advisory")]
 KEY_ENV = registry.key_env()  # provider -> the environment variable of its API key
 CACHE_VERSION = "judge-call/2"
+
+
+def check_panel(panel: Panel, where: Path) -> None:
+    """The panel as the registry sees it (a one-line error naming ``where``): known providers, settings they
+    support, and two counted judges of different families — or one deterministic judge, whose verdict a second
+    run could not change."""
+    from reviewbench.errors import ConfigError
+
+    known = registry.known_providers()
+    for i, j in enumerate(panel.judges):
+        if j.provider not in known:
+            raise ConfigError(where, f"panel.judges.{i}.provider: unknown judge provider {j.provider!r} "
+                                     f"(known: {', '.join(known)})")
+        if j.output == "json_schema" and not registry.capabilities(j.provider).structured_output:
+            raise ConfigError(where, f"panel.judges.{i}: provider {j.provider!r} has no structured-output mode; "
+                                     "use output = \"tools\"")
+        if j.max_context is not None and j.max_tokens is not None and j.max_tokens >= j.max_context:
+            raise ConfigError(where, f"panel.judges.{i}: max_tokens ({j.max_tokens}) must be below max_context "
+                                     f"({j.max_context})")
+    primary = [j for j in panel.judges if j.role == "primary"]
+    if len(primary) == 1 and registry.capabilities(primary[0].provider).deterministic:
+        return
+    if len(primary) < 2:
+        raise ConfigError(where, "panel: needs two counted (primary) judges of different families, or one "
+                                 "deterministic judge (provider = \"evidence\")")
+    if primary[0].family == primary[1].family:
+        raise ConfigError(where, f"panel: the first two counted judges are both of family {primary[0].family!r}")
 
 
 class ResolvedPanel(BaseModel):
@@ -50,9 +81,10 @@ def resolve_panel(panel: Panel, env: dict[str, str] | None = None) -> ResolvedPa
     configured = ", ".join(f"{j.provider}:{j.model}" for j in panel.judges)
     if missing:
         return ResolvedPanel(judges=LOCAL_PANEL, local=True, note=(
-            f"Judged by the embedded LOCAL panel (SmolLM2-135M-Instruct, Gemma 3 270M: log-probability scoring, no web "
-            f"search, no flags), not by the configured judges ({configured}): {', '.join(missing)} not set. "
-            "Treat the scores as a smoke test, not a review."))
+            f"Judged OFFLINE by the evidence judge (scores from measured facts only: similarity to every baseline and "
+            f"earlier submission, the board measurement, the claim ledger, the citation check; it reads no prose and "
+            f"caps novelty at what distance can show), with SmolLM2-135M and Gemma 3 270M as advisors (shown, not "
+            f"counted) — not by the configured judges ({configured}): {', '.join(missing)} not set."))
     local = all(registry.capabilities(j.provider).embedded for j in panel.judges)
     kind = "local" if local else "API"
     return ResolvedPanel(judges=panel.judges, local=local,
@@ -178,36 +210,38 @@ class PanelRunner:
         return merge_samples(list(runs))
 
     async def run(self, panel: ResolvedPanel) -> PanelResult:
-        specs = panel.judges
-        if len(specs) < 2:
-            raise ValueError("a panel needs two judges")
-        first, second = specs[0], specs[1]
-        ids = [f"{first.family}-{first.model}", f"{second.family}-{second.model}"]
-        if ids[0] == ids[1]:
-            ids = [ids[0] + "-1", ids[1] + "-2"]
-        outcomes = list(await asyncio.gather(self.run_judge(first, "primary", ids[0]),
-                                             self.run_judge(second, "primary", ids[1])))
+        primaries = [s for s in panel.judges if s.role == "primary"]
+        advisors = [s for s in panel.judges if s.role == "advisory"]
+        if not primaries:
+            raise ValueError("a panel needs a counted judge")
+        counted = primaries[:2]
+        ids = [f"{s.family}-{s.model}" for s in counted + advisors]
+        if len(set(ids)) < len(ids):
+            ids = [f"{x}-{i + 1}" for i, x in enumerate(ids)]
+        roles: list[Role] = [*(["primary"] * len(counted)), *(["advisory"] * len(advisors))]  # type: ignore[list-item]
+        outcomes = list(await asyncio.gather(*(self.run_judge(s, r, i) for s, r, i in
+                                               zip(counted + advisors, roles, ids))))
         tie = TieBreakDecision(needed=False, reasons=[])
-        verdicts = [o.verdict for o in outcomes if o.verdict is not None]
-        if len(verdicts) == 2:
+        verdicts = [o.verdict for o in outcomes[:len(counted)] if o.verdict is not None]
+        if len(counted) == 2 and len(verdicts) == 2:
             tie = decide_tie_break(verdicts[0], verdicts[1], self.rubric, self.author_family, self.family_offsets)
             if tie.needed:
-                spec = next((s for s in specs if s.family == tie.family), first)
+                spec = next((s for s in primaries if s.family == tie.family), counted[0])
                 third_id = f"{spec.family}-{spec.model}-tiebreak"
                 # a different run of the same family: the next sample, and for a deterministic provider its variant
                 variant = registry.capabilities(spec.provider).tie_break_variant
                 outcomes.append(await self.run_judge(spec, "tie_break", third_id, variant))
-        else:
-            missing = [o.judge_id for o in outcomes if o.verdict is None]
+        elif len(counted) == 2:
+            missing = [o.judge_id for o in outcomes[:2] if o.verdict is None]
             tie = TieBreakDecision(needed=False, reasons=[f"no verdict from {', '.join(missing)}: no tie-break "
                                                           "possible"])
         usage = Usage()
         for o in outcomes:
             usage = usage.add(o.usage)
         corpus = self.inputs.corpus() + [c.result for o in outcomes for c in o.tool_calls]
-        n = sum(1 for o in outcomes if o.verdict is not None)
-        none = None if n else "no configured judge produced a verdict: " + "; ".join(
-            f"{o.judge_id}: {o.error or 'no verdict'}" for o in outcomes)
+        n = sum(1 for o in outcomes if o.verdict is not None and o.role != "advisory")
+        none = None if n else "no counted judge produced a verdict: " + "; ".join(
+            f"{o.judge_id}: {o.error or 'no verdict'}" for o in outcomes if o.role != "advisory")
         return PanelResult(note=panel.note, local=panel.local, outcomes=outcomes, tie_break=tie, usage=usage,
                            corpus=corpus, verdicts=n, no_verdict=none)
 

@@ -6,7 +6,9 @@ import asyncio
 import hashlib
 from typing import Any
 
-from reviewbench.contracts import AUDIT, BENCHMARK, EVIDENCE, HARNESS, BenchmarkData, JudgesData
+from reviewbench.contracts import AUDIT, BENCHMARK, BUNDLE, EVIDENCE, HARNESS, BenchmarkData, JudgesData
+from reviewbench.evidence.facts import BoardFact, BudgetGain, EvidenceFacts
+from reviewbench.evidence.gather import gather_facts
 from reviewbench.findings import Finding
 from reviewbench.judges.inputs import EarlierRef, build_inputs
 from reviewbench.judges.panel import PanelRunner, default_provider, resolve_panel
@@ -88,7 +90,56 @@ def benchmark_lines(ctx: StageContext, bench: BenchmarkData | None) -> list[str]
     return lines
 
 
-def judges_stage(ctx: StageContext, make_provider: Any = default_provider) -> StageOutput[JudgesData]:
+def board_fact(ctx: StageContext, bench: BenchmarkData | None) -> tuple[BoardFact | None, str]:
+    """The measurement against the board's entries, for the evidence judge (and why there is none)."""
+    from reviewbench.points import paired_bootstrap
+
+    board = ctx.arena.config.board(ctx.bundle.board) if ctx.bundle.board else None
+    if board is None:
+        return None, "the submission names no board of this arena"
+    if bench is None:
+        report = ctx.report(BENCHMARK)
+        return None, report.reason if report is not None and report.reason else "the benchmark did not run"
+    m = measure_benchmark(bench, board)
+    prior = prior_board(ctx.arena, ctx.store, board, bench.split_hash, {e.id for e in ctx.earlier})
+    best = prior.best()
+    _, rules = ctx.rubric.rule_set(ctx.arena.config.points.rule_set)
+    baselines = {k: v for k, v in prior.measurements.items() if k.startswith("baseline:")}
+    random = baselines.get("baseline:random")
+    others = [v.overall for k, v in baselines.items() if k != "baseline:random"]
+    gains: list[BudgetGain] = []
+    overall_gain = None
+    if best is not None:
+        ref = prior.measurements[best.id]
+        for b in m.per_budget:
+            key = f"{b.budget:g}"
+            n, g, lo, hi = paired_bootstrap(m.item_budget_overall.get(key, {}), ref.item_budget_overall.get(key, {}),
+                                            rules.bootstrap_samples, rules.ci_level, rules.bootstrap_seed)
+            if n:
+                gains.append(BudgetGain(budget=b.budget, gain=round(g, 6), lower=round(lo, 6), upper=round(hi, 6)))
+        n, g, lo, hi = paired_bootstrap(m.item_overall, best.item_scores, rules.bootstrap_samples, rules.ci_level,
+                                        rules.bootstrap_seed)
+        if n:
+            overall_gain = BudgetGain(budget=0, gain=round(g, 6), lower=round(lo, 6), upper=round(hi, 6))
+    return BoardFact(measurement=m, best_id=best.id if best else None, best_overall=best.mean if best else None,
+                     random_overall=random.overall if random else None,
+                     weakest_overall=min(others) if others else None, gains=gains, overall_gain=overall_gain,
+                     margin=rules.min_ci_gain), ""
+
+
+def facts_for(ctx: StageContext, bench: BenchmarkData | None) -> EvidenceFacts:
+    bundle = ctx.get(BUNDLE)
+    board, why = board_fact(ctx, bench)
+    names = {f"submission:{e.id}": [e.id] + ([e.short_name] if e.short_name else []) for e in ctx.earlier}
+    return gather_facts(evidence=ctx.get(EVIDENCE), ledger=ctx.get(HARNESS),
+                        sections_missing=bundle.sections_missing if bundle else [],
+                        description=ctx.bundle.description.text, earlier_names=names, board=board, board_reason=why)
+
+
+def judges_stage(ctx: StageContext, make_provider: Any = default_provider,
+                 show_evidence: bool = True) -> StageOutput[JudgesData]:
+    """``show_evidence=False`` (calibration of the LLM judges) keeps the machine evidence out of the prompts; the
+    evidence judge still gets its measured facts, which are its only input."""
     b = ctx.bundle
     board = ctx.arena.config.board(b.board) if b.board else None
     audit_report = ctx.report(AUDIT)
@@ -100,10 +151,11 @@ def judges_stage(ctx: StageContext, make_provider: Any = default_provider) -> St
         method_src=b.method.source, description=b.description.text,
         audit_summary=audit_report.summary if audit is not None and audit_report is not None else None,
         audit_findings=[f.model_dump() for f in audit_report.findings] if audit_report is not None else [],
-        evidence_lines=evidence_lines(ctx), benchmark_lines=bench_lines,
+        evidence_lines=evidence_lines(ctx) if show_evidence else [], benchmark_lines=bench_lines,
         earlier=[EarlierRef(id=e.id, agent=e.agent, board=e.board, short_name=e.short_name, path=e.path)
                  for e in ctx.earlier],
         log_dir=ctx.arena.logs_dir / b.agent, short_name=b.meta.short_name, agent=b.agent)
+    inputs = inputs.model_copy(update={"facts": facts_for(ctx, bench)})
     panel = resolve_panel(ctx.arena.config.panel)
     runner = PanelRunner(inputs=inputs, rubric=ctx.rubric, author_family=ctx.author_family, store=ctx.store,
                          make_provider=make_provider, family_offsets=family_offsets(ctx))
@@ -120,9 +172,8 @@ def judges_stage(ctx: StageContext, make_provider: Any = default_provider) -> St
             findings.append(Finding(code="judges.invalid_output", severity="info",
                                     message=f"judge {o.judge_id}: invalid output retried: {bad}"))
     verdicts = [o.verdict for o in result.outcomes if o.verdict is not None]
-    if not verdicts:
-        return StageOutput(status="failed", reason="no judge gave a verdict: " +
-                           "; ".join(f"{o.judge_id}: {o.error}" for o in result.outcomes), findings=findings)
+    if result.no_verdict:
+        return StageOutput(status="failed", reason=result.no_verdict, findings=findings)
     cost = result.usage.cost_usd
     summary = (f"{len(verdicts)} judge runs ({', '.join(o.judge_id + (' (cached)' if o.cached else '') for o in result.outcomes)}); "
                f"tie-break {'run: ' + '; '.join(result.tie_break.reasons) if result.tie_break.needed else 'not needed'}; "
@@ -132,5 +183,5 @@ def judges_stage(ctx: StageContext, make_provider: Any = default_provider) -> St
                       criteria=[c.id for c in ctx.rubric.criteria],
                       outcomes=result.outcomes,
                       tie_break=result.tie_break, usage=result.usage, corpus=result.corpus,
-                      injection=inputs.injection, benchmark_digest=bench_lines)
+                      injection=inputs.injection, benchmark_digest=bench_lines, facts=inputs.facts)
     return StageOutput(status="ok", summary=summary, findings=findings, data=data)

@@ -1,0 +1,53 @@
+"""Gathering the evidence judge's facts from the stages' typed outputs (above both the contracts and the facts)."""
+
+from __future__ import annotations
+
+from reviewbench.contracts import EvidenceData, LedgerData
+from reviewbench.evidence.facts import (BoardFact, CitationFact, EvidenceFacts, LedgerFact, PriorArtFact,
+                                        SimilarityFact)
+from reviewbench.evidence.priorart_evidence import credit_for
+
+
+def gather_facts(*, evidence: EvidenceData | None, ledger: LedgerData | None, sections_missing: list[str],
+                 description: str,
+                 earlier_names: dict[str, list[str]], board: BoardFact | None, board_reason: str) -> EvidenceFacts:
+    """Facts from the typed stage outputs (``EvidenceData``, ``LedgerData``)."""
+    def credit(reference: str, implements: str | None) -> tuple[bool, str]:
+        label = f"baseline:{implements}" if reference.startswith("public:") and implements else reference
+        c = credit_for(label, description, earlier_names.get(label, []) or earlier_names.get(reference, []))
+        return c.credited, c.reason
+
+    code: list[SimilarityFact] = []
+    behaviour: list[SimilarityFact] = []
+    prior: list[PriorArtFact] = []
+    measured = False
+    cites = CitationFact()
+    if isinstance(evidence, EvidenceData):
+        for m in evidence.code[:5]:
+            ok, why = credit(m.reference, m.implements)
+            code.append(SimilarityFact(reference=m.reference, implements=m.implements, via="code", score=m.score,
+                                       containment=m.containment, credited=ok, credit_reason=why,
+                                       detail=f"operation containment {m.op_containment:.2f}"))
+        if evidence.behaviour is not None:
+            measured = bool(evidence.behaviour.matches)
+            for b in evidence.behaviour.matches[:5]:
+                implements = getattr(b, "implements", None) or (
+                    b.reference.split(":", 1)[1].split("?")[0] if b.reference.startswith("baseline:") else None)
+                ok, why = credit(b.reference, implements)
+                behaviour.append(SimilarityFact(reference=b.reference, implements=implements, via="behaviour",
+                                                score=b.jaccard, credited=ok, credit_reason=why,
+                                                detail=f"rank correlation {b.rank_corr:.2f}"))
+        prior = [PriorArtFact(short_name=h.short_name, title=h.title, arxiv=h.arxiv, via=h.via, credited=h.credited)
+                 for h in evidence.prior_art.hits[:6]]
+        counts = {s: sum(c.status == s for c in evidence.citations)
+                  for s in ("real", "wrong_metadata", "not_found", "unreachable")}
+        cites = CitationFact(**counts)
+    led = LedgerFact()
+    if isinstance(ledger, LedgerData):
+        led = LedgerFact(reproduced=sum(e.status == "reproduced" for e in ledger.ledger),
+                         contradicted=sum(e.status == "contradicted" for e in ledger.ledger),
+                         contradicted_every_seed=sum(e.status == "contradicted" and e.reproducible
+                                                     for e in ledger.ledger),
+                         unverifiable=sum(e.status == "unverifiable" for e in ledger.ledger))
+    return EvidenceFacts(code=code, behaviour=behaviour, behaviour_measured=measured, prior_art=prior, ledger=led,
+                         citations=cites, sections_missing=sections_missing, board=board, board_reason=board_reason)

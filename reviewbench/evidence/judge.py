@@ -1,0 +1,150 @@
+"""The evidence judge: rubric levels from measured facts only (``EvidenceFacts``), as a pure function.
+
+It reads no prose — not the description, not the code's comments, not anything a submission says to a reviewer —
+so no injection can move it, and the same facts always give the same verdict. Each score's rationale is the
+evidence it rests on. What it can establish is bounded by what was measured: novelty from the distance to the
+nearest reference (capped at the rubric's ``novelty_max``: measured distance cannot show that an idea is new
+to the field), effectiveness from the board measurement against the board's entries, soundness from the claim
+ledger, the citation check and the sections the description has. Flags are not its business: the deterministic
+stages raise them, and the rubric decides which stand on their own.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from reviewbench.evidence.facts import EvidenceFacts, SimilarityFact
+from reviewbench.rubric import Rubric
+from reviewbench.verdict import CriterionScore, PriorWork
+
+
+class EvidenceVerdict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    scores: dict[str, CriterionScore]
+    prior_work: list[PriorWork]
+    summary: str
+
+
+def _nearest(facts: EvidenceFacts) -> tuple[SimilarityFact | None, SimilarityFact | None]:
+    code = max(facts.code, key=lambda f: (f.score, f.containment or 0), default=None)
+    beh = max(facts.behaviour, key=lambda f: f.score, default=None)
+    return code, beh
+
+
+def novelty(facts: EvidenceFacts, rubric: Rubric) -> CriterionScore:
+    r = rubric.evidence
+    code, beh = _nearest(facts)
+    b = beh.score if beh else 0.0
+    c = code.score if code else 0.0
+    shared = (code.containment or 0.0) if code else 0.0
+    what = []
+    if beh:
+        what.append(f"behaviour: nearest {beh.reference} (Jaccard {b:.2f}" + (f", {beh.detail})" if beh.detail else ")"))
+    else:
+        what.append("behaviour: not measured")
+    if code:
+        what.append(f"code: nearest {code.reference}" + (f" (= {code.implements})" if code.implements and
+                                                          code.reference.startswith("public:") else "")
+                    + f" (score {c:.2f}, containment {shared:.2f})")
+    evidence = "; ".join(what)
+    if b >= r.behaviour_same or c >= r.code_same_score or shared >= r.code_shared:
+        return CriterionScore(score=0, rationale=f"anchor 0: the same method as a reference — {evidence}")
+    if b >= r.novelty_cosmetic[0] or c >= r.novelty_cosmetic[1]:
+        return CriterionScore(score=1, rationale=f"anchor 1: a close variant of a reference — {evidence}")
+    if b >= r.novelty_family[0] or c >= r.novelty_family[1]:
+        return CriterionScore(score=min(2, r.novelty_max),
+                              rationale=f"anchor 2: within a known family, measurably changed — {evidence}")
+    cap = "" if r.novelty_max > 3 else " (higher levels need a judge who reads the idea; measurement cannot show them)"
+    return CriterionScore(score=min(3, r.novelty_max),
+                          rationale=f"anchor 3: distinct from every reference measured{cap} — {evidence}")
+
+
+def effectiveness(facts: EvidenceFacts) -> CriterionScore:
+    bf = facts.board
+    if bf is None:
+        return CriterionScore(score=0, rationale=f"anchor 0: not measured on its board ({facts.board_reason or 'no board'})")
+    m = bf.measurement
+    head = f"Overall {m.overall:.4f} on the hidden test split"
+    if bf.random_overall is not None and m.overall <= bf.random_overall + 1e-9:
+        return CriterionScore(score=0, rationale=f"anchor 0: {head}, at or below random eviction ({bf.random_overall:.4f})")
+    if bf.best_overall is None:
+        return CriterionScore(score=3, rationale=f"anchor 3: {head}; the board has no other measured entry to compare "
+                                                 "with, so it is taken as on par")
+    if bf.weakest_overall is not None and m.overall < bf.weakest_overall:
+        return CriterionScore(score=1, rationale=f"anchor 1: {head}, below every published baseline (the weakest: "
+                                                 f"{bf.weakest_overall:.4f})")
+    above = [g for g in bf.gains if g.lower > 0]
+    par = [g for g in bf.gains if g.lower <= 0 <= g.upper]
+    gains = "; ".join(f"{g.budget:g}: {g.gain:+.4f} [{g.lower:+.4f}, {g.upper:+.4f}]" for g in bf.gains)
+    vs = f"vs the board's best {bf.best_id} ({bf.best_overall:.4f}); gain per budget (95 % CI): {gains}"
+    if bf.gains and all(g.lower >= bf.margin for g in bf.gains):
+        return CriterionScore(score=5, rationale=f"anchor 5: {head}, beats the best at every budget by at least "
+                                                 f"{bf.margin:g} — {vs}")
+    if above:
+        return CriterionScore(score=4, rationale=f"anchor 4: {head}, beats the best at {len(above)} budget(s) — {vs}")
+    if par:
+        return CriterionScore(score=3, rationale=f"anchor 3: {head}, on par with the best at {len(par)} budget(s) — {vs}")
+    return CriterionScore(score=2, rationale=f"anchor 2: {head}, above the weaker baselines but clearly below the "
+                                             f"best — {vs}")
+
+
+def soundness(facts: EvidenceFacts) -> CriterionScore:
+    led, cit = facts.ledger, facts.citations
+    record = (f"claims: {led.reproduced} reproduced, {led.contradicted} contradicted ({led.contradicted_every_seed} "
+              f"in every seed), {led.unverifiable} unverifiable; citations: {cit.real} real, {cit.wrong_metadata} "
+              f"wrong metadata, {cit.not_found} not found, {cit.unreachable} unchecked")
+    missing = [s for s in facts.sections_missing if s in ("Evidence", "Limitations", "Method summary")]
+    if led.contradicted_every_seed or cit.not_found:
+        return CriterionScore(score=0, rationale=f"anchor 0: unsupported evidence — {record}")
+    if led.contradicted or cit.wrong_metadata:
+        return CriterionScore(score=1, rationale=f"anchor 1: a claim the re-run does not support or a citation with "
+                                                 f"wrong metadata — {record}")
+    if missing:
+        return CriterionScore(score=1, rationale=f"anchor 1: the description lacks {', '.join(missing)} — {record}")
+    if led.reproduced and not led.unverifiable and not cit.unreachable:
+        return CriterionScore(score=3, rationale=f"anchor 3: every checkable claim reproduced, citations real, "
+                                                 f"limitations stated — {record}")
+    return CriterionScore(score=2, rationale=f"anchor 2: nothing contradicted; some claims or citations could not be "
+                                             f"checked — {record}")
+
+
+def prior_work(facts: EvidenceFacts, k: int = 5) -> list[PriorWork]:
+    """The nearest references first (by behaviour or code, through the papers they implement), then the prior art
+    retrieved from what the code computes."""
+    from reviewbench.evidence.priorart_evidence import papers_for
+
+    out: list[PriorWork] = []
+    seen: set[str] = set()
+    near = sorted([*facts.behaviour, *facts.code], key=lambda f: -(f.score if f.via == "behaviour" else f.score * 1.5))
+    for f in near:
+        label = f"baseline:{f.implements}" if f.implements else f.reference
+        for p in papers_for(label):
+            if p.short_name not in seen:
+                seen.add(p.short_name)
+                out.append(PriorWork(title=p.title, arxiv_id=p.arxiv, url=p.url,
+                                     relation=f"nearest by {f.via}: {f.reference} ({f.score:.2f})"))
+        if label.startswith("submission:") and label not in seen:
+            seen.add(label)
+            out.append(PriorWork(title=label, relation=f"an earlier arena submission, nearest by {f.via} ({f.score:.2f})"))
+    for h in facts.prior_art:
+        if h.short_name not in seen:
+            seen.add(h.short_name)
+            out.append(PriorWork(title=h.title, arxiv_id=h.arxiv, relation=f"retrieved from the code ({h.via})"
+                                 + ("" if h.credited else "; not credited")))
+    return out[:k]
+
+
+def judge(facts: EvidenceFacts, rubric: Rubric) -> EvidenceVerdict:
+    scores = {"novelty": novelty(facts, rubric), "effectiveness": effectiveness(facts), "soundness": soundness(facts)}
+    known = {c.id for c in rubric.criteria}
+    scores = {k: v for k, v in scores.items() if k in known}
+    for c in rubric.criteria:
+        if c.id not in scores:  # a rubric criterion this judge has no evidence for
+            scores[c.id] = CriterionScore(score=0, rationale="no measured evidence bears on this criterion")
+        scores[c.id] = CriterionScore(score=min(scores[c.id].score, c.max), rationale=scores[c.id].rationale)
+    pw = prior_work(facts)
+    summary = ("Evidence judge: scores from measured facts only (similarity, board measurement, claim ledger, "
+               "citations); " + ", ".join(f"{k} {v.score:g}" for k, v in scores.items())
+               + (f"; nearest prior work: {pw[0].title}" if pw else ""))
+    return EvidenceVerdict(scores=scores, prior_work=pw, summary=summary)
