@@ -172,7 +172,7 @@ def build_report(arena: Arena, bundle: Bundle, family: str, rubric: Rubric, run_
 
 def _env() -> Environment:
     env = Environment(loader=PackageLoader("reviewbench", "templates"), undefined=StrictUndefined,
-                      autoescape=select_autoescape(enabled_extensions=("html",), default_for_string=False),
+                      autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=False),
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["num"] = lambda v: "–" if v is None else f"{v:g}"
     env.filters["pct"] = lambda v: "–" if v is None else f"{100 * v:.1f} %"

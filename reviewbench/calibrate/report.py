@@ -93,8 +93,8 @@ def write(report: CalibrationReport, out_dir: Path) -> list[Path]:
     stem = f"{report.panel}-{report.generated_at.date().isoformat()}"
     paths = {"json": out_dir / f"{stem}.json", "html": out_dir / f"{stem}.html", "png": out_dir / f"{stem}.png"}
     bar_chart(report, paths["png"])
-    env = Environment(loader=PackageLoader("reviewbench", "templates"), autoescape=select_autoescape(),
-                      undefined=StrictUndefined)
+    env = Environment(loader=PackageLoader("reviewbench", "templates"),  # judges' text is untrusted: escape it
+                      autoescape=select_autoescape(enabled_extensions=("html", "html.j2")), undefined=StrictUndefined)
     key = {c.code: c for c in report.answer_key.cases}
     baselines = [c for c in report.answer_key.cases if c.kind == "baseline" and any(r.code == c.code for r in report.cases)]
     html = env.get_template("calibration.html.j2").render(
