@@ -6,7 +6,9 @@ rollouts whose first record holds 200 KB of instructions (as 0.144's base_instru
 Codex CLI's pretty-printed ``{"session", "items"}`` document, ``codex exec --json`` events, HAR from mitmproxy.
 """
 
+import functools
 import json
+import random
 import subprocess
 import sys
 import time
@@ -16,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from reviewbench.arena import Rules
+from reviewbench.errors import UserError
 from reviewbench.logs.audit import detect, run_audit
 from reviewbench.logs.synth import ClaudeSession, CodexRollout, Step
 from tests.conftest import ROOT, run_review
@@ -243,3 +246,67 @@ def test_a_64_mb_record_costs_bounded_memory_and_the_audit_goes_on(tmp_path, lay
     assert report["stats"]["events"] == 2  # both calls, the big one's result was the skipped record
     assert [f["category"] for f in report["findings"]] == ["test_split"]
     assert any(b["kind"] == "unread_records" and b["strict"] for b in report["blind_spots"])
+
+
+@functools.cache
+def _hostile_files() -> dict[str, bytes]:
+    deep = "[" * 200_000 + "]" * 200_000
+    odd_claude = [
+        {"type": "assistant", "uuid": 5, "cwd": ["x"], "timestamp": 1e308, "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": None, "name": ["Bash"], "input": [1, 2]}]}},
+        {"type": "assistant", "uuid": "u2", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": ["ls"]}}, "str", 5, None]}},
+        {"type": "assistant", "uuid": "u3", "message": "tool_use"},
+        {"type": "user", "uuid": "u4", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": {"a": 1}}]}, "toolUseResult": []},
+        {"type": "assistant", "uuid": "u5", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t5", "name": "Task", "input": {"prompt": 1}}]}},
+        {"type": "user", "uuid": "u6", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t5", "is_error": "yes"}]}, "toolUseResult": {"agentId": ["x"]}},
+        {"type": "assistant", "uuid": "u7", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t7", "name": "Bash",
+             "input": {"command": "python -c \"" + "(" * 5000 + "1" + ")" * 5000 + "\""}}]}},
+        {"type": "assistant", "uuid": "u8", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t8", "name": "Bash", "input": {"command": "x=$(" * 3000}}]}},
+        {"type": "assistant", "uuid": "u9", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t9", "name": "Bash", "input": {"command": "node -e \"" + "(" * 20000 + "\""}}]}},
+        {"type": "assistant", "uuid": "u10", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t10", "name": "Bash", "input": {"command": "bash -c " * 500 + "ls"}}]}},
+        {"type": "assistant", "uuid": "u11", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t11", "name": "Bash",
+             "input": {"command": "python -c \"x = 'a'\n" + "x = x.replace('a', 'aa')\n" * 60 + "open(x)\""}}]}},
+    ]
+    return {
+        "nested_line.jsonl": (deep + "\n").encode(),
+        "nested_pretty.json": ("[" + deep + "]").encode(),
+        "codex_deep_args.jsonl": (json.dumps({"timestamp": "t", "type": "response_item", "payload": {
+            "type": "function_call", "name": "shell", "call_id": "c", "arguments": "[" * 100_000 + "]" * 100_000}})
+            + "\n").encode(),
+        "codex_exec_deep.jsonl": (json.dumps({"timestamp": "t", "type": "response_item", "payload": {
+            "type": "custom_tool_call", "name": "exec", "call_id": "c",
+            "input": "tools.exec_command(" + "{" * 50_000 + "}" * 50_000 + ")"}}) + "\n").encode(),
+        "claude_odd.jsonl": "".join(json.dumps(x) + "\n" for x in odd_claude).encode(),
+        "binary.jsonl": random.Random(1).randbytes(200_000),
+        "nul.jsonl": b'{"type":"assistant"\x00}\n',
+        "squid_huge.log": (b"1733131200.123 842 1.2.3.4 TCP_TUNNEL/200 1 CONNECT " + b"a" * 70_000
+                           + b":443 - HIER_DIRECT/1.2.3.4 -\n" + b"9" * 400
+                           + b".1 842 1.2.3.4 TCP_TUNNEL/200 1 CONNECT x.org:443 - HIER_DIRECT/1.2.3.4 -\n"),
+        "conn_odd.jsonl": (json.dumps({"host": ["x"], "port": "99999999999999999999", "ts": 1e300, "bytes_up": "x",
+                                       "url": 5}) + "\n").encode(),
+        "har_odd.har": json.dumps({"log": {"entries": [{"request": "x"}, 5, {"request": {"url": ["u"]},
+                                                                              "response": []}]}}).encode(),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_hostile_files()))
+@pytest.mark.parametrize("fmt", ["auto", "claude", "codex", "jsonl", "connlog", "har", "squid"])
+def test_hostile_files_never_raise(tmp_path, name, fmt):
+    """Deep nesting, wrong types everywhere, binary data, NULs, huge numbers: warnings, never a traceback."""
+    p = tmp_path / name
+    p.write_bytes(_hostile_files()[name])
+    try:
+        r = run_audit([p], Rules(), fmt=fmt, agent="agent1")
+    except UserError as e:  # auto-detection refusing a file named on its own: one line naming it
+        assert fmt == "auto" and name in str(e)
+        return
+    assert r.stats.files == 1

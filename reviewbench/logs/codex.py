@@ -11,14 +11,15 @@ when they are run).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
+
 from reviewbench.logs.events import Event, EventKind, FileInfo, ParseStats, string_values, trim
 from reviewbench.logs.reader import json_records
-from reviewbench.logs.static import shell_join
+from reviewbench.logs.static import MAX_SCRIPT, shell_join
 
 ENVELOPE_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state",
                   "inter_agent_communication", "inter_agent_communication_metadata"}
@@ -50,6 +51,7 @@ def _argv_script(cmd: Any) -> str:
 def _js_exec_calls(js: str) -> list[dict]:
     """The object literals passed to ``tools.exec_command({...})`` in a code-mode cell."""
     out: list[dict] = []
+    js = js[:MAX_SCRIPT]
     for m in _JS_EXEC.finditer(js):
         start = js.find("{", m.end())
         if start < 0:
@@ -75,8 +77,8 @@ def _js_exec_calls(js: str) -> list[dict]:
             i += 1
         literal = js[start : i + 1]
         try:
-            val = json.loads(literal)
-        except json.JSONDecodeError:
+            val = orjson.loads(literal)  # (orjson stops at a nesting depth; json.loads would overflow the stack)
+        except orjson.JSONDecodeError:
             m2 = re.search(r"""["']?cmd["']?\s*:\s*(["'`])(.*?)(?<!\\)\1""", literal, re.S)
             if m2:
                 out.append({"cmd": m2.group(2)})
@@ -150,8 +152,8 @@ def _decode_args(raw: Any) -> dict:
         return raw
     if isinstance(raw, str):
         try:
-            val = json.loads(raw)
-        except json.JSONDecodeError:
+            val = orjson.loads(raw)
+        except orjson.JSONDecodeError:
             return {"input": raw}
         return val if isinstance(val, dict) else {"input": val}
     return {}

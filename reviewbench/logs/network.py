@@ -109,8 +109,9 @@ def parse_connlog(info: FileInfo, stats: ParseStats) -> Iterator[Event]:
         if isinstance(ts, (int, float)):
             ts = _iso(ts)
         nbytes = rec.get("bytes")
-        if nbytes is None and ("bytes_up" in rec or "bytes_down" in rec):
-            nbytes = int(rec.get("bytes_up") or 0) + int(rec.get("bytes_down") or 0)
+        up, down = rec.get("bytes_up"), rec.get("bytes_down")
+        if nbytes is None and (isinstance(up, int) or isinstance(down, int)):
+            nbytes = (up if isinstance(up, int) else 0) + (down if isinstance(down, int) else 0)
         yield Event(source=f"{path}:{lineno}", tool="connlog", kind="net", agent=_s(rec.get("agent")) or agent,
                     actor="network", time=_s(ts), urls=[str(url)] if url else [],
                     host=str(host).lower() if host else None,
