@@ -173,8 +173,13 @@ def test_files_that_cannot_be_read_are_named_and_strict_fails(tmp_path):
     (logs / "notes.log").write_text("started the run at 10:00\nfinished\n")
     (logs / "old.jsonl.gz").write_bytes(b"\x1f\x8b\x08\x00junk")
     (logs / "README.md").write_text("# not a log\n")  # by its name: not a log at all, no warning
+    (logs / "history.jsonl").write_text(json.dumps({"display": "fix the test", "pastedContents": {},
+                                                   "timestamp": 1762164000000, "project": HOME}) + "\n")
+    (logs / "todos").mkdir()
+    (logs / "todos" / "s-agent-s.json").write_text("[]")
     r = run_audit([logs], Rules(), agent="agent1")
     assert {Path(s.path).name for s in r.skipped_files} == {"notes.log", "old.jsonl.gz"}
+    assert r.stats.ignored_files == 3  # README.md, the prompt history, the todo list
     assert any("notes.log" in w.source and "skipped" in w.message for w in r.warnings)
     assert r.incomplete() and "notes.log" in r.incomplete()[0]
     ok = run_review("audit", str(logs), "--agent", "agent1")

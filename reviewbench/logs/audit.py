@@ -34,6 +34,11 @@ AUDIT_SCHEMA: Literal["reviewbench.audit/1"] = "reviewbench.audit/1"
 # files in a logs folder that are not logs: skipped without a warning
 NOT_LOGS = {".md", ".txt.meta", ".py", ".toml", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".sqlite", ".db", ".lock"}
 COMPRESSED = {".gz", ".zip", ".zst", ".xz", ".bz2", ".tgz", ".7z"}
+# the clients' own side files when a whole ~/.claude or ~/.codex is copied in: prompt history, settings, todo
+# lists, shell snapshots, credentials. Not tool-call logs: ignored (and counted), not warned about.
+SIDE_FILES = {"history.jsonl", "sessions-index.json", "settings.json", "settings.local.json", "config.toml",
+              "config.json", "auth.json", ".credentials.json", "version.json", "internal_storage.json"}
+SIDE_DIRS = {"todos", "statsig", "shell-snapshots", "file-history", "session-env"}
 PROBE_RECORDS = 50
 
 
@@ -47,6 +52,7 @@ class AuditStats(BaseModel):
     duplicates: int = 0
     unread_records: int = 0
     overlong_records: int = 0
+    ignored_files: int = 0  # not logs by their names (notes, images, the clients' settings and prompt history)
     skipped_records: dict[str, int] = Field(default_factory=dict)
     by_format: dict[str, int] = Field(default_factory=dict)
     events_by_tool: dict[str, int] = Field(default_factory=dict)
@@ -198,7 +204,9 @@ def collect_files(paths: Iterable[Path], fmt: str, stats: ParseStats,
             if not child.is_file() or any(part.startswith(".") for part in rel.parts):
                 continue
             suffix = child.suffix.lower()
-            if suffix in NOT_LOGS or child.name.endswith((".meta.json", ".txt.meta")):
+            if suffix in NOT_LOGS or child.name.endswith((".meta.json", ".txt.meta")) or child.name in SIDE_FILES \
+                    or any(part in SIDE_DIRS for part in rel.parts[:-1]):
+                stats.ignored_files += 1
                 continue
             if suffix in COMPRESSED:
                 why = "compressed; decompress it to audit it"
@@ -331,7 +339,8 @@ def _run_audit(paths: list[Path], rules: Rules, fmt: str, agent: str | None, log
         stats=AuditStats(files=stats.files, events=sum(i.events for i in infos), parse_warnings=stats.warnings_total,
                          bytes=stats.bytes, seconds=round(time.perf_counter() - t0, 3), lines=stats.lines,
                          duplicates=stats.duplicates, unread_records=stats.unread_records,
-                         overlong_records=stats.overlong_records, skipped_records=dict(sorted(
+                         overlong_records=stats.overlong_records, ignored_files=stats.ignored_files,
+                         skipped_records=dict(sorted(
                              stats.skipped_records.items())), by_format=by_format,
                          events_by_tool=dict(sorted(by_tool.items()))),
         warnings=[WarningOut(source=w.source, message=w.message) for w in stats.warnings],

@@ -60,6 +60,7 @@ class ParseStats:
     warnings_total: int = 0
     unread_records: int = 0  # lines/records whose content was not audited (broken, or over the size cap)
     overlong_records: int = 0
+    ignored_files: int = 0  # files that are not logs by their names
 
     def warn(self, source: str, message: str, keep: int = 200) -> None:
         self.warnings_total += 1
