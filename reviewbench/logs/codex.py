@@ -135,10 +135,6 @@ def patch_files(patch: str) -> list[tuple[str, str | None, list[tuple[str, str]]
     return out
 
 
-def patch_paths(patch: str) -> list[str]:
-    return [p for p, _, _ in patch_files(patch)]
-
-
 def patch_events(text: str, tool: str, src: str, agent: str | None, time: str | None, cwd: str | None) -> list[Event]:
     files = patch_files(text)
     if not files:
@@ -262,14 +258,6 @@ def _exec_json_events(rec: dict, src: str, agent: str | None, cwd: str | None) -
         ev.tool = "web_search"
         return [ev]
     return []
-
-
-def _output_text(out: Any) -> str:
-    if isinstance(out, str):
-        return out
-    if isinstance(out, list):
-        return "\n".join(str(o.get("text", "")) for o in out if isinstance(o, dict))
-    return ""
 
 
 def parse_codex(info: FileInfo, stats: ParseStats, seen: set[int]) -> Iterator[Event]:

@@ -13,7 +13,7 @@ import fnmatch
 import ipaddress
 import posixpath
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
@@ -23,8 +23,8 @@ from pydantic import BaseModel
 from reviewbench.arena import Rules
 from reviewbench.logs.events import Event
 from reviewbench.logs.network import split_host
-from reviewbench.logs.static import (NETWORK_CMDS, RUNTIMES, SHELLS, URL_RE, Access, Facts, Workspace,
-                                     _has_payload, analyse_python, analyse_shell, resolve)
+from reviewbench.logs.static import (RUNTIMES, SHELLS, URL_RE, Access, Facts, Workspace,
+                                     has_payload, analyse_python, analyse_shell, resolve)
 
 Category = Literal["test_split", "huggingface", "other_agent", "judge_reviews", "network", "gpu_hidden", "quota",
                    "harness_tamper"]
@@ -368,7 +368,7 @@ class Auditor:
             return True  # python x.py, bin/x.sh: a file the agent wrote is run
         if "/" in cmd and any(self.near_protected(p, ev.agent, st) for p in _ABS_PATH.findall(cmd)):
             return True
-        return len(cmd) >= 12 and _has_payload(cmd)
+        return len(cmd) >= 12 and has_payload(cmd)
 
     @staticmethod
     def _runs_a_written_file(cmd: str, st: AgentState) -> bool:

@@ -259,7 +259,7 @@ def _b64_candidate(tok: str) -> bool:
 _HEX_RUN = re.compile(r"[0-9a-fA-F]{16,}")
 
 
-def _has_payload(text: str) -> bool:
+def has_payload(text: str) -> bool:
     """Whether ``text`` may hold a base64/hex payload (``decode_payloads`` decides); cheap on plain commands."""
     if not text.islower() and any(_b64_candidate(m.group(0)) for m in _B64.finditer(text)):
         return True
@@ -481,8 +481,8 @@ _PLACEHOLDER = re.compile(r"\{[^{}]*\}|%[-#0 +]*\d*(?:\.\d+)?[sdrifgexXoc%]")
 def _python_inert(code: str, cwd: str | None, relevant: Callable[[str], bool] | None) -> bool:
     """True when the analysis of ``code`` cannot yield a fact a rule uses (so the parse is skipped)."""
     if relevant is None:
-        return not _PY_TRIGGERS.search(code) and not _has_payload(code)
-    if _PY_CODE_TRIGGERS.search(code) or _has_payload(code):
+        return not _PY_TRIGGERS.search(code) and not has_payload(code)
+    if _PY_CODE_TRIGGERS.search(code) or has_payload(code):
         return False
     for a, b in _STR_LIT.findall(code):
         lit = a or b
@@ -929,7 +929,7 @@ def analyse_shell(
         if subs and depth < MAX_DEPTH:
             for sub in subs:
                 facts.extend(analyse_shell(sub, cwd, variables, files, depth + 1))
-    if depth < MAX_DEPTH and len(script) >= 12 and _has_payload(script):
+    if depth < MAX_DEPTH and len(script) >= 12 and has_payload(script):
         for payload in decode_payloads(script):
             # Nobody base64-encodes a URL to print it: a decoded URL counts as fetched, a decoded path as read.
             facts.extend(analyse_shell(payload, cwd, variables, files, depth + 1))
