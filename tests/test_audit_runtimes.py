@@ -214,6 +214,7 @@ SPLIT_ACCESS = [
 ]
 SPLIT_QUIET = [
     "python -c \"import os; print(os.listdir('/arena/data'))\"",
+    "python -c \"p = '/arena/data'; print(p.find('data'), p.rfind('a'))\"",  # str.find is not find(1)
     "ls /arena/data",
     "python -c \"import os; print([r for r, _, _ in os.walk('/arena/data/dev')])\"",
     "python -c \"import glob; print(glob.glob('/arena/data/dev/*.jsonl'))\"",

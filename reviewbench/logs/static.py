@@ -90,13 +90,17 @@ HF_JS_CALLS = {"downloadFile", "downloadFileToCacheDir", "snapshotDownload", "li
                "datasetInfo", "fileDownloadInfo"}
 _HF_LOCAL_SUBCOMMANDS = {"cache", "scan-cache", "delete-cache", "env", "version", "--help", "-h", "--version",
                          "tag", "lfs-enable-largefiles"}
+# bare names that print; a logger's methods count only called on a logger (a function named write may not print)
 _PRINT_CALLS = {"print", "pprint", "puts", "p", "say", "printf", "echo", "alert", "writeln", "cat", "message",
-                "println"}  # bare names; a logger's methods count only on a logger (a function named write may not print)
+                "println"}
 _PRINT_OWNERS = {"console", "logging", "logger", "log", "LOG", "sys.stdout", "sys.stderr", "warnings", "click",
                  "typer", "rich", "STDOUT", "STDERR", "$stdout", "$stderr", "process.stdout", "process.stderr"}
 _WALKERS = {"walk", "fwalk", "rglob", "copytree", "make_archive", "walkSync", "walkdir", "find", "finddepth",
             "copy_tree", "rmtree", "list_files", "listFiles", "dir_ls", "rm_rf", "cp_r"}
 _GLOBS = {"glob", "iglob", "globSync", "fast_glob", "sync"}  # recursive when the pattern has **
+# Python's own: str.find is not a walk
+_PY_WALKERS = {"walk", "fwalk", "rglob", "copytree", "make_archive", "rmtree", "copy_tree"}
+_PY_GLOBS = {"glob", "iglob"}
 _CONNECT_CALLS = {"connect", "createConnection", "Socket", "TCPSocket", "new", "open", "tcp", "Connection",
                   "create_connection", "socket", "fsockopen", "stream_socket_client", "connectTCP"}
 _WRITE_MODES = {"w", "a", "w+", "a+", "wb", "ab", "wt", "at", "x", "xb", "r+", "rb+", ">", ">>", "+>"}
@@ -544,12 +548,12 @@ def _analyse_python_tree(tree: ast.AST, code: str, cwd: str | None, depth: int,
                     if rule:
                         facts.split_calls.append(f"{rule}: {fn}({', '.join(repr(v) for v in vals + kw_vals)[:200]})")
             globstar = any("**" in v for v in vals)
-            if isinstance(node.func, ast.Attribute) and last in _WALKERS | _GLOBS | {"iterdir", "scandir"}:
+            if isinstance(node.func, ast.Attribute) and last in _PY_WALKERS | _PY_GLOBS | {"iterdir", "scandir"}:
                 base = folder.fold(node.func.value)  # Path(p).rglob(...), Path(p).glob("**/*")
                 if isinstance(base, str):
-                    rec = last in _WALKERS or (last in _GLOBS and globstar)
+                    rec = last in _PY_WALKERS or (last in _PY_GLOBS and globstar)
                     facts.accesses.append(Access(resolve(base, cwd), "list", rec, f"python {fn}({base!r})"))
-            if vals and (last in _WALKERS or (last in _GLOBS and globstar and "recursive" in kw_true)):
+            if vals and (last in _PY_WALKERS or (last in _PY_GLOBS and globstar and "recursive" in kw_true)):
                 facts.accesses.append(Access(resolve(vals[0], cwd), "list", True, f"python {fn}({vals[0]!r})"))
             if last == "open" and len(node.args) >= 2:
                 mode = folder.fold(node.args[1])
