@@ -385,8 +385,9 @@ def test_a_flag_whose_quote_is_not_in_the_inputs_is_dropped(inputs, rubric):
 def test_without_keys_the_local_panel_runs_and_says_so():
     panel = Panel()
     local = resolve_panel(panel, env={})
-    assert local.local and {j.provider for j in local.judges} == {"local"}
-    assert "LOCAL" in local.note and "ANTHROPIC_API_KEY" in local.note and "OPENAI_API_KEY" in local.note
+    assert local.local and [(j.provider, j.role) for j in local.judges] == [
+        ("evidence", "primary"), ("local", "advisory"), ("local", "advisory")]
+    assert "OFFLINE" in local.note and "ANTHROPIC_API_KEY" in local.note and "OPENAI_API_KEY" in local.note
     api = resolve_panel(panel, env={"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "b"})
     assert not api.local and [j.provider for j in api.judges] == ["anthropic", "openai"]
 

@@ -86,5 +86,5 @@ def test_when_no_judge_gives_a_verdict_the_panel_result_says_so(rubric):
         result = asyncio.run(runner.run(ResolvedPanel(judges=specs, local=False, note="one bad server")))
     finally:
         bad.shutdown()
-    assert result.verdicts == 0 and result.no_verdict and result.no_verdict.startswith("no configured judge")
+    assert result.verdicts == 0 and result.no_verdict and result.no_verdict.startswith("no counted judge")
     assert "qwen-qwen" in result.no_verdict and "meta-meta" in result.no_verdict

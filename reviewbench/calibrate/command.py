@@ -37,8 +37,10 @@ def resolve_panel_specs(root: Path, panel: str) -> list[JudgeSpec]:
     if panel not in panels:
         raise ConfigError(root / "panels.toml", f"no panel {panel!r} (panels: {', '.join(panels)})")
     specs = panels[panel]
-    if len(specs) < 2:
-        raise ConfigError(root / "panels.toml", f"panel {panel!r} needs two judges")
+    from reviewbench.arena import Panel
+    from reviewbench.judges.panel import check_panel
+
+    check_panel(Panel(judges=specs), root / "panels.toml")
     return specs
 
 

@@ -241,7 +241,9 @@ def compute(results: Sequence[CaseResult], key: AnswerKey, criteria: Sequence[st
     cases: list[tuple[Case, CaseResult]] = [(c, r) for r in results if (c := key.case(r.code)) is not None]
     canaries = [(c, r, by_code[c.twin]) for c, r in cases
                 if c.plant == "injection_canary" and c.twin is not None and c.twin in by_code]
-    judge_ids = list(dict.fromkeys(j.judge_id for r in results for j in r.judges if j.role == "primary"))
+    # counted judges, then the advisors (run and shown beside them: what the small LLMs would have said)
+    judge_ids = list(dict.fromkeys([j.judge_id for r in results for j in r.judges if j.role == "primary"]
+                                   + [j.judge_id for r in results for j in r.judges if j.role == "advisory"]))
     rows: list[Row] = []
     confusion: dict[str, dict[str, str]] = {}
     for jid in judge_ids:
