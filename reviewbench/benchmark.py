@@ -10,17 +10,16 @@ under ``data/benchmark/<board>/``; every later submission and the baselines reus
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from harness.results import HARNESS_VERSION, Result, RunConfig
+from harness.results import HARNESS_VERSION, RunConfig
 from harness.split import SplitManifest, read_manifest
 from reviewbench.arena import Arena, ArenaConfig, Board
 from reviewbench.bars import public_row
 from reviewbench.contracts import BENCHMARK, BUNDLE, BenchmarkData
 from reviewbench.errors import ConfigError
+from reviewbench.executor import run_harness  # the active executor's (local or Ray); re-exported here
 from reviewbench.pipeline import StageContext, StageOutput
 
 
@@ -58,18 +57,6 @@ def run_config(arena: Arena, board: Board, manifest: SplitManifest, methods: lis
                      split="test", items=min(board.items, manifest.items), length=manifest.length,
                      model=board.model_spec, data=str(board.split_dir(arena.root)), threads=hs.threads,
                      reference=str(reference_path(arena, board, manifest)), limits=hs.method_limits())
-
-
-def run_harness(cfg: RunConfig, wall_s: float, progress: Callable[[str], None] | None = None,
-                label: str = "harness") -> Result:
-    """A harness run in a trusted worker; progress lines as plain text."""
-    from harness.sandbox import run_worker
-
-    def on_progress(p: dict[str, Any]) -> None:
-        if progress is not None and p["item"] != "done":
-            progress(f"{label}: item {p['progress'] + 1}/{p['total']}")
-
-    return Result.from_json(run_worker(asdict(cfg), wall_s=wall_s, progress=on_progress, threads=cfg.threads))
 
 
 def benchmark_config(config: ArenaConfig) -> dict[str, Any]:

@@ -286,6 +286,8 @@ def audit_cmd(
 from reviewbench.cli_harness import harness_app  # noqa: E402  (the harness subcommands live in their own module)
 
 app.add_typer(harness_app, name="harness", cls=_Group)
+from reviewbench.cli_arena import arena_app  # noqa: E402  (review arena run)
+app.add_typer(arena_app, name="arena", cls=_Group)
 
 
 calibrate_app = typer.Typer(

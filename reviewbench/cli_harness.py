@@ -68,11 +68,14 @@ def _progress_printer(label: str, quiet: bool) -> Any:
     return show
 
 
-def _run(cfg: Any, wall_hours: float, quiet: bool, label: str) -> Any:
+def _run(cfg: Any, wall_hours: float, quiet: bool, label: str, executor: Any = None) -> Any:
+    """One run on the active executor; with ``executor``, all of cfg's methods on it (one Ray task each)."""
     from harness.sandbox import SandboxError
-    from reviewbench.benchmark import run_harness
+    from reviewbench.executor import run_harness
 
     try:
+        if executor is not None:
+            return executor.run_methods(cfg, wall_hours * 3600, _progress_printer(label, quiet), label)
         return run_harness(cfg, wall_hours * 3600, _progress_printer(label, quiet), label)
     except SandboxError as e:
         raise UserError(None, str(e)) from None
@@ -183,25 +186,33 @@ def harness_baselines_cmd(
     model: Annotated[str, typer.Option(help="embedded or a local model folder (dev split)")] = "embedded",
     wall_hours: Annotated[float, typer.Option(help="Stop the run after this long (boards B and C with 20 items "
                                                    "take hours on 2 CPU cores).", min=0.001)] = 6.0,
+    ray: Annotated[Optional[str], typer.Option("--ray", help="One Ray task per baseline (after the full cache): "
+                                               "auto, HOST:PORT or ray://HOST:PORT. Default: the arena's [harness] "
+                                               "executor, else local.")] = None,
 ) -> None:
     from harness.report import BOARD_BASELINES, write_all
     from harness.results import RunConfig
+    from reviewbench.arena import HarnessSettings
+    from reviewbench.executor import executor_for
 
     if arena is not None:
-        _baselines_on_test_split(arena, board, wall_hours, out)
+        a = _arena_board(arena, board)[0]
+        _baselines_on_test_split(arena, board, wall_hours, out,
+                                 executor_for(a.config.harness, ray, a.root / "arena.toml"))
         return
     if board not in BOARD_BASELINES:
         raise UserError(None, f"unknown board {board!r} ({', '.join(BOARD_BASELINES)})")
     cfg = RunConfig(board=board, methods=list(BOARD_BASELINES[board]), budgets=_floats(budgets, "budgets"),
                     tasks=tasks.split(",") if tasks else None, split="dev", items=items, length=length,
                     model=_model(model))
-    result = _run(cfg, wall_hours, False, f"baselines {board}")
+    result = _run(cfg, wall_hours, False, f"baselines {board}", executor_for(HarnessSettings(), ray))
     print_result(result)
     for p in write_all(result, out or Path("harness") / "results" / f"{board}_dev"):
         console.print(f"wrote {p}", highlight=False)
 
 
-def _baselines_on_test_split(arena_dir: Path, board_name: str, wall_hours: float, out: Path | None) -> None:
+def _baselines_on_test_split(arena_dir: Path, board_name: str, wall_hours: float, out: Path | None,
+                             executor: Any) -> None:
     from harness.io import write_json_atomic
     from harness.report import BOARD_BASELINES, write_all
     from reviewbench.bars import bars_from_result, bars_path_hint
@@ -210,7 +221,7 @@ def _baselines_on_test_split(arena_dir: Path, board_name: str, wall_hours: float
     arena, board = _arena_board(arena_dir, board_name)
     manifest = split_manifest(arena, board)
     cfg = run_config(arena, board, manifest, list(BOARD_BASELINES[board.harness_board]))
-    result = _run(cfg, wall_hours, False, f"baselines {board.name} (test split)")
+    result = _run(cfg, wall_hours, False, f"baselines {board.name} (test split)", executor)
     if result.data_hash != manifest.content_hash:
         raise UserError(board.split_dir(arena.root), "the test split changed during the run")
     print_result(result)
