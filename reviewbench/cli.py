@@ -232,6 +232,30 @@ def _clip(text: str) -> str:
     return f"{text[:AUDIT_EVIDENCE_CHARS]} … (+{len(text) - AUDIT_EVIDENCE_CHARS} characters: see --json)"
 
 
+@app.command("site", help="Write one static, self-contained site of the arena to --out: the leaderboard per board "
+                           "with plots (Overall per budget, 95 % bootstrap bands), per-agent totals, every review "
+                           "(linked, with its plot against the board's baselines), the partial drafts and the judge "
+                           "calibration reports, filterable by agent, board, flag and text. Open index.html; no "
+                           "network needed.")
+def site_cmd(
+    out: Annotated[Path, typer.Option(help="Folder to write the site into (new, empty, or an earlier site).",
+                                      file_okay=False)],
+    arena: ArenaOpt = None,
+    calibration: Annotated[Optional[list[Path]], typer.Option(
+        "--calibration", help="A calibration report (.json) or a folder of them (repeatable; default: the one "
+                              "arena.toml names and the calibration suite's reports).")] = None,
+) -> None:
+    from reviewbench.review import open_arena
+    from reviewbench.site import build_site
+
+    result = build_site(open_arena(None, arena), out, calibration)
+    console.print(f"wrote {out / 'index.html'} (reviews: {result.reviews}, partial drafts: {result.drafts}, "
+                  f"calibration reports: {result.calibration}, pages: {len(result.pages)})", highlight=False,
+                  markup=False)
+    for note in result.notes:
+        err_console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+
+
 @app.command("audit", help="Audit tool-call and network logs for rule violations. PATH: files or folders "
                             "(searched recursively). Exit 0 with or without findings; 2 on unusable input; 1 with "
                             "--strict when part of the input could not be read.")

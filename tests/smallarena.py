@@ -133,8 +133,8 @@ def build(root: Path) -> Path:
                                 judge_points=sum(scores) * 3.0, benchmark_points=10.0 if total > 20 else 0.0,
                                 first_on_board_points=0.0, flagged=bool(flags), penalty=20.0 if flags else 0.0,
                                 total=total, measurement=m, best_before=best_before,
-                                compared={f"baseline:{k}": {f"{b:g}": v for b, v in q.items()}
-                                          for k, q in BASELINES.items()} if m else {})
+                                compared={f"baseline:{k}": {f"{b.budget:g}": b.overall for b in bm.per_budget}
+                                          for k, bm in baseline_measurements(bars, board).items()} if m else {})
             outcome = (f"Overall {m.overall:.4f} on board A · " if m else "") + \
                 ("FLAGGED " + ", ".join(flags) if flags else "verdict ok: no flags") + \
                 (f" · {HOSTILE}" if short == HOSTILE else "")

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 KNOWN = {"review", "review run", "review show", "review board", "review publish", "review audit", "review schema",
          "review harness", "review harness run", "review harness baselines", "review harness split",
          "review harness bars", "review harness check", "review calibrate", "review calibrate build",
-         }
+         "review site"}
 
 
 def _walk(cmd: Any, path: tuple[str, ...]) -> list[tuple[tuple[str, ...], Any]]:
