@@ -98,7 +98,7 @@ class Engine:
         kw: dict[str, Any] = {"use_cache": False}
         if self.stateful:  # the recurrent layers' state (the attention layers' KV stays in rt)
             if rt.state is None:
-                if start:
+                if any(not layer.empty for layer in rt.layers):
                     raise ValueError("a hybrid model's cache lost its recurrent state (continue from a copy)")
                 rt.state = state_cache(self.model)
             rt.state.seen = start
