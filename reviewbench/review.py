@@ -147,7 +147,7 @@ def _record(bundle: Bundle, run_id: int, report: Any) -> ReviewRecord:
     from reviewbench.contracts import BenchmarkData
 
     verdict, points = report.verdict, report.points
-    bench = report.stages.get("benchmark")
+    bench = report.stage("benchmark")
     data = bench.data if bench is not None and bench.status == "ok" else None
     return ReviewRecord(
         submission_id=bundle.id, agent=bundle.agent, board=bundle.board, submitted_at=bundle.submitted_at,
