@@ -1,44 +1,84 @@
-"""Nearest methods by behaviour: the candidate, every baseline and every earlier submission run on the frozen
-bank of layer tensors (``harness.fingerprint``, in the sandbox); kept sets compared by Jaccard, and the
-order in which tokens enter as the budget grows compared by rank correlation, per layer and head.
+"""Nearest methods by behaviour: the candidate, every baseline in each configuration of its hyper-parameter
+family, and every earlier submission run on the frozen bank of layer tensors (``harness.fingerprint``; untrusted
+code in its own sandbox); kept sets compared by Jaccard, and the order in which tokens enter as the budget grows
+by rank correlation, per view and head. A baseline's match is its best-matching family member, named.
+
+Methods whose choice does not follow the layer's content are recognised by the worker's probes: a method that
+is non-deterministic, content-independent or thrown off completely by a 1e-4 perturbation, and whose kept
+positions are spread like a uniform random sample (Kolmogorov-Smirnov distance and gap spread), is uniform
+random eviction, whatever its RNG or seed. Two draws of it share only chance-level tokens, so it is compared by
+its keep probability (each token kept with probability budget / tokens): the weighted Jaccard
+sum(min(p, q)) / sum(max(p, q)), which for fixed sets is the ordinary Jaccard. A pure position rule (a
+StreamingLLM port) is deterministic and compared by its sets like any other method.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
-# query-agnostic SnapKV is SnapKV's code fed other queries by board B; on the bank the two are one method
-BASELINES = ("snapkv", "pyramidkv", "adakv", "tova", "window", "knorm", "expected_attention", "kvzip",
-             "h2o", "rkv", "random")
+from harness.fingerprint_grid import BASELINES, FAMILIES
+
+DETERMINISTIC_MIN = 0.999  # repeat probe: the same views twice keep the same tokens
+CONTENT_INDEPENDENT_MIN = 0.99  # permuted probe: the same tokens kept whatever the content at each position
+HASHLIKE_MAX = 0.5  # perturbed probe: a 1e-4 nudge changes most of the choice (a real score moves a few ties)
+UNIFORM_KS_MAX = 1.36  # median sqrt(k) x KS distance of kept positions from uniform (5 % critical value)
+UNIFORM_GAP_CV = (0.5, 1.5)  # median coefficient of variation of the gaps between kept positions (random: ~1)
 
 
-class BehaviourMatch(BaseModel):
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class BehaviourMatch(_Closed):
     reference: str  # "baseline:snapkv" or "submission:agent2-003"
-    jaccard: float  # mean over budgets, prompts, layers and heads
+    member: str = ""  # the family member that matched best: "snapkv?query_window=64&kernel=5&pooling=avg"
+    jaccard: float  # mean over budgets, views and heads (weighted by keep probability when a side is random)
     rank_corr: float  # Spearman of the keep-levels (the smallest budget at which each token is kept)
+    jaccard_by_budget: list[float] = []  # in the order of BehaviourEvidence.budgets
+    basis: Literal["kept sets", "keep probability"] = "kept sets"
+    members_compared: int = 1
 
 
-class BehaviourEvidence(BaseModel):
+class BehaviourProbes(_Closed):
+    """What the probes say about how the candidate chooses (Jaccard of its kept sets, probe run vs first run)."""
+
+    repeat_jaccard: float | None  # the same views again
+    permuted_jaccard: float | None  # the tokens' content shuffled, positions kept
+    perturbed_jaccard: float | None  # every tensor x (1 + 1e-4 noise)
+    deterministic: bool | None
+    content_independent: bool | None
+    position_ks: float  # median sqrt(k) x Kolmogorov-Smirnov distance of the kept positions from uniform
+    gap_cv: float  # median coefficient of variation of the gaps between kept positions
+    uniform_random: bool  # compared by keep probability, not by its sets
+    summary: str
+    error: str | None = None
+
+
+class BehaviourEvidence(_Closed):
     matches: list[BehaviourMatch]
     errors: dict[str, str]
     budgets: list[float]
     bank_version: int
+    probes: BehaviourProbes | None = None
+    bank: str = ""  # what the bank holds, in words
 
 
+# --- the measures ------------------------------------------------------------------------------------------------
 def _avg_ranks(x: np.ndarray) -> np.ndarray:
     order = np.argsort(x, kind="mergesort")
-    ranks = np.empty(len(x))
     sx = x[order]
-    i = 0
-    while i < len(x):
-        j = i
-        while j + 1 < len(x) and sx[j + 1] == sx[i]:
-            j += 1
-        ranks[order[i:j + 1]] = (i + j) / 2
-        i = j + 1
+    ranks = np.empty(len(x))
+    starts = np.flatnonzero(np.r_[True, sx[1:] != sx[:-1]])
+    ends = np.r_[starts[1:], len(x)]
+    for s, e in zip(starts, ends):
+        ranks[order[s:e]] = (s + e - 1) / 2
     return ranks
 
 
@@ -49,102 +89,242 @@ def spearman(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.corrcoef(ra, rb)[0, 1])
 
 
-def keep_levels(kept: dict[str, dict[str, list[list[int]]]], budgets: list[float], view: str, head: int,
-                n: int) -> np.ndarray:
-    """Per token: the index of the smallest budget that keeps it (len(budgets) when none does)."""
-    levels = np.full(n, len(budgets), dtype=float)
-    for i, b in reversed(list(enumerate(budgets))):
-        idx = kept[f"{b:g}"][view][head]
-        levels[[j for j in idx if j < n]] = i
-    return levels
+class Behaviour:
+    """One method's kept sets on the bank as boolean masks, (budget, view) -> (heads, tokens), and its probes."""
 
-
-def compare(result: dict, candidate: str, references: dict[str, str]) -> list[BehaviourMatch]:
-    """``references`` maps a label to the spec the worker ran; both sides must be in ``result['kept']``."""
-    budgets = result["budgets"]
-    cand = result["kept"][candidate]
-    out = []
-    for label, spec in references.items():
-        ref = result["kept"].get(spec)
-        if ref is None:
-            continue
-        jac, cor = [], []
+    def __init__(self, kept: dict[str, dict[str, list[list[int]]]], views: dict[str, dict[str, Any]],
+                 budgets: list[float], probes: dict[str, Any] | None = None) -> None:
+        self.budgets = budgets
+        self.views = sorted(views)
+        self.masks: dict[tuple[str, str], np.ndarray] = {}
         for b in budgets:
-            for view, heads in cand[f"{b:g}"].items():
-                for h, kept in enumerate(heads):
-                    a, r = set(kept), set(ref[f"{b:g}"][view][h])
-                    jac.append(len(a & r) / max(1, len(a | r)))
-        first = f"{budgets[0]:g}"
-        for view, heads in cand[first].items():
-            n = 1 + max(max((max(x) for x in cand[f"{b:g}"][view] if x), default=0) for b in budgets)
-            for h in range(len(heads)):
-                cor.append(spearman(keep_levels(cand, budgets, view, h, n), keep_levels(ref, budgets, view, h, n)))
-        out.append(BehaviourMatch(reference=label, jaccard=round(float(np.mean(jac)), 3),
-                                  rank_corr=round(float(np.mean(cor)), 3)))
+            for v in self.views:
+                heads = kept[f"{b:g}"][v]
+                m = np.zeros((len(heads), int(views[v]["n_tokens"])), dtype=bool)
+                for h, idx in enumerate(heads):
+                    m[h, idx] = True
+                self.masks[(f"{b:g}", v)] = m
+        self.probes = _probes(self, probes or {})
+
+    @property
+    def law(self) -> bool:
+        return self.probes.uniform_random
+
+    def levels(self, view: str) -> np.ndarray:
+        """(heads, tokens): the index of the smallest budget keeping each token (len(budgets) when none does)."""
+        first = self.masks[(f"{self.budgets[0]:g}", view)]
+        out = np.full(first.shape, len(self.budgets), dtype=float)
+        for i, b in reversed(list(enumerate(self.budgets))):
+            out[self.masks[(f"{b:g}", view)]] = i
+        return out
+
+
+def _position_stats(b: Behaviour) -> tuple[float, float]:
+    """Median over (budget, view, head) of sqrt(k) x KS distance from uniform, and of the gaps' CV."""
+    ks, cv = [], []
+    for m in b.masks.values():
+        n = m.shape[1]
+        for row in m:
+            x = np.flatnonzero(row)
+            k = len(x)
+            if k < 8 or k > n - 8:
+                continue
+            u = (x + 0.5) / n
+            i = np.arange(1, k + 1)
+            ks.append(np.sqrt(k) * max(float((i / k - u).max()), float((u - (i - 1) / k).max())))
+            gaps = np.diff(x)
+            cv.append(float(gaps.std() / gaps.mean()))
+    return (float(np.median(ks)) if ks else float("inf")), (float(np.median(cv)) if cv else 0.0)
+
+
+def _probes(b: Behaviour, raw: dict[str, Any]) -> BehaviourProbes:
+    rep, perm, pert = raw.get("repeat"), raw.get("permuted"), raw.get("perturbed")
+    det = None if rep is None else rep >= DETERMINISTIC_MIN
+    indep = None if perm is None else perm >= CONTENT_INDEPENDENT_MIN
+    hashlike = pert is not None and pert <= HASHLIKE_MAX
+    ks, cv = _position_stats(b)
+    uniform = ks <= UNIFORM_KS_MAX and UNIFORM_GAP_CV[0] <= cv <= UNIFORM_GAP_CV[1]
+    law = uniform and (det is False or indep is True or hashlike)
+    how = ("non-deterministic" if det is False else "content-independent" if indep else
+           "changed by a 1e-4 perturbation" if hashlike else "")
+    if law:
+        summary = f"uniform random over positions ({how}): compared by keep probability"
+    elif indep:
+        summary = ("content-independent, deterministic: a position rule" if det is not False else
+                   "content-independent but non-deterministic, not uniform over positions")
+    elif det is False:
+        summary = "non-deterministic, depends on the content"
+    elif det is None or indep is None:
+        summary = "probes incomplete"
+    else:
+        summary = "deterministic, follows the content"
+    return BehaviourProbes(repeat_jaccard=rep, permuted_jaccard=perm, perturbed_jaccard=pert, deterministic=det,
+                           content_independent=indep, position_ks=round(ks, 3), gap_cv=round(cv, 3),
+                           uniform_random=law, summary=summary, error=raw.get("error"))
+
+
+def _pair_jaccard(a: np.ndarray, b: np.ndarray, a_law: bool, b_law: bool) -> np.ndarray:
+    """Per head: Jaccard of the sets, or weighted Jaccard of the keep probabilities when a side is random."""
+    if not (a_law or b_law):
+        return (a & b).sum(1) / np.maximum(1, (a | b).sum(1))
+    n = a.shape[1]
+    if a_law and b_law:
+        pa, pb = a.sum(1) / n, b.sum(1) / n
+        return np.minimum(pa, pb) / np.maximum(1e-12, np.maximum(pa, pb))
+    p, s = (a.sum(1) / n, b) if a_law else (b.sum(1) / n, a)
+    k = s.sum(1)
+    # sum_t min(p, 1[t in S]) / sum_t max(p, 1[t in S]) = p|S| / (|S| + p(n - |S|))
+    return p * k / np.maximum(1e-12, k + p * (n - k))
+
+
+def similarity(cand: Behaviour, ref: Behaviour) -> tuple[float, float, list[float]]:
+    """(mean Jaccard, mean rank correlation, Jaccard per budget) over the views and heads both have."""
+    per_budget = []
+    for b in cand.budgets:
+        vals = [_pair_jaccard(cand.masks[(f"{b:g}", v)], ref.masks[(f"{b:g}", v)], cand.law, ref.law)
+                for v in cand.views]
+        per_budget.append(float(np.mean(np.concatenate(vals))))
+    if cand.law or ref.law:  # an independent uniform ranking: no correlation expected, unless both are one
+        cor = 1.0 if cand.law and ref.law else 0.0
+    else:
+        cors = []
+        for v in cand.views:
+            la, lb = cand.levels(v), ref.levels(v)
+            cors += [spearman(x, y) for x, y in zip(la, lb)]
+        cor = float(np.mean(cors))
+    return float(np.mean(per_budget)), cor, per_budget
+
+
+def compare(result: dict[str, Any], candidate: str, references: Mapping[str, str | Sequence[str]]) \
+        -> list[BehaviourMatch]:
+    """``references`` maps a label to the specs of its family (or one spec: a submission); each label's best
+    member (Jaccard, then rank correlation) is its match. Specs missing from ``result['kept']`` are skipped."""
+    budgets = [float(b) for b in result["budgets"]]
+    views = result["views"]
+    probes = result.get("probes", {})
+
+    seen: dict[str, Behaviour] = {}
+
+    def behaviour(spec: str) -> Behaviour:
+        if spec not in seen:
+            seen[spec] = Behaviour(result["kept"][spec], views, budgets, probes.get(spec))
+        return seen[spec]
+
+    cand = behaviour(candidate)
+    out = []
+    for label, given in references.items():
+        specs = [given] if isinstance(given, str) else given
+        best: tuple[float, float, list[float], str] | None = None
+        n = 0
+        for spec in specs:
+            if spec not in result["kept"]:
+                continue
+            ref = behaviour(spec)
+            jac, cor, per = similarity(cand, ref)
+            n += 1
+            if best is None or (jac, cor) > (best[0], best[1]):
+                best = (jac, cor, per, spec)
+        if best is None:
+            continue
+        law = cand.law or behaviour(best[3]).law
+        out.append(BehaviourMatch(reference=label, member=best[3] if label.startswith("baseline:") else "",
+                                  jaccard=round(best[0], 3), rank_corr=round(best[1], 3),
+                                  jaccard_by_budget=[round(x, 3) for x in best[2]],
+                                  basis="keep probability" if law else "kept sets", members_compared=n))
     out.sort(key=lambda m: (-m.jaccard, -m.rank_corr, m.reference))
     return out
 
 
-def _spec_hash(spec: str) -> str:
-    """What a run on the bank depends on: the method's code (a reference method: the harness's methods and API)."""
-    import hashlib
+def candidate_probes(result: dict[str, Any], candidate: str) -> BehaviourProbes | None:
+    if candidate not in result["kept"]:
+        return None
+    return Behaviour(result["kept"][candidate], result["views"], [float(b) for b in result["budgets"]],
+                     result.get("probes", {}).get(candidate)).probes
 
-    from harness.fingerprint import BANK_VERSION
 
-    h = hashlib.sha256(f"bank-v{BANK_VERSION}|budgets{','.join(map(str, _budgets()))}|".encode())
-    p = Path(spec)
-    if (p / "method.py").is_file():
-        h.update((p / "method.py").read_bytes())
+# --- running and caching -----------------------------------------------------------------------------------------
+def _spec_key(spec: str) -> str:
+    """A cached result's key: bank version, protocol, budgets, the spec's settings and its code hash (a folder: its
+    method.py's bytes, wherever it lies; a reference: its class hierarchy's and the interface's sources)."""
+    from harness.fingerprint import BANK_VERSION, BUDGETS, PROTOCOL, is_configured_reference, reference_code_hash
+
+    h = hashlib.sha256(f"bank-v{BANK_VERSION}|protocol-v{PROTOCOL}|budgets{','.join(map(str, BUDGETS))}|".encode())
+    if is_configured_reference(spec):
+        h.update(f"reference|{spec}|{reference_code_hash(spec)}".encode())
     else:
-        import harness
-
-        root = Path(harness.__file__).parent
-        h.update(spec.encode())
-        for f in sorted([*root.glob("methods/*.py"), root / "api.py", root / "fingerprint.py"]):
-            h.update(f.read_bytes())
-    return h.hexdigest()[:24]
+        p = Path(spec)
+        h.update(b"file|" + ((p / "method.py") if p.is_dir() else p).read_bytes())
+    return h.hexdigest()[:32]
 
 
-def _budgets() -> list[float]:
-    from harness.fingerprint import BUDGETS
-
-    return list(BUDGETS)
+def all_members() -> list[str]:
+    return [s for b in BASELINES for s in FAMILIES[b]]
 
 
-def behaviour_evidence(candidate_dir: Path, earlier: dict[str, Path], top: int = 5,
-                       use_cache: bool = True) -> BehaviourEvidence:
-    """Build the bank if needed (trusted code, the embedded model), then run on it every method whose kept sets
-    are not cached yet (cached by code hash). The trusted fingerprint worker runs the baselines itself and each
-    other method in a sandboxed process of its own, so no candidate can touch another method's kept sets."""
-    import json
+def bank_words() -> str:
+    from harness.fingerprint import LAYERS, PROMPTS
 
-    from harness.fingerprint import BANK_VERSION, build_bank
+    a = sum(p.board == "A" for p in PROMPTS)
+    return (f"{len(PROMPTS)} prompts ({a} query-aware, {len(PROMPTS) - a} context-only) of "
+            f"{min(p.length for p in PROMPTS)}-{max(p.length for p in PROMPTS)} tokens x {len(LAYERS)} layers "
+            f"of the embedded model")
+
+
+def fingerprints(specs: list[str], use_cache: bool = True, wall_s: float = 7200) -> dict[str, Any]:
+    """Kept sets and probes of ``specs`` on the bank (built first if needed), from the cache when there, else from
+    one run of the trusted worker (which runs references itself and each folder in its own sandbox); every new
+    result is cached by (bank version, spec, code hash). Returns the worker's result shape."""
+    from harness.fingerprint import BANK_VERSION, BUDGETS, build_bank
     from harness.io import write_json_atomic
     from harness.sandbox import run_worker
 
     bank = build_bank()
     cache = bank.parent / "kept"
-    cand = str(candidate_dir.resolve())
-    specs = [cand, *BASELINES, *(str(p.resolve()) for p in earlier.values())]
-    kept: dict[str, dict] = {}
-    for spec in specs:
-        f = cache / f"{_spec_hash(spec)}.json"
+    keys = {s: _spec_key(s) for s in specs}
+    kept: dict[str, Any] = {}
+    probes: dict[str, Any] = {}
+    views: dict[str, Any] | None = None
+    for spec, key in keys.items():
+        f = cache / f"{key}.json"
         if use_cache and f.is_file():
-            kept[spec] = json.loads(f.read_text())
+            data = json.loads(f.read_text())
+            kept[spec], probes[spec], views = data["kept"], data["probes"], data["views"]
     todo = [s for s in specs if s not in kept]
     errors: dict[str, str] = {}
     version = BANK_VERSION
     if todo:
-        result = run_worker({"methods": todo, "bank": str(bank), "budgets": _budgets()}, module="harness.fingerprint",
-                            wall_s=3600)
+        result = run_worker({"methods": todo, "bank": str(bank), "budgets": list(BUDGETS)},
+                            module="harness.fingerprint", wall_s=wall_s)
         errors = {str(k): str(v) for k, v in result.get("errors", {}).items()}
         version = int(result["bank_version"])
+        views = result["views"]
         for spec, value in result["kept"].items():
-            kept[spec] = value
-            write_json_atomic(cache / f"{_spec_hash(spec)}.json", value)
-    merged = {"budgets": _budgets(), "kept": kept}
-    if cand not in kept:
-        return BehaviourEvidence(matches=[], errors=errors, budgets=_budgets(), bank_version=version)
-    refs = {f"baseline:{b}": b for b in BASELINES} | {f"submission:{k}": str(p.resolve()) for k, p in earlier.items()}
-    return BehaviourEvidence(matches=compare(merged, cand, refs)[:top], errors=errors, budgets=_budgets(),
-                             bank_version=version)
+            kept[spec], probes[spec] = value, result["probes"][spec]
+            write_json_atomic(cache / f"{keys[spec]}.json", {"kept": value, "probes": probes[spec], "views": views})
+    return {"bank_version": version, "budgets": list(BUDGETS), "views": views or {}, "kept": kept, "probes": probes,
+            "errors": errors}
+
+
+def behaviour_evidence(candidate_dir: Path, earlier: dict[str, Path], top: int = 5,
+                       use_cache: bool = True) -> BehaviourEvidence:
+    """The candidate's nearest baselines (best member of each family) and earlier submissions on the bank, with
+    its probes. ``use_cache=False`` re-runs the candidate and the earlier submissions (the baselines' cached
+    kept sets depend only on their code, which the key holds)."""
+    from harness.fingerprint import BUDGETS
+
+    cand = str(candidate_dir.resolve())
+    earlier_specs = {f"submission:{k}": str(p.resolve()) for k, p in earlier.items()}
+    members = all_members()
+    result = fingerprints(members, use_cache=True)
+    fresh = fingerprints([cand, *earlier_specs.values()], use_cache=use_cache)
+    merged = {**result, "kept": {**result["kept"], **fresh["kept"]}, "probes": {**result["probes"], **fresh["probes"]},
+              "views": fresh["views"] or result["views"]}
+    errors = {**result["errors"], **fresh["errors"]}
+    budgets = list(BUDGETS)
+    if cand not in merged["kept"]:
+        return BehaviourEvidence(matches=[], errors=errors, budgets=budgets, bank_version=result["bank_version"],
+                                 bank=bank_words())
+    refs = {f"baseline:{b}": list(FAMILIES[b]) for b in BASELINES} | {k: [v] for k, v in earlier_specs.items()}
+    return BehaviourEvidence(matches=compare(merged, cand, refs)[:top], errors=errors, budgets=budgets,
+                             bank_version=result["bank_version"], probes=candidate_probes(merged, cand),
+                             bank=bank_words())

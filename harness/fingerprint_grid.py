@@ -1,0 +1,61 @@
+"""Each baseline's hyper-parameter family, as configured reference specs (torch-free: reviewbench reads it).
+
+A spec is a reference method's name with optional class attributes, ``snapkv?query_window=64&kernel=5&pooling=avg``;
+the trusted fingerprint worker instantiates the reference class and sets them (``harness.fingerprint.configured``).
+The harness's own configuration comes first, then the settings the papers' configs, the official repositories'
+defaults, kvpress's presses and KVCache-Factory's runner use, and a few neighbours between them: a port of public
+code keeps its source's settings, which are seldom the harness's, so a candidate is compared with the whole family
+and the closest member is named.
+"""
+
+from __future__ import annotations
+
+_SNAP = ("query_window=32&kernel=7&pooling=max",  # the paper's LongBench configs (harness default)
+         "query_window=64&kernel=5&pooling=avg",  # kvpress SnapKVPress; SnapKVCluster's defaults
+         "query_window=32&kernel=5&pooling=avg",  # init_snapkv's defaults
+         "query_window=8&kernel=7&pooling=max",  # KVCache-Factory's LongBench runner
+         "query_window=16&kernel=7&pooling=max", "query_window=64&kernel=7&pooling=max",
+         "query_window=64&kernel=5&pooling=max", "query_window=32&kernel=7&pooling=avg",
+         "query_window=128&kernel=7&pooling=max", "query_window=8&kernel=5&pooling=avg",
+         "query_window=16&kernel=5&pooling=avg", "query_window=128&kernel=5&pooling=avg")
+
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "snapkv": tuple(f"snapkv?{p}" for p in _SNAP),
+    "pyramidkv": ("pyramidkv",  # official schedule, beta 20, the paper's scoring
+                  "pyramidkv?query_window=64&kernel=5&pooling=avg",  # PyramidKVCluster's class defaults
+                  "pyramidkv?query_window=8&kernel=7&pooling=max",  # KVCache-Factory's runner
+                  "pyramidkv?query_window=64&kernel=5&pooling=avg&kvpress_schedule=true",  # kvpress PyramidKVPress
+                  "pyramidkv?query_window=32&kernel=7&pooling=max&kvpress_schedule=true",
+                  "pyramidkv?beta=10", "pyramidkv?beta=40",
+                  "pyramidkv?query_window=64&kernel=5&pooling=avg&beta=10"),
+    "adakv": ("adakv",  # official: alpha 0.2, window + floor per head, window 32 / kernel 7 / max
+              "adakv?query_window=64&kernel=5&pooling=avg&floor_includes_window=true",  # kvpress AdaKVPress(SnapKV)
+              "adakv?alpha=0.5",  # the official README's example
+              "adakv?floor_includes_window=true", "adakv?query_window=64&kernel=5&pooling=avg",
+              "adakv?alpha=0.5&query_window=64&kernel=5&pooling=avg", "adakv?query_window=8&kernel=7&pooling=max"),
+    "tova": ("tova",),
+    "window": ("window", "window?n_sink=0", "window?n_sink=1", "window?n_sink=8"),  # StreamingLLM's sinks
+    "knorm": ("knorm",),
+    "expected_attention": ("expected_attention",  # the official press's defaults
+                           "expected_attention?epsilon=0.01",  # the leaderboard's epsilon
+                           "expected_attention?use_covariance=false", "expected_attention?use_vnorm=false",
+                           "expected_attention?n_future=128", "expected_attention?n_future=2048",
+                           "expected_attention?n_sink=0"),
+    "kvzip": ("kvzip", "kvzip?n_sink=0", "kvzip?n_sink=8"),
+    "h2o": ("h2o",  # equal heavy and recent shares (the paper's scripts)
+            "h2o?recent_share=0.25", "h2o?recent_share=0.1", "h2o?recent_share=0",
+            "h2o?recent_share=0&normalise=true",  # kvpress ObservedAttentionPress
+            "h2o?recent_share=0.5&normalise=true"),
+    "rkv": ("rkv",  # the official code's defaults: window 8, kernel 7, lambda 0.07
+            "rkv?mix_lambda=0.1",  # the README's lambda
+            "rkv?query_window=32", "rkv?query_window=32&mix_lambda=0.1", "rkv?query_window=16&mix_lambda=0.1",
+            "rkv?kernel=5"),
+    "random": ("random", "random?seed=1"),
+}
+
+BASELINES = tuple(FAMILIES)
+
+
+def family_of(spec: str) -> str:
+    """The baseline a configured spec belongs to: its reference name."""
+    return spec.partition("?")[0]
