@@ -98,6 +98,10 @@ def audit_stage(ctx: StageContext) -> StageOutput[AuditData]:
         sev = ("error" if f.severity == "violation" else "warning") if inside else "info"
         findings.append(Finding(code=f"audit.{f.category}", severity=sev, message=f"{f.rule}{note}: {f.evidence}",
                                 location=f.source))
+    for spot in report.blind_spots:  # what the audit could not see is part of what it reports
+        findings.append(Finding(code=f"audit.blind_spot.{spot.kind}", severity="warning" if spot.strict else "info",
+                                message=spot.message, location=spot.sources[0].removeprefix(root) if spot.sources
+                                else None))
     flags = rule_violation_flags(in_window, agent)
     st = report.stats
     n_viol = sum(1 for f in in_window if f.severity == "violation")
