@@ -388,6 +388,8 @@ class KVRuntime:
         self.positions: torch.Tensor | None = None  # positions of the tokens in the current forward
         self.queries = QueryLog()
         self.state: Any = None  # transformers cache of recurrent state (hybrid models), created at prefill
+        self.prefilling = False  # a prompt fed in several chunks: every chunk is prefill (queries logged as such)
+        self.reserve = 0  # rows per head to allocate at the first chunk (the whole prompt: no regrowth)
         self.peak_live = 0
         self.peak_allocated = 0
 
@@ -431,7 +433,8 @@ class KVRuntime:
         if layer.empty:  # prefill: dense causal attention, then the cache takes the keys/values
             out = prefill_attention(query, key, value, scaling, window)
             a = 0 if window is None else max(0, key.shape[2] - (window - 1))  # a sliding layer keeps its window
-            layer.heads = [HeadKV(key[0, h, a:].clone(), value[0, h, a:].clone(), pos[a:].clone(), key.shape[2] - a)
+            rows = key.shape[2] - a if window is not None else max(key.shape[2], self.reserve)
+            layer.heads = [compact_head(key[0, h, a:], value[0, h, a:], pos[a:], rows - (key.shape[2] - a))
                            for h in range(key.shape[1])]
         else:
             g = query.shape[1] // key.shape[1]
@@ -446,11 +449,14 @@ class KVRuntime:
 
     def _log_queries(self, layer: int, q: torch.Tensor, pos: torch.Tensor) -> None:
         log = self.queries
-        if self.layers[layer].empty and log.prefill_positions is not None and log.prefill_positions.numel():
-            want = log.prefill_positions.to(pos.device)
-            idx = torch.searchsorted(pos, want).clamp(max=pos.numel() - 1)
-            log.prefill[layer] = q[:, idx].clone()
-        elif not self.layers[layer].empty:
+        empty = self.layers[layer].empty
+        if empty or self.prefilling:  # the prompt (possibly in chunks): keep the rows at the wanted positions
+            if log.prefill_positions is not None and log.prefill_positions.numel():
+                sel = torch.isin(pos, log.prefill_positions.to(pos.device))
+                rows = q[:, sel].clone()
+                old = None if empty else log.prefill.get(layer)
+                log.prefill[layer] = rows if old is None else torch.cat([old, rows], dim=1)
+        else:
             if log.window:
                 ring = log.recent.setdefault(layer, [])
                 ring.append((q.clone(), pos.clone()))

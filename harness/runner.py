@@ -34,6 +34,7 @@ __all__ = ["BOARDS", "Engine", "ItemReference", "MethodError", "MethodRun", "Met
 DECODE_QUERY_WINDOW_MAX = 4096  # board C hands over at most this many recent decode queries
 TOP_K = 128  # next-token log-probabilities kept per reference position (KL over the top-K and the tail)
 BATCH_BYTES = 32 * 1024**2  # layer tensors handed to a method per round trip
+PREFILL_CHUNK = 4096  # prompt tokens per forward pass: bounds prefill activations at long contexts
 
 
 @dataclass
@@ -61,6 +62,7 @@ class Engine:
         self.stateful = bool(self.info.recurrent_layers)  # hybrid: recurrent state travels in a transformers cache
         self.cache_kwarg = cache_kwarg(self.model)
         self.warned_length = False
+        self.prefill_chunk = PREFILL_CHUNK
         self.param_bytes = sum(p.numel() * p.element_size() for p in self.model.parameters())
         self.eos = {t for t in [self.tok.eos_token_id, self.tok.convert_tokens_to_ids("<|im_end|>")] if t is not None}
         self.model_cpu_s = 0.0  # CPU seconds this process spent in forward passes (the overhead's denominator)
@@ -87,7 +89,21 @@ class Engine:
     @torch.no_grad()
     def forward(self, rt: KVRuntime, ids: list[int], start: int, last_only: bool = False) -> torch.Tensor:
         """Logits (n, V) for ``ids`` at positions start.., extending ``rt``; only the last row with
-        ``last_only`` (a long prefill never holds T x vocabulary logits)."""
+        ``last_only`` (a long prefill never holds T x vocabulary logits). A prompt longer than ``prefill_chunk``
+        goes through in chunks (activations bounded by the chunk, the cache allocated once for the whole
+        prompt): the same result as one pass, to float rounding."""
+        chunk = self.prefill_chunk
+        if not chunk or len(ids) <= chunk or any(not layer.empty for layer in rt.layers):
+            return self._forward(rt, ids, start, last_only)
+        rt.prefilling, rt.reserve = True, len(ids)
+        try:
+            parts = [self._forward(rt, ids[a: a + chunk], start + a, last_only)
+                     for a in range(0, len(ids), chunk)]
+        finally:
+            rt.prefilling, rt.reserve = False, 0
+        return parts[-1] if last_only else torch.cat(parts)
+
+    def _forward(self, rt: KVRuntime, ids: list[int], start: int, last_only: bool) -> torch.Tensor:
         t0 = time.process_time()
         end = start + len(ids)
         if self.info.max_positions and end > self.info.max_positions and not self.warned_length:
