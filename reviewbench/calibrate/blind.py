@@ -126,9 +126,11 @@ def _member(stmt: ast.stmt) -> str | None:
 def _flatten(chain: list[type]) -> ast.ClassDef:
     """One class with the members of the whole chain (a submission defines one EvictionMethod class)."""
     root = ast.parse(textwrap.dedent(inspect.getsource(chain[0]))).body[0]
+    assert isinstance(root, ast.ClassDef)
     members: dict[str, ast.stmt] = {}
     for cls in chain:
         node = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]
+        assert isinstance(node, ast.ClassDef)
         for stmt in node.body:
             name = _member(stmt)
             if name is not None:
@@ -141,7 +143,7 @@ def _flatten(chain: list[type]) -> ast.ClassDef:
 def method_source(method: str) -> str:
     """One self-contained module: the modules' imports and helpers, and the class with its bases merged in."""
     chain = _class_chain(method)
-    modules = list(dict.fromkeys(inspect.getmodule(c) for c in chain))
+    modules = list(dict.fromkeys(m for c in chain if (m := inspect.getmodule(c)) is not None))
     head: list[str] = []
     helpers: list[str] = []
     for mod in modules:
@@ -179,7 +181,7 @@ def blind_source(source: str, main_class: str, terms: list[str]) -> str:
             counters["p"] += 1
             mapping[name] = f"p{counters['p']}"
     lowered = [t.lower() for t in terms]
-    strings = {}
+    strings: dict[str, str] = {}
     for n in ast.walk(tree):
         if isinstance(n, ast.Constant) and isinstance(n.value, str):
             if n.value in classes or any(t in n.value.lower() for t in lowered) or re.search(r"[a-z]\d[a-z]", n.value):
@@ -188,7 +190,7 @@ def blind_source(source: str, main_class: str, terms: list[str]) -> str:
     for n in ast.walk(tree):
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "name" for t in n.targets) \
                 and isinstance(n.value, ast.Constant):
-            strings[n.value.value] = "method"
+            strings[str(n.value.value)] = "method"
     out = ast.unparse(ast.fix_missing_locations(_Renamer(mapping, strings).visit(tree)))
     return out + "\n"
 
@@ -234,7 +236,7 @@ def build_cases(sources: dict[str, dict], seed: int = SUITE_SEED) -> list[BuiltC
             raise ConfigError(None, f"calibration/sources.toml has no entry for the baseline {method!r}")
         src = sources[method]
         p = papers[method]
-        accept = sorted(({p.arxiv} | ({"2404.14469"} if method == "snapkv_qa" else set())) - {None})
+        accept = sorted(a for a in ({p.arxiv} | ({"2404.14469"} if method == "snapkv_qa" else set())) if a)
         titles = ["random eviction", "random selection", "random"] if method == "random" else [p.title, p.short_name]
         case = Case(code=next(code), kind="baseline", method=method, board=src["board"], paper=p.title,
                     arxiv=p.arxiv, accept_arxiv=accept, accept_titles=titles,
@@ -257,7 +259,9 @@ def build_cases(sources: dict[str, dict], seed: int = SUITE_SEED) -> list[BuiltC
         claims=[{"metric": "normalized_accuracy", "value": 1.0, "board": "A", "budget": 0.1, "items": 4,
                  "length": 1024}]))
     # planted 2: a baseline's own code, lightly renamed, presented as new and credited to no one
-    tova_src = inspect.getsource(inspect.getmodule(_class_chain("tova")[-1]))
+    tova_module = inspect.getmodule(_class_chain("tova")[-1])
+    assert tova_module is not None
+    tova_src = inspect.getsource(tova_module)
     body = tova_src.split('"""', 2)[2].replace("class TOVA", "class LastQueryFocus").replace('"tova"', '"lqf"')
     cases.append(BuiltCase(
         case=Case(code=next(code), kind="planted", method="tova", board="A", plant="undisclosed_copy",
