@@ -218,8 +218,8 @@ class SandboxedMethod:
     """An untrusted method in its own sandboxed process, called over ``harness.wire``."""
 
     def __init__(self, spec: str, limits: MethodLimits = MethodLimits(), kind: str | None = None,
-                 max_answer_bytes: int = 256 * 1024**2) -> None:
-        from harness.sandbox import HARNESS_DIR, method_sandbox_command, python_roots, sandbox_kind
+                 max_answer_bytes: int = 256 * 1024**2, device: str | None = None) -> None:
+        from harness.sandbox import HARNESS_DIR, gpu_devices, method_sandbox_command, python_roots, sandbox_kind
 
         self.spec = spec
         self.limits = limits
@@ -241,8 +241,16 @@ class SandboxedMethod:
                "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": str(limits.threads),
                "MKL_NUM_THREADS": str(limits.threads), "TOKENIZERS_PARALLELISM": "false",
                "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        # a GPU run hands the method its layers in host shared memory; its process moves them to its own GPU
+        self.device = device or os.environ.get("REVIEWBENCH_METHOD_DEVICE") or "cpu"
+        devices = gpu_devices() if self.device.startswith("cuda") else []
+        if devices:
+            env["REVIEWBENCH_METHOD_DEVICE"] = self.device
+            for key in ("CUDA_VISIBLE_DEVICES",):
+                if os.environ.get(key):
+                    env[key] = os.environ[key]
         cmd = method_sandbox_command(argv, ro, env, limits, self.isolation,
-                                     file_bytes=max(limits.file_bytes, max_answer_bytes))
+                                     file_bytes=max(limits.file_bytes, max_answer_bytes), devices=devices)
         try:
             self.proc = subprocess.Popen(cmd, pass_fds=child_fds, stdin=subprocess.DEVNULL,
                                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)

@@ -196,6 +196,8 @@ def run(cfg: RunConfig, progress: Callable[[int, int, str], None] | None = None)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     t_start = time.perf_counter()
+    if cfg.device.startswith("cuda"):  # sandboxed methods score on the GPU too (harness.boundary)
+        os.environ.setdefault("REVIEWBENCH_METHOD_DEVICE", cfg.device)
     loaded = load_model(cfg.model, cfg.device, cfg.dtype)
     eng = Engine(loaded)
     specs = [m for m in cfg.methods if m != "full"]

@@ -23,6 +23,10 @@ import torch
 from harness.api import EvictionMethod, Keep, LayerView, ModelInfo, Rewrite
 from harness.wire import DTYPE_NAMES, DTYPES, WireError, aligned, read_frame, tensor_at, write_frame
 
+# where the method computes: the layer arrives in host shared memory and is moved here (a GPU when the trusted
+# side runs on one and exposes it to this sandbox: harness.boundary.SandboxedMethod's device)
+DEVICE = os.environ.get("REVIEWBENCH_METHOD_DEVICE") or "cpu"
+
 
 def _one_line(e: BaseException) -> str:
     tb = traceback.extract_tb(e.__traceback__)
@@ -93,7 +97,7 @@ class Host:
         return self._req_map
 
     def view(self, v: dict[str, Any], buf: mmap.mmap) -> LayerView:
-        t = {k: tensor_at(buf, d) if d is not None else None for k, d in v["tensors"].items()}
+        t = {k: tensor_at(buf, d).to(DEVICE) if d is not None else None for k, d in v["tensors"].items()}
         layer = int(v["layer"])
         return LayerView(layer=layer, keys=t["keys"], values=t["values"], positions=t["positions"],
                          queries=t["queries"], budget=int(v["budget"]), board=v["board"], phase=v["phase"],
@@ -103,15 +107,15 @@ class Host:
     def answer(self, result: object, v: dict[str, Any], start: int, cap: int) -> dict[str, Any]:
         """Write one layer's answer at ``start`` in the response region (at most ``cap`` bytes)."""
         if isinstance(result, Keep):
-            idx = [torch.as_tensor(i).reshape(-1).to(torch.int64).contiguous() for i in result.indices]
+            idx = [torch.as_tensor(i).reshape(-1).to(torch.int64).cpu().contiguous() for i in result.indices]
             data = torch.cat(idx) if idx else torch.empty(0, dtype=torch.int64)
             self._write(data.numpy().tobytes(), start, 0, cap)
             return {"kind": "keep", "lengths": [int(i.numel()) for i in idx]}
         if isinstance(result, Rewrite):
             want = DTYPES[v["tensors"]["keys"]["dtype"]]
-            ks = [torch.as_tensor(k).to(want).contiguous() for k in result.keys]
-            vs = [torch.as_tensor(x).to(want).contiguous() for x in result.values]
-            ps = [torch.as_tensor(p).reshape(-1).to(torch.int64).contiguous() for p in result.positions]
+            ks = [torch.as_tensor(k).to(want).cpu().contiguous() for k in result.keys]
+            vs = [torch.as_tensor(x).to(want).cpu().contiguous() for x in result.values]
+            ps = [torch.as_tensor(p).reshape(-1).to(torch.int64).cpu().contiguous() for p in result.positions]
             off = 0
             for group in (ks, vs, ps):
                 blob = b"".join(_raw(x) for x in group)

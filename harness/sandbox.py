@@ -67,10 +67,20 @@ def python_roots() -> list[Path]:
     return sorted(roots)
 
 
+def gpu_devices() -> list[str]:
+    """The NVIDIA device nodes a method's sandbox needs to use a GPU (none on a machine without one)."""
+    import glob
+
+    return sorted(glob.glob("/dev/nvidia*"))
+
+
 def method_sandbox_command(argv: list[str], ro: list[Path], env: dict[str, str], limits: MethodLimits,
-                           kind: str, file_bytes: int | None = None) -> list[str]:
-    """The command line that runs ``argv`` as an untrusted method's process (inherited fds stay open)."""
-    inner = ["prlimit", f"--nproc={limits.max_procs}", f"--as={limits.memory_bytes}", f"--cpu={limits.cpu_s}",
+                           kind: str, file_bytes: int | None = None, devices: list[str] | None = None) -> list[str]:
+    """The command line that runs ``argv`` as an untrusted method's process (inherited fds stay open).
+    ``devices`` (GPU nodes) are bound in; CUDA reserves far more address space than it uses, so the memory
+    limit is then on data (RLIMIT_DATA) rather than on address space."""
+    memory = f"--data={limits.memory_bytes}" if devices else f"--as={limits.memory_bytes}"
+    inner = ["prlimit", f"--nproc={limits.max_procs}", memory, f"--cpu={limits.cpu_s}",
              f"--fsize={file_bytes or limits.file_bytes}", "--core=0", "--", *argv]
     if os.geteuid() == 0 and shutil.which("setpriv"):
         inner = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--no-new-privs", *inner]
@@ -93,6 +103,10 @@ def method_sandbox_command(argv: list[str], ro: list[Path], env: dict[str, str],
                     cmd += dirs[i: i + 4]
         for p in ro:
             cmd += ["--ro-bind", str(p), str(p)]
+        for dev in devices or []:
+            cmd += ["--dev-bind", dev, dev]
+        if devices and Path("/sys").exists():  # the CUDA driver reads the PCI topology
+            cmd += ["--ro-bind", "/sys", "/sys"]
         for k, v in env.items():
             cmd += ["--setenv", k, v]
         return [*cmd, "--chdir", "/tmp", "--", *inner]

@@ -27,7 +27,8 @@ class AdaKV(SnapKV):
         floor = int(self.alpha * view.budget)
         floor = max(window, floor) if self.floor_includes_window else window + floor
         guaranteed = min(floor, total // h, int(valid.sum(dim=1).min()))
-        forced = scores.topk(guaranteed, dim=-1).indices if guaranteed else torch.empty(h, 0, dtype=torch.long)
+        none = torch.empty(h, 0, dtype=torch.long, device=scores.device)
+        forced = scores.topk(guaranteed, dim=-1).indices if guaranteed else none
         rest = scores.scatter(1, forced, float("-inf"))
         # ... then the rest of the layer's budget goes to the best remaining (head, token) pairs
         flat = rest.flatten().topk(total - guaranteed * h).indices

@@ -73,14 +73,14 @@ def _mean_rotation(view: LayerView, start: int, n: int, d: int) -> torch.Tensor:
     features partial RoPE leaves alone, and everywhere on a layer without RoPE)."""
     rope = view.rope
     if rope is None:
-        return torch.eye(d)
-    cos, sin = rope.angles(torch.arange(start, start + n))
+        return torch.eye(d, device=view.keys.device)
+    cos, sin = rope.angles(torch.arange(start, start + n, device=view.keys.device))
     return _rotation_matrix(cos.mean(dim=0), sin.mean(dim=0), d)
 
 
 def _rotation_matrix(cos: torch.Tensor, sin: torch.Tensor, d: int) -> torch.Tensor:
     """R̄ as a (D, D) matrix: R̄ x = x * cos + rotate_half(x) * sin on the first len(cos) features."""
-    eye = torch.eye(d)
+    eye = torch.eye(d, device=cos.device)
     r = cos.shape[0]
     rotated = eye[:, :r] * cos + rotate_half(eye[:, :r]) * sin
     return torch.cat([rotated, eye[:, r:]], dim=1).T
