@@ -280,6 +280,9 @@ def _publish(tmp: Path, out: Path) -> None:
 
 
 def build_site(arena: Arena, out: Path, calibration: list[Path] | None = None) -> SiteResult:
+    """Write the site of ``arena`` into ``out`` (see the module docstring); calibration: reports or folders."""
+    from jinja2 import TemplateError
+
     from reviewbench.leaderboard import build_leaderboard
     from reviewbench.plots import bands_svg, review_plot_svg
     from reviewbench.report import load_report, render_html
@@ -310,17 +313,17 @@ def build_site(arena: Arena, out: Path, calibration: list[Path] | None = None) -
             criteria += [c for c in rec.scores if c not in criteria]
             try:
                 report = load_report(src / "review.json")
-            except (OSError, ValueError) as e:
-                link.note = f"review.json could not be read: {' '.join(str(e).split())[:160]}"
-                result.notes.append(f"{rec.submission_id}: {link.note}")
-            else:
                 p = report.points
-                link.short_name, link.generated_at = report.submission.short_name, report.generated_at
-                link.points = p.total if p else None
-                link.overall = p.measurement.overall if p and p.measurement else None
                 mine = series.get(rec.board or "", {})
                 others = [s for k, s in mine.items() if k != rec.submission_id and p and k in p.compared]
                 page = render_html(report, review_plot_svg(report, others))
+            except (OSError, ValueError, TemplateError) as e:  # an older or damaged review: listed, not linked
+                link.note = f"review.json could not be shown: {' '.join(str(e).split())[:160]}"
+                result.notes.append(f"{rec.submission_id}: {link.note}")
+            else:
+                link.short_name, link.generated_at = report.submission.short_name, report.generated_at
+                link.points = p.total if p else None
+                link.overall = p.measurement.overall if p and p.measurement else None
                 nav = _nav("../../", name, "Reviews", (("review.json", "review.json"), ("review.md", "review.md")))
                 result.pages.append(_write(tmp / "reviews" / rec.submission_id / "index.html", _framed(page, nav)))
                 for f in ("review.json", "review.md"):
@@ -334,15 +337,15 @@ def build_site(arena: Arena, out: Path, calibration: list[Path] | None = None) -
         for path in sorted(arena.reviews_dir.glob("*/partial/review.json")):
             try:
                 d = load_report(path)
-            except (OSError, ValueError) as e:
-                result.notes.append(f"{path}: could not be read: {' '.join(str(e).split())[:160]}")
+                draft_page = render_html(d, review_plot_svg(d))
+            except (OSError, ValueError, TemplateError) as e:
+                result.notes.append(f"{path}: could not be shown: {' '.join(str(e).split())[:160]}")
                 continue
             sid = d.submission.id
             v = d.verdict
             flags: list[str] = [str(f.flag) for f in v.standing_flags] if v else []
             nav = _nav("../../../", name, "Reviews", (("review.json (partial draft, not counted)", "review.json"),))
-            result.pages.append(_write(tmp / "reviews" / sid / "partial" / "index.html",
-                                       _framed(render_html(d, review_plot_svg(d)), nav)))
+            result.pages.append(_write(tmp / "reviews" / sid / "partial" / "index.html", _framed(draft_page, nav)))
             shutil.copyfile(path, tmp / "reviews" / sid / "partial" / "review.json")
             drafts.append(ReviewLink(id=sid, agent=d.submission.agent, board=d.submission.board,
                                      short_name=d.submission.short_name, submitted_at=d.submission.submitted_at,

@@ -259,3 +259,17 @@ def test_screenshots(built, tmp_path):
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and (width, height) == tuple(int(x) for x in size.split(","))
         sizes[name] = len(data)
     assert min(v for k, v in sizes.items() if k != "blank") > 2 * sizes["blank"], sizes  # none is a blank page
+
+
+def test_a_damaged_review_is_listed_with_the_reason_not_linked(tmp_path, capsys):
+    arena = smallarena.build(tmp_path / "arena")
+    (arena / "reviews" / "agent1-001" / "review.json").write_text('{"schema": "reviewbench.review/0"}')
+    assert main(["site", "--arena", str(arena), "--out", str(tmp_path / "site")]) == 0
+    err = capsys.readouterr().err
+    assert "agent1-001: review.json could not be shown" in err
+    index = _Doc((tmp_path / "site" / "index.html").read_text())
+    row = next(e for e in index.all("tr") if e["attrs"].get("data-id") == "agent1-001"
+               and e["attrs"].get("data-kind") == "review")
+    assert "could not be shown" in row["text"]
+    assert "reviews/agent1-001/index.html" not in {a["attrs"].get("href") for a in index.all("a")}
+    assert not (tmp_path / "site" / "reviews" / "agent1-001").exists()
