@@ -85,14 +85,16 @@ def config(family: str, size: str = "tiny", vocab_size: int = 512, max_positions
 
 
 def build(family: str, size: str = "tiny", vocab_size: int = 512, seed: int = 0, dtype: Any = None,
-          **kwargs: Any) -> Any:
-    """A random-initialised causal LM of ``family`` (deterministic for a seed), in eval mode."""
+          device: str = "cpu", **kwargs: Any) -> Any:
+    """A random-initialised causal LM of ``family`` (deterministic for a seed and device), in eval mode,
+    initialised directly on ``device``."""
     import torch
     from transformers import AutoModelForCausalLM
 
     torch.manual_seed(seed)
     cfg = config(family, size, vocab_size, **kwargs)
-    model = AutoModelForCausalLM.from_config(cfg, dtype=dtype or torch.float32)
+    with torch.device(device):
+        model = AutoModelForCausalLM.from_config(cfg, dtype=dtype or torch.float32)
     return model.eval()
 
 
@@ -127,7 +129,7 @@ def loaded(family: str, size: str = "tiny", device: str = "cpu", **kwargs: Any) 
     from harness.model import LoadedModel
 
     dtype = kwargs.pop("dtype", None) or (torch.bfloat16 if device.startswith("cuda") else torch.float32)
-    model = build(family, size, dtype=dtype, **kwargs).to(device)
+    model = build(family, size, dtype=dtype, device=device, **kwargs)
     return LoadedModel(name=f"random-{family}-{size}", path=Path("."), model=model, tokenizer=byte_tokenizer(),
                        device=device, dtype=str(dtype).removeprefix("torch."))
 

@@ -70,21 +70,21 @@ def stock(eng: Engine, ids: list[int], then: list[int], keep: set[int] | None = 
     eviction of the same tokens in every attention layer and head means)."""
     from transformers import DynamicCache
 
-    model = eng.model
+    model, dev = eng.model, eng.device
     model.set_attn_implementation("sdpa")
     try:
         cache = DynamicCache(config=model.config)
-        out = model(input_ids=torch.tensor([ids]), cache=cache, use_cache=True)
+        out = model(input_ids=torch.tensor([ids], device=dev), cache=cache, use_cache=True)
         logits = [out.logits[0, -1]]
-        mask = torch.ones(1, len(ids) + len(then), dtype=torch.long)
+        mask = torch.ones(1, len(ids) + len(then), dtype=torch.long, device=dev)
         if keep is not None:
             mask[0, [i for i in range(len(ids)) if i not in keep]] = 0
         for i, tok in enumerate(then):
             n = len(ids) + i
-            out = model(input_ids=torch.tensor([[tok]]), cache=cache, use_cache=True,
-                        attention_mask=mask[:, : n + 1], position_ids=torch.tensor([[n]]))
+            out = model(input_ids=torch.tensor([[tok]], device=dev), cache=cache, use_cache=True,
+                        attention_mask=mask[:, : n + 1], position_ids=torch.tensor([[n]], device=dev))
             logits.append(out.logits[0, -1])
-        return torch.stack(logits).float()
+        return torch.stack(logits).float().cpu()
     finally:
         model.set_attn_implementation("reviewbench_kv")
 
@@ -104,8 +104,8 @@ class KeepSet(EvictionMethod):
 
     def select(self, view: LayerView) -> Keep:
         self.layers.append(view.layer)
-        rows = [torch.nonzero(torch.isin(view.positions[h], torch.tensor(sorted(self.keep)))).flatten()
-                for h in range(view.n_kv_heads)]
+        want = torch.tensor(sorted(self.keep), device=view.positions.device)
+        rows = [torch.nonzero(torch.isin(view.positions[h], want)).flatten() for h in range(view.n_kv_heads)]
         return Keep(tuple(rows))
 
 
@@ -327,3 +327,36 @@ def test_board_c_cap_holds_on_a_hybrid_model(engines, fam):
     assert row.error is None and row.kv_tokens_layer_max is not None and row.kv_tokens_layer_max <= cap
     entry = 2 * eng.info.head_dim * 4
     assert row.kv_bytes_peak <= len(eng.info.attention_layers) * eng.info.n_kv_heads * cap * entry
+
+
+# --- the same on a GPU (skipped without CUDA) ---------------------------------------------------------------------
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("fam", ["llama", "gemma3", "qwen3_5", "bamba", "falcon_h1"])
+def test_on_cuda_eviction_and_decoding_match_the_unmodified_model(fam):
+    """Everything on the GPU (cache, masks, the method's scoring): float32 exact against the unmodified
+    model; bf16 runs with the cache held in bf16 (2 bytes per entry)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        eng = Engine(loaded(fam, device="cuda", dtype=torch.float32))
+    ids, then = prompt(), prompt(3, 4)
+    keep = set(range(0, len(ids), 3)) | {len(ids) - 1}
+    ref = stock(eng, ids, then, keep=keep)
+    rt = KVRuntime(eng.info.n_layers, eng.info.group_size)
+    last = eng.forward(rt, ids, 0, last_only=True)[-1]
+    eng.compress(rt, run_("k", KeepSet(keep)), [len(ids)] * eng.info.n_layers, "A", "prefill", lambda layer: None)
+    layer = eng.info.attention_layers[0]
+    assert rt.layers[layer].heads[0].k.is_cuda
+    got = harness_logits(eng, rt, last, then, len(ids))
+    assert torch.allclose(got, ref, atol=1e-4, rtol=0), float((got - ref).abs().max())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        half = Engine(loaded(fam, device="cuda"))
+    rt = KVRuntime(half.info.n_layers, half.info.group_size)
+    half.forward(rt, ids, 0, last_only=True)
+    entries = sum(sum(x.lengths()) for x in rt.layers)
+    assert rt.live_bytes() == entries * 2 * half.info.head_dim * 2
+    snap = run_("snapkv", SnapKV())
+    rt.queries.prefill_positions = None
+    half.compress(rt, snap, [len(ids) // 4] * half.info.n_layers, "A", "prefill", lambda layer: None)
+    assert rt.live_bytes() < entries * 2 * half.info.head_dim * 2 / 3

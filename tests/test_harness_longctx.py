@@ -256,3 +256,62 @@ def test_board_c_never_holds_more_than_the_cap_in_any_layer_at_any_step():
         assert row.kv_bytes_peak <= eng.info.n_layers * eng.info.n_kv_heads * cap * entry
     steps = len(ref.questions[0].gen) - 1
     assert len(seen) == 2 * steps and max(seen) <= cap and max(seen) >= cap - 1
+
+
+# --- on a GPU (skipped without CUDA) --------------------------------------------------------------------------------
+ON_GPU_METHOD = '''
+import torch
+from harness import EvictionMethod, Keep, LayerView
+
+
+class GpuOnly(EvictionMethod):
+    """Keeps the most recent tokens, and refuses to run anywhere but on a GPU."""
+
+    name = "gpu_only"
+    query_window = 8
+
+    def select(self, view: LayerView) -> Keep:
+        if not (view.keys.is_cuda and view.queries.is_cuda and view.positions.is_cuda):
+            raise RuntimeError(f"the layer arrived on {view.keys.device}")
+        return Keep.from_topk(view.positions.float() + view.attention(reduce="sum").sum() * 0, view.budget, view.valid)
+'''
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_on_cuda_a_sandboxed_method_scores_on_the_gpu_end_to_end(tmp_path, monkeypatch):
+    """Board A on the GPU: the in-process method and a sandboxed one whose own process moves the host-shared
+    layer to its GPU (it raises anywhere else), with a long chunked prefill whose peak memory stays linear."""
+    from harness.boundary import SandboxedMethod
+    from harness.tasks import generate
+
+    folder = tmp_path / "gpu_only"
+    folder.mkdir()
+    (folder / "method.py").write_text(ON_GPU_METHOD)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        eng = Engine(loaded("qwen3_5", device="cuda", max_positions=1 << 16))
+    sandboxed = SandboxedMethod(str(folder), device="cuda")
+    try:
+        item = generate("niah_single", "dev", 1, eng.n_tokens, 600, offset=0)[0]
+        from harness.runner import run_prefill_item
+
+        rows, _ = run_prefill_item(eng, item, [MethodRun("gpu_only", sandboxed),
+                                               MethodRun("snapkv", InProcessMethod(SnapKV(), "snapkv"))],
+                                   "A", "fraction", [0.25])
+        for name in ("gpu_only", "snapkv"):
+            row = next(r for r in rows if r.method == name)
+            assert row.error is None, row.error
+    finally:
+        sandboxed.close()
+    peaks = []
+    for t in (8192, 32768):
+        ids = torch.randint(3, 250, (t,), generator=torch.Generator().manual_seed(t)).tolist()
+        rt = KVRuntime(eng.info.n_layers, eng.info.group_size)
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        eng.forward(rt, ids, 0, last_only=True)
+        peaks.append(torch.cuda.max_memory_allocated() - base)
+        del rt
+    assert peaks[1] / peaks[0] < 4 * 1.3, peaks

@@ -1,0 +1,198 @@
+"""The harness on a GPU at a long context, one mid-size random-initialised model per family (run by
+``scripts/gpu_check.sh`` on a lent GPU machine; skips without CUDA).
+
+    python bench/gpu_check.py [--context 32768] [--families llama gemma3 qwen3_5 bamba falcon_h1] [--out DIR]
+
+Per family (``harness/families.py`` "mid": 16 layers, hidden 1024, 16 query / 4 KV heads of 128; the hybrids
+with attention every 4th layer; Qwen 3.5 with 256-wide heads rotating 64), bf16, sdpa/flash in the forward:
+  prefill      tokens/s of a ``--context`` prompt (chunked), peak GPU memory against weights + KV cache
+  decode       tokens/s on the full cache and on the cache after SnapKV kept 10 % (a real, smaller cache)
+  eviction     per attention layer: SnapKV's scoring on the GPU, the harness's gather into compact buffers,
+               and kvpress-style masking of the same kept set (a boolean mask over the unchanged cache),
+               plus the KV bytes each leaves behind (masking keeps them all)
+  boundary     (first family) one layer scored by a sandboxed method process on the GPU (host copy both ways)
+               against the same method in process
+Writes ``gpu_check.json`` and ``gpu_check.md`` under ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DEFAULT_FAMILIES = ["llama", "gemma3", "qwen3_5", "bamba", "falcon_h1"]  # Jamba's reference Mamba scan is
+# a Python loop over the sequence in transformers (without mamba_ssm): minutes at 32K, so it is opt-in
+
+
+def cuda_timer():
+    import torch
+
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+
+    def stop() -> float:
+        torch.cuda.synchronize()
+        return time.perf_counter() - t0
+
+    return stop
+
+
+def check_family(family: str, context: int, decode_steps: int, keep: float, boundary: bool) -> dict:
+    import torch
+
+    from harness.boundary import InProcessMethod, open_method
+    from harness.families import loaded
+    from harness.kv import KVRuntime
+    from harness.methods import SnapKV
+    from harness.results import MethodLimits
+    from harness.runner import Engine, MethodRun, _queries_for
+
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        eng = Engine(loaded(family, "mid", device="cuda", max_positions=2 * context, vocab_size=32768))
+    info = eng.info
+    attn = info.attention_layers
+    weights = eng.param_bytes
+    ids = torch.randint(3, 32000, (context,), generator=torch.Generator().manual_seed(0)).tolist()
+    out: dict = {"family": family, "layers": info.n_layers, "attention_layers": len(attn),
+                 "sliding_layers": len(info.sliding_layers), "recurrent_layers": len(info.recurrent_layers),
+                 "rotary_dim": info.rotary_dim, "head_dim": info.head_dim, "weights_bytes": weights}
+
+    rt0 = KVRuntime(info.n_layers, info.group_size)
+    rt0.queries.prefill_positions = torch.arange(context - SnapKV.query_window, context)
+    torch.cuda.reset_peak_memory_stats()
+    stop = cuda_timer()
+    last = eng.forward(rt0, ids, 0, last_only=True)[-1]
+    secs = stop()
+    kv = rt0.live_bytes()
+    out.update(prefill_tok_s=context / secs, prefill_s=secs, kv_bytes=kv, state_bytes=rt0.state_bytes(),
+               prefill_peak_bytes=torch.cuda.max_memory_allocated(),
+               peak_over_weights_and_kv=torch.cuda.max_memory_allocated() / (weights + kv + rt0.state_bytes()))
+
+    def decode(rt: KVRuntime) -> float:
+        tok = int(last.argmax())
+        stop = cuda_timer()
+        for i in range(decode_steps):
+            tok = int(eng.forward(rt, [tok], context + i)[-1].argmax())
+        return decode_steps / stop()
+
+    out["decode_full_tok_s"] = decode(rt0.copy())
+
+    method = InProcessMethod(SnapKV(), "snapkv")
+    run = MethodRun("snapkv", method)
+    budget = max(1, int(keep * context))
+    queries = _queries_for(rt0, run, context, None, "A")
+    score_s, gather_s, mask_s = [], [], []
+    rt = rt0.copy()
+    for layer in attn:
+        view = eng.view(rt, layer, budget, "A", "prefill", queries(layer))
+        stop = cuda_timer()
+        result = method.select(view)
+        score_s.append(stop())
+        stop = cuda_timer()  # kvpress-style: keep the cache, mask what is not kept
+        mask = torch.ones(view.keys.shape[:2], dtype=torch.bool, device=view.keys.device)
+        for h, idx in enumerate(result.indices):
+            mask[h, idx.to(mask.device)] = False
+        mask_s.append(stop())
+        stop = cuda_timer()  # the harness: gather the kept entries into compact buffers
+        rt.layers[layer].keep([i.sort().values for i in result.indices])
+        gather_s.append(stop())
+        del view
+    out.update(evict_score_ms=1000 * statistics.median(score_s), evict_gather_ms=1000 * statistics.median(gather_s),
+               evict_mask_ms=1000 * statistics.median(mask_s), kv_bytes_after=rt.live_bytes(),
+               kv_bytes_after_masking=kv)
+    out["decode_evicted_tok_s"] = decode(rt)
+
+    if boundary:
+        sandboxed = open_method("snapkv", MethodLimits(call_timeout_s=120, start_timeout_s=300), isolate=True)
+        try:
+            layer = attn[-1]
+            view = eng.view(rt0, layer, budget, "A", "prefill", queries(layer))
+            sandboxed.select(view)  # warm-up: CUDA context in the method's process
+            t_in, t_sb = [], []
+            for _ in range(5):
+                stop = cuda_timer()
+                method.select(view)
+                t_in.append(stop())
+                stop = cuda_timer()
+                sandboxed.select(view)
+                t_sb.append(stop())
+            out.update(boundary_layer_in_process_ms=1000 * statistics.median(t_in),
+                       boundary_layer_sandboxed_ms=1000 * statistics.median(t_sb),
+                       boundary_method_device=getattr(sandboxed, "device", "cpu"),
+                       boundary_layer_bytes=sum(t.numel() * t.element_size() for t in (view.keys, view.values)))
+        finally:
+            sandboxed.close()
+    del rt, rt0, eng
+    return out
+
+
+def table(rows: list[dict], context: int) -> str:
+    gib, mib = 1024**3, 1024**2
+    lines = [f"Context {context:,} tokens, bf16, one GPU.", "",
+             "| family | attn / sliding / recurrent layers | rotary | prefill tok/s | peak GiB (x weights+KV) | "
+             "KV MiB full -> 10 % | decode tok/s full -> 10 % | per layer ms: score / gather / mask |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['family']} | error: {r['error']} |||||||")
+            continue
+        lines.append(
+            f"| {r['family']} | {r['attention_layers']} / {r['sliding_layers']} / {r['recurrent_layers']} of "
+            f"{r['layers']} | {r['rotary_dim']} of {r['head_dim']} | {r['prefill_tok_s']:,.0f} | "
+            f"{r['prefill_peak_bytes'] / gib:.2f} ({r['peak_over_weights_and_kv']:.2f}x) | "
+            f"{r['kv_bytes'] / mib:.0f} -> {r['kv_bytes_after'] / mib:.0f} (masking: {r['kv_bytes'] / mib:.0f}) | "
+            f"{r['decode_full_tok_s']:.1f} -> {r['decode_evicted_tok_s']:.1f} | "
+            f"{r['evict_score_ms']:.2f} / {r['evict_gather_ms']:.2f} / {r['evict_mask_ms']:.2f} |")
+    b = next((r for r in rows if "boundary_layer_sandboxed_ms" in r), None)
+    if b:
+        lines += ["", f"Trust boundary on the GPU ({b['family']}, one layer of {b['boundary_layer_bytes'] / mib:.0f} MiB "
+                  f"K+V, method process on {b['boundary_method_device']}): in process "
+                  f"{b['boundary_layer_in_process_ms']:.2f} ms, sandboxed {b['boundary_layer_sandboxed_ms']:.2f} ms "
+                  "(host copy out, the method's own copy to its GPU, indices back)."]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--context", type=int, default=32768)
+    p.add_argument("--families", nargs="+", default=DEFAULT_FAMILIES)
+    p.add_argument("--decode-steps", type=int, default=32)
+    p.add_argument("--keep", type=float, default=0.1)
+    p.add_argument("--out", type=Path, default=Path("."))
+    a = p.parse_args()
+    import torch
+
+    if not torch.cuda.is_available():
+        print(f"gpu_check: no CUDA device visible to torch {torch.__version__} (built for CUDA "
+              f"{torch.version.cuda}): skipped")
+        return 0
+    print(f"gpu_check: {torch.cuda.get_device_name(0)}, torch {torch.__version__}, context {a.context:,}", flush=True)
+    rows = []
+    for i, fam in enumerate(a.families):
+        t0 = time.perf_counter()
+        try:
+            rows.append(check_family(fam, a.context, a.decode_steps, a.keep, boundary=i == 0))
+        except Exception as e:  # noqa: BLE001 - one family failing must not hide the others
+            rows.append({"family": fam, "error": " ".join(f"{type(e).__name__}: {e}".split())[:300]})
+        print(f"  {fam}: {time.perf_counter() - t0:.0f} s", flush=True)
+    a.out.mkdir(parents=True, exist_ok=True)
+    (a.out / "gpu_check.json").write_text(json.dumps(rows, indent=1))
+    md = table(rows, a.context)
+    (a.out / "gpu_check.md").write_text(md + "\n")
+    print(md)
+    return 1 if any("error" in r for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
