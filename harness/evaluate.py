@@ -228,7 +228,7 @@ def run(cfg: RunConfig, progress: Callable[[int, int, str], None] | None = None)
     aggregates = aggregate(rows, cfg.board)
     facts = ModelFacts(name=eng.info.name, n_layers=eng.info.n_layers, n_heads=eng.info.n_heads,
                        n_kv_heads=eng.info.n_kv_heads, head_dim=eng.info.head_dim, rope_theta=eng.info.rope_theta,
-                       param_bytes=eng.param_bytes)
+                       param_bytes=eng.param_bytes, attention_layers=list(eng.info.attention_layers))
     return Result(
         config=replace(cfg, budgets=cfg.resolved_budgets(), tasks=cfg.resolved_tasks(), length=cfg.resolved_length()),
         model=facts, code_hashes=hashes,
