@@ -61,7 +61,7 @@ class Rope:
         x = x.float()
         if self.dim == 0:
             return x
-        cos, sin = self.angles(positions)
+        cos, sin = self.angles(positions.to(x.device))
         if self.scale != 1.0:
             back = (positions < 0).to(cos.device)[:, None]
             cos, sin = torch.where(back, cos / self.scale**2, cos), torch.where(back, sin / self.scale**2, sin)

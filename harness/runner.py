@@ -154,6 +154,7 @@ class Engine:
              queries: tuple[torch.Tensor, torch.Tensor] | None) -> LayerView:
         k, v, pos, valid = rt.layers[layer].padded()
         q, qpos = queries if queries is not None else (None, None)
+        qpos = qpos.to(k.device) if qpos is not None else None  # a view's tensors all live where its keys do
         return LayerView(layer=layer, keys=k, values=v, positions=pos, queries=q, budget=budget, board=board,  # type: ignore[arg-type]
                          phase=phase, model=self.info, valid=valid, query_positions=qpos)  # type: ignore[arg-type]
 
