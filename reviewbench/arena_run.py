@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -32,6 +32,11 @@ from reviewbench.errors import BundleError, UserError
 
 #: The stages that read no other submission's results: they may run ahead of submission order.
 AHEAD = ("bundle", "audit", "evidence", "harness", "benchmark")
+#: The stages that mostly wait for harness workers: only these overlap between submissions. The others do their
+#: work in this process, one at a time: the libraries they load are not safe to import from two threads at once
+#: (two first imports of transformers' lazy modules raced: "cannot import name 'AutoModel'").
+OVERLAP = ("harness", "benchmark")
+_DRIVER = threading.Lock()
 
 State = Literal["new", "changed", "stale", "up to date", "refused"]
 
@@ -138,6 +143,18 @@ def check_boards(arena: Arena, todo: list[Planned]) -> None:
             split_manifest(arena, board)
 
 
+def one_at_a_time(stages: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``stages`` with every stage but the :data:`OVERLAP` ones run under one lock (the run function is no part
+    of a stage's input hash: the stored results are the same)."""
+    def locked(run: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def run_locked(ctx: Any) -> Any:
+            with _DRIVER:
+                return run(ctx)
+        return run_locked
+
+    return tuple(s if s.name in OVERLAP else replace(s, run=locked(s.run)) for s in stages)
+
+
 def run_ahead(arena: Arena, p: Planned, listener: Listener) -> None:
     """The :data:`AHEAD` stages of one submission, their results stored for its review to replay. Set up as
     ``reviewbench.review.review`` sets up a review (same inputs, same input hashes); nothing else is written."""
@@ -161,15 +178,20 @@ def run_ahead(arena: Arena, p: Planned, listener: Listener) -> None:
         current["stage"] = titles[stage.name]
         listener.activity(p.id, f"{titles[stage.name]} …")
 
+    def on_stage(report: Any) -> None:
+        if report.status == "failed":  # not stored: its review runs it again, in order
+            listener.activity(p.id, f"{report.title} failed ahead (its review runs it again): {report.reason}")
+
     with Store(arena.store_path) as store:
         ctx = StageContext(arena=arena, bundle=bundle, rubric=arena_rubric(arena), store=store,
                            author_family=agent.family if agent else "other", earlier=earlier, progress=progress)
-        run_stages(STAGES, ctx, only=set(AHEAD), on_start=on_start)
+        run_stages(one_at_a_time(STAGES), ctx, only=set(AHEAD), on_start=on_start, on_stage=on_stage)
 
 
 def review_one(arena: Arena, p: Planned, listener: Listener) -> Outcome:
     """The full review of one submission (its stages run ahead replay from the store)."""
     from reviewbench.review import review
+    from reviewbench.stages import STAGES
 
     t0 = time.monotonic()
     current = {"stage": ""}
@@ -182,7 +204,8 @@ def review_one(arena: Arena, p: Planned, listener: Listener) -> Outcome:
         listener.activity(p.id, f"{current['stage']}: {line}")
 
     try:
-        report, out_dir = review(p.path, arena.root, on_start=on_start, progress=progress)
+        report, out_dir = review(p.path, arena.root, on_start=on_start, progress=progress,
+                                 stages=one_at_a_time(STAGES))
     except BundleError as e:
         return Outcome(p.id, "refused", e.one_line(), seconds=time.monotonic() - t0)
     judges = report.stage("judges")
@@ -226,18 +249,23 @@ def run_arena(arena: Arena, todo: list[Planned], parallel: int, listener: Listen
     """Review ``todo`` (planned, in submission order). Stops at the first review that fails outright: the
     submissions after it would be scored without its result (a refused bundle is not on any board, so the run
     goes on past it). ``cancel`` stops the harness runs in flight when the run is interrupted."""
+    import reviewbench.report  # noqa: F401  (the stages' and the report's modules imported here, before any thread)
+    import reviewbench.stages  # noqa: F401
+
     ahead = _Ahead(arena, todo, parallel, listener) if parallel > 1 and len(todo) > 1 else None
     outcomes: list[Outcome] = []
     try:
         for p in todo:
             if ahead is not None:
                 ahead.wait(p.id)
+            t0 = time.monotonic()
             try:
                 outcome = review_one(arena, p, listener)
             except UserError:
                 raise  # the arena's own mistake (a config, a rubric): the same for every submission
             except Exception as e:  # noqa: BLE001 - stop here: every later review would read this one's result
-                outcome = Outcome(p.id, "failed", " ".join(f"{type(e).__name__}: {e}".split())[:300])
+                outcome = Outcome(p.id, "failed", " ".join(f"{type(e).__name__}: {e}".split())[:300],
+                                  seconds=time.monotonic() - t0)
             outcomes.append(outcome)
             listener.finished(outcome)
             if outcome.status == "failed":

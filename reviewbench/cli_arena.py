@@ -61,8 +61,8 @@ class ArenaProgress(Listener):
                 self.bar.update(self.rows[sub_id], description=label)
                 return
             last_t, last_text = self.last_plain.get(sub_id, (0.0, ""))
-            new_stage = text.endswith("…") and text != last_text
-            if new_stage or now - last_t >= PLAIN_EVERY_S:
+            news = (text.endswith("…") or " failed " in text) and text != last_text  # a stage starts or fails
+            if news or now - last_t >= PLAIN_EVERY_S:
                 self.last_plain[sub_id] = (now, text)
                 self.out.print(f"  {sub_id}: {text} ({now - t0:.0f} s)", highlight=False, markup=False)
 

@@ -219,6 +219,7 @@ class RayExecutor(Executor):
         self.name = (f"Ray at {where} ({len(nodes)} node{'s' if len(nodes) != 1 else ''}, {self.cpus} CPUs, "
                      f"{self.gpus} GPUs)")
         self._remote = self.ray.remote(_ray_task)
+        import ray.util.queue  # noqa: F401  (imported here, once: not first from several threads at once)
 
     def _connect(self, target: str | None) -> None:
         ray = self.ray
