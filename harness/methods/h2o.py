@@ -11,7 +11,7 @@ from harness.api import EvictionMethod, Keep, LayerView
 
 class H2O(EvictionMethod):
     name = "h2o"
-    query_window = 1 << 30  # every prompt query at prefill; the recent decode queries on board C
+    query_window = 1 << 20  # every prompt query at prefill (the boundary's maximum); recent decode queries on C
     recent_share = 0.5
     normalise = False
 
