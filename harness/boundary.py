@@ -274,9 +274,11 @@ class SandboxedMethod:
             raise MethodError("the method's process answered the load request malformed")
         self.name = _one_line(name, MAX_NAME) or "unnamed"
         qw = attrs.get("query_window")
-        if not isinstance(qw, int) or isinstance(qw, bool) or not 0 <= qw <= MAX_QUERY_WINDOW:
-            raise MethodError(f"query_window must be an integer in 0..{MAX_QUERY_WINDOW}, got {qw!r}")
-        self.attrs = MethodAttrs(query_window=qw, question_queries=attrs.get("question_queries") is True,
+        if not isinstance(qw, int) or isinstance(qw, bool) or qw < 0:
+            raise MethodError(f"query_window must be a non-negative integer, got {qw!r}")
+        # a window longer than any context means every query (the harness's own H2O once asked for 1 << 30)
+        self.attrs = MethodAttrs(query_window=min(qw, MAX_QUERY_WINDOW),
+                                 question_queries=attrs.get("question_queries") is True,
                                  reconstruction_queries=attrs.get("reconstruction_queries") is True,
                                  keeps_everything=attrs.get("keeps_everything") is True)
 
