@@ -133,6 +133,13 @@ def reference_code_hash(spec: str) -> str:
     return h.hexdigest()[:24]
 
 
+def spec_code_hash(spec: str) -> str:
+    """The code hash a run of ``spec`` reports: a configured reference's, or the file's (``harness.loading``)."""
+    from harness.loading import code_hash
+
+    return reference_code_hash(spec) if is_configured_reference(spec) else code_hash(spec)
+
+
 def open_spec(spec: str, limits: MethodLimits) -> MethodHandle:
     """A configured reference method in this process; anything else (a folder) in its own sandbox."""
     if is_configured_reference(spec):
@@ -349,7 +356,7 @@ class _Record:
 
     def result(self) -> dict[str, Any]:
         probes: dict[str, Any] = {p: (round(sum(v) / len(v), 4) if v else None) for p, v in self.probe.items()}
-        return {"kept": self.kept, "probes": {**probes, "error": self.probe_error}}
+        return {"kept": self.kept, "probes": {**probes, "error": self.probe_error}, "code_hash": self.handle.code_hash}
 
 
 def _probe_copies(views: list[BankView]) -> list[tuple[BankView, dict[str, BankView]]]:
@@ -465,7 +472,8 @@ def run(methods: list[str], bank: Path, budgets: list[float] | None = None,
             "views": {v.key: {"n_tokens": v.n_tokens, "layer": v.layer, "prompt": v.prompt, "board": v.board}
                       for v in views},
             "kept": {s: r["kept"] for s, r in results.items()},
-            "probes": {s: r["probes"] for s, r in results.items()}, "errors": errors}
+            "probes": {s: r["probes"] for s, r in results.items()},
+            "code_hashes": {s: r["code_hash"] for s, r in results.items()}, "errors": errors}
 
 
 def main(argv: list[str] | None = None) -> int:

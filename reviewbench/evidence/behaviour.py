@@ -243,18 +243,15 @@ def candidate_probes(result: dict[str, Any], candidate: str) -> BehaviourProbes 
 
 
 # --- running and caching -----------------------------------------------------------------------------------------
-def _spec_key(spec: str) -> str:
-    """A cached result's key: bank version, protocol, budgets, the spec's settings and its code hash (a folder: its
-    method.py's bytes, wherever it lies; a reference: its class hierarchy's and the interface's sources)."""
-    from harness.fingerprint import BANK_VERSION, BUDGETS, PROTOCOL, is_configured_reference, reference_code_hash
+def _spec_key(spec: str, code: str) -> str:
+    """A cached result's key: bank version, protocol, budgets, a reference's settings and the code hash (a folder
+    or file: its method.py's bytes, wherever it lies; a reference: its class hierarchy's and the interface's
+    sources)."""
+    from harness.fingerprint import BANK_VERSION, BUDGETS, PROTOCOL, is_configured_reference
 
-    h = hashlib.sha256(f"bank-v{BANK_VERSION}|protocol-v{PROTOCOL}|budgets{','.join(map(str, BUDGETS))}|".encode())
-    if is_configured_reference(spec):
-        h.update(f"reference|{spec}|{reference_code_hash(spec)}".encode())
-    else:
-        p = Path(spec)
-        h.update(b"file|" + ((p / "method.py") if p.is_dir() else p).read_bytes())
-    return h.hexdigest()[:32]
+    what = f"reference|{spec}|{code}" if is_configured_reference(spec) else f"file|{code}"
+    text = f"bank-v{BANK_VERSION}|protocol-v{PROTOCOL}|budgets{','.join(map(str, BUDGETS))}|{what}"
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def all_members() -> list[str]:
@@ -274,13 +271,14 @@ def fingerprints(specs: list[str], use_cache: bool = True, wall_s: float = 7200)
     """Kept sets and probes of ``specs`` on the bank (built first if needed), from the cache when there, else from
     one run of the trusted worker (which runs references itself and each folder in its own sandbox); every new
     result is cached by (bank version, spec, code hash). Returns the worker's result shape."""
-    from harness.fingerprint import BANK_VERSION, BUDGETS, build_bank
+    from harness.fingerprint import BANK_VERSION, BUDGETS, build_bank, spec_code_hash
     from harness.io import write_json_atomic
     from harness.sandbox import run_worker
 
     bank = build_bank()
     cache = bank.parent / "kept"
-    keys = {s: _spec_key(s) for s in specs}
+    codes = {s: spec_code_hash(s) for s in specs}
+    keys = {s: _spec_key(s, codes[s]) for s in specs}
     kept: dict[str, Any] = {}
     probes: dict[str, Any] = {}
     views: dict[str, Any] | None = None
@@ -300,7 +298,9 @@ def fingerprints(specs: list[str], use_cache: bool = True, wall_s: float = 7200)
         views = result["views"]
         for spec, value in result["kept"].items():
             kept[spec], probes[spec] = value, result["probes"][spec]
-            write_json_atomic(cache / f"{keys[spec]}.json", {"kept": value, "probes": probes[spec], "views": views})
+            if result.get("code_hashes", {}).get(spec) == codes[spec]:  # not cached if the code changed meanwhile
+                write_json_atomic(cache / f"{keys[spec]}.json", {"kept": value, "probes": probes[spec],
+                                                                  "views": views})
     return {"bank_version": version, "budgets": list(BUDGETS), "views": views or {}, "kept": kept, "probes": probes,
             "errors": errors}
 
