@@ -176,7 +176,17 @@ def _env() -> Environment:
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["num"] = lambda v: "–" if v is None else f"{v:g}"
     env.filters["pct"] = lambda v: "–" if v is None else f"{100 * v:.1f} %"
+    env.filters["tool_args"] = _tool_args
     return env
+
+
+def _tool_args(text: str) -> dict[str, Any]:
+    """A tool call's arguments as recorded (the JSON text the model wrote; malformed stays unreadable: {})."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def render_markdown(report: ReviewReport) -> str:
