@@ -199,24 +199,23 @@ def test_a_context_longer_than_the_trained_positions_is_warned_about():
 
 
 def test_prefill_memory_grows_linearly_with_the_context():
-    """A tiny model (so the KV cache and activations are all that grows): 4x the context, about 4x the memory
-    above the loaded model, nowhere near 16x (every query's attention is checked apart, above)."""
+    """A tiny model, so the KV cache (and small activations) is all that grows: at each length the peak above
+    what was held before stays within a few KV caches, where one T x T float matrix per head alone would be
+    4 x 64 MiB at 4,096 tokens."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         eng = Engine(loaded("llama", max_positions=1 << 15))
-    grew = []
-    for t in (512, 2048):
+    for t in (1024, 4096):
         ids = torch.randint(3, 250, (t,), generator=torch.Generator().manual_seed(t)).tolist()
         rt = KVRuntime(eng.info.n_layers, eng.info.group_size)
         rt.queries.prefill_positions = torch.arange(t - 32, t)
         reset_peak()
         before = peak_rss()
         eng.forward(rt, ids, 0, last_only=True)
-        grew.append(max(1, peak_rss() - before))
+        grew = peak_rss() - before
         kv = rt.live_bytes()
+        assert grew < 3 * kv + 32 * 1024**2, (t, grew, kv)
         del rt
-    assert grew[1] / grew[0] < 6, grew
-    assert grew[1] < 8 * kv + 64 * 1024**2, (grew, kv)
 
 
 # --- board C: the cap is hard ----------------------------------------------------------------------------------------
