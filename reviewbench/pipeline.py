@@ -130,12 +130,22 @@ class StageContext:
         return self.reports.get(key.name)
 
 
+def _plain(obj: Any) -> Any:
+    if isinstance(obj, BaseModel):
+        return obj.model_dump(mode="json")
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    return obj
+
+
 def _hash(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(_plain(obj), sort_keys=True, default=str).encode()).hexdigest()
 
 
 def input_hash(stage: Stage[Any], ctx: StageContext, upstream: dict[str, str]) -> str:
-    config = stage.config_inputs(ctx.arena.config) if stage.config_inputs else ctx.arena.config.model_dump(mode="json")
+    config = stage.config_inputs(ctx.arena.config) if stage.config_inputs else ctx.arena.config
     return _hash({
         "stage": stage.name, "version": stage.version, "bundle": ctx.bundle.content_hash,
         "arena": config, "rubric": ctx.rubric.content_hash,

@@ -183,11 +183,17 @@ def points_stage(ctx: StageContext) -> StageOutput[PointsData]:
     return StageOutput(status="ok", summary=summary, data=data)
 
 
+def _config(*tables: str) -> Any:
+    """The tables of arena.toml a stage depends on: changing the panel must not rerun the evidence."""
+    return lambda config: {t: getattr(config, t) for t in tables}
+
+
 STAGES: tuple[Stage[Any], ...] = (
-    Stage(BUNDLE, "Bundle checks", "2", (), bundle_stage),
-    Stage(AUDIT, "Log audit", "2", (BUNDLE,), audit_stage, extra_inputs=audit_inputs),
-    Stage(EVIDENCE, "Evidence", "3", (BUNDLE,), evidence_stage),
-    Stage(HARNESS, "Harness verification", "3", (BUNDLE,), ledger_stage),
+    Stage(BUNDLE, "Bundle checks", "2", (), bundle_stage, config_inputs=_config("boards", "agents", "bundle")),
+    Stage(AUDIT, "Log audit", "2", (BUNDLE,), audit_stage, extra_inputs=audit_inputs,
+          config_inputs=_config("rules", "agents")),
+    Stage(EVIDENCE, "Evidence", "3", (BUNDLE,), evidence_stage, config_inputs=_config()),
+    Stage(HARNESS, "Harness verification", "3", (BUNDLE,), ledger_stage, config_inputs=_config("boards", "harness")),
     Stage(BENCHMARK, "Board benchmark", "1", (BUNDLE,), benchmark_stage, extra_inputs=benchmark_inputs,
           config_inputs=benchmark_config),
     Stage(JUDGES, "Judges", "3", (BUNDLE, AUDIT, EVIDENCE, HARNESS, BENCHMARK), judges_stage,

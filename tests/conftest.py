@@ -19,16 +19,42 @@ def shared_benchmark(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("benchmark-cache")
 
 
-@pytest.fixture
-def arena(tmp_path: Path, shared_benchmark: Path) -> Path:
-    """A private copy of the example arena, without any earlier reviews. Its boards measure one item of their test
-    split (the example's bars, on the same split, still apply), so a full review takes a minute, not ten."""
-    dst = tmp_path / "arena"
+def _arena_copy(dst: Path, shared_benchmark: Path) -> Path:
     shutil.copytree(EXAMPLE_ARENA, dst, ignore=shutil.ignore_patterns("reviews", "benchmark"))
     (dst / "reviews").mkdir()
     (dst / "data" / "benchmark").symlink_to(shared_benchmark)
     toml = dst / "arena.toml"
     toml.write_text(re.sub(r"(?m)^items = \d+$", "items = 1", toml.read_text()))
+    return dst
+
+
+@pytest.fixture
+def arena(tmp_path: Path, shared_benchmark: Path) -> Path:
+    """A private copy of the example arena, without any earlier reviews. Its boards measure one item of their test
+    split (the example's bars, on the same split, still apply), so a full review takes a minute, not ten."""
+    return _arena_copy(tmp_path / "arena", shared_benchmark)
+
+
+SUBMISSION_ORDER = ["agent1-001", "agent2-001", "agent1-002", "agent2-002", "agent2-003", "agent1-003", "agent2-004",
+                    "agent1-004"]
+
+
+@pytest.fixture(scope="session")
+def reviewed_arena(tmp_path_factory: pytest.TempPathFactory, shared_benchmark: Path) -> Path:
+    """The example arena (one item per board) with all eight submissions reviewed once, in submission order, by
+    the real CLI: what the tests of reports, boards and the agents' view read (read-only: copy it to change it)."""
+    dst = _arena_copy(tmp_path_factory.mktemp("reviewed") / "arena", shared_benchmark)
+    for sub in SUBMISSION_ORDER:
+        r = run_review(f"submit/{sub}", cwd=dst, timeout=1800)
+        assert r.returncode == 0, (sub, r.stderr[-3000:])
+    return dst
+
+
+@pytest.fixture
+def reviewed_copy(tmp_path: Path, reviewed_arena: Path) -> Path:
+    """A private copy of the reviewed arena (its store too: a rerun replays what is unchanged)."""
+    dst = tmp_path / "arena"
+    shutil.copytree(reviewed_arena, dst, symlinks=True)
     return dst
 
 

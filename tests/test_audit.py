@@ -355,9 +355,8 @@ def test_cli_exit_codes(arena, tmp_path):
     assert run_review("audit", "logs/agent3", "--agent", "agent3", cwd=arena).returncode == 0
 
 
-def test_review_of_agent1_003_shows_the_audit_and_stands_a_rule_violation(arena):
-    assert run_review("submit/agent1-003", cwd=arena).returncode == 0
-    rep = json.loads((arena / "reviews/agent1-003/review.json").read_text())
+def test_review_of_agent1_003_shows_the_audit_and_stands_a_rule_violation(reviewed_arena):
+    rep = json.loads((reviewed_arena / "reviews/agent1-003/review.json").read_text())
     audit_stage = next(s for s in rep["stages"] if s["name"] == "audit")
     assert audit_stage["status"] == "ok"
     codes = {(f["code"], f["severity"]) for f in audit_stage["findings"]}

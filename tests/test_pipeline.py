@@ -13,8 +13,9 @@ from reviewbench.pipeline import Stage
 def die(ctx):
     os.kill(os.getpid(), signal.SIGKILL)
 
-r.STAGES = tuple(Stage(s.name, s.title, s.version, s.needs, die, s.cacheable) if s.name == "points" else s
-                 for s in r.STAGES)
+import reviewbench.stages as st
+st.STAGES = tuple(Stage(s.key, s.title, s.version, s.needs, die, s.cacheable) if s.name == "points" else s
+                  for s in st.STAGES)
 from reviewbench.cli import main
 sys.exit(main(["submit/agent1-003"]))
 """
@@ -38,16 +39,16 @@ def test_killed_review_resumes_without_redoing_finished_stages(arena):
     r = run_review("submit/agent1-003", cwd=arena)
     assert r.returncode == 0, r.stderr
     st = stages_of(arena)
-    assert st["bundle"]["cached"] and st["verdict"]["cached"]
+    assert st["bundle"]["cached"] and st["benchmark"]["cached"] and st["verdict"]["cached"]
     assert st["points"]["status"] == "ok" and not st["points"]["cached"]
     with Store(arena / "reviews" / "reviewbench.sqlite") as s:
-        assert [run["status"] for run in s.runs("agent1-003")] == ["running", "complete"]
+        # the next start finds the killed run's process gone and says so
+        assert [run["status"] for run in s.runs("agent1-003")] == ["aborted", "complete"]
+        assert [p["submission"] for p in s.all_points()] == ["agent1-003"]
 
 
-def test_rerun_replays_and_rerun_flag_recomputes(arena):
-    assert run_review("submit/agent1-003", cwd=arena).returncode == 0
-    first = stages_of(arena)
-    assert not first["bundle"]["cached"]
+def test_rerun_replays_and_rerun_flag_recomputes(reviewed_copy):
+    arena = reviewed_copy
     assert run_review("submit/agent1-003", cwd=arena).returncode == 0
     assert stages_of(arena)["bundle"]["cached"]
     assert run_review("submit/agent1-003", "--rerun", "bundle", cwd=arena).returncode == 0
@@ -55,20 +56,31 @@ def test_rerun_replays_and_rerun_flag_recomputes(arena):
     assert not again["bundle"]["cached"] and again["verdict"]["cached"]  # same bundle output: verdict replays
 
 
-def test_changed_bundle_reruns_its_stages(arena):
-    assert run_review("submit/agent1-003", cwd=arena).returncode == 0
+def test_changed_bundle_reruns_its_stages(reviewed_copy):
+    arena = reviewed_copy
     desc = arena / "submit/agent1-003/DESCRIPTION.md"
     desc.write_text(desc.read_text() + "\nOne more line.\n")
     assert run_review("submit/agent1-003", cwd=arena).returncode == 0
     assert not stages_of(arena)["bundle"]["cached"]
 
 
-def test_only_and_skip_are_reported_not_hidden(arena):
+def test_only_and_skip_are_partial_drafts_that_never_replace_the_complete_review(reviewed_copy):
+    arena = reviewed_copy
+    complete = (arena / "reviews/agent1-003/review.json").read_text()
+    board_before = run_review("board", "--json", cwd=arena).stdout
     assert run_review("submit/agent1-003", "--only", "bundle", cwd=arena).returncode == 0
-    st = stages_of(arena)
+    draft = json.loads((arena / "reviews/agent1-003/partial/review.json").read_text())
+    st = {s["name"]: s for s in draft["stages"]}
+    assert draft["partial"] and draft["outcome"].startswith("PARTIAL")
     assert st["bundle"]["status"] == "ok"
     assert st["verdict"]["status"] == "not_run" and st["verdict"]["reason"] == "not selected by --only"
     assert run_review("submit/agent1-003", "--skip", "audit", cwd=arena).returncode == 0
-    assert stages_of(arena)["audit"]["reason"] == "skipped by --skip"
+    draft = json.loads((arena / "reviews/agent1-003/partial/review.json").read_text())
+    assert {s["name"]: s for s in draft["stages"]}["audit"]["reason"] == "skipped by --skip"
+    # the skipped audit would clear the agent's RULE_VIOLATION: the complete review and the board stay as they were
+    assert (arena / "reviews/agent1-003/review.json").read_text() == complete
+    assert run_review("board", "--json", cwd=arena).stdout == board_before
+    show = run_review("show", "agent1-003", cwd=arena)
+    assert "RULE_VIOLATION" in show.stdout and "partial draft" in show.stdout
     bad = run_review("submit/agent1-003", "--only", "bundel", cwd=arena)
     assert bad.returncode == 2 and "unknown stage 'bundel'" in bad.stderr
