@@ -83,12 +83,12 @@ def print_board(lb: Leaderboard, console: Console) -> None:
         title = f"Board {t.board} ({unit} {', '.join(f'{b:g}' for b in t.budgets)}; {w})"
         main = ["entry", "agent", "Overall", *(["acc", "mem", "speed", "ovh"] if wide else []), "best before",
                 "bench", "points", "flags"]
+        console.print(Text(title, style="bold", overflow="fold"))  # not the table's title: rich crops those
         if not t.rows:
-            console.print(Text(title, style="bold", overflow="fold"))
             console.print(Text(caption, overflow="fold"), highlight=False)
             continue
-        keep = {"entry": min(24, max(len(r.id) for r in t.rows))}
-        table = fold_table(*main, title=title, caption=caption, min_width=keep, styles={"flags": "bold red"},
+        keep = {"entry": min(24, max(len(r.id) for r in t.rows)), "flags": 14}  # ids and flag names whole
+        table = fold_table(*main, caption=caption, min_width=keep, styles={"flags": "bold red"},
                            numeric=("Overall", "acc", "mem", "speed", "ovh", "bench", "points"))
         parts = fold_table("entry", "accuracy", "memory", "speed", "overhead", title=f"Board {t.board}: components",
                            numeric=("accuracy", "memory", "speed", "overhead"), min_width=keep)

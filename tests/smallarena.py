@@ -85,7 +85,8 @@ def _full() -> list[Row]:
 
 
 BUDGETS = [0.1, 0.25, 0.5]
-BASELINES = {"snapkv": {0.1: 0.25, 0.25: 0.5, 0.5: 0.75}, "window": {0.1: 0.0, 0.25: 0.25, 0.5: 0.5}}
+BASELINES = {"expected_attention": {0.1: 0.125, 0.25: 0.25, 0.5: 0.375}, "snapkv": {0.1: 0.25, 0.25: 0.5, 0.5: 0.75},
+             "window": {0.1: 0.0, 0.25: 0.25, 0.5: 0.5}}
 SUBMISSIONS = [
     # id, short name, quality per budget (None: no benchmark), flags, judge scores, points
     ("agent1-001", "sharp_snap", {0.1: 0.5, 0.25: 0.75, 0.5: 0.875}, [], (2, 3, 2), 22.5),

@@ -177,13 +177,61 @@ def test_board_at_80_columns_wraps_and_never_cuts_and_no_color_means_no_color(sm
     lines = _visible_lines(r.stdout)
     assert all(len(line) <= 80 for line in lines), max(lines, key=len)
     assert "…" not in r.stdout
-    for word in ("baseline:snapkv", "baseline:window", "agent1-001", "agent2-001", "agent1-002", "RULE_VIOLATION",
-                 "agent3-001"):
+    for word in ("baseline:expected_attention", "baseline:snapkv", "agent1-001", "agent2-001", "agent1-002",
+                 "RULE_VIOLATION", "agent3-001"):
         assert word in r.stdout, word  # ids and flags stay whole on one line at 80 columns
     assert "0.6768" in r.stdout and "accuracy" in r.stdout  # the components are there, in their own table
     # the control: a forced terminal without NO_COLOR does colour (so the assertion above can fail)
     coloured = _review("board", "--arena", str(small), COLUMNS="80", FORCE_COLOR="1")
     assert COLOR_SGR.search(coloured.stdout)
+
+
+@pytest.mark.parametrize("columns", ["40", "60"])
+def test_board_on_a_narrow_terminal_stays_inside_it(small, columns):
+    r = _review("board", "--arena", str(small), COLUMNS=columns)
+    assert r.returncode == 0, r.stderr
+    assert all(len(line) <= int(columns) for line in r.stdout.splitlines()) and "…" not in r.stdout
+
+
+@pytest.mark.parametrize("width", [24, 40, 60, 80, 120])
+def test_a_fold_table_loses_no_character_at_any_width(width):
+    """Folding moves characters to the next line; cropping or an ellipsis would lose some: count them."""
+    import io
+    from collections import Counter
+
+    from rich.console import Console
+
+    from reviewbench.tables import fold_table
+
+    rows = [["baseline:expected_attention", "", "0.5310", "", "RULE_VIOLATION,MISSTATED_METHOD"],
+            ["agent1-001", "agent1", "0.6768", "baseline:snapkv 0.5310", ""],
+            ["x" * 70, "a b c d e f g h", "1", "[bold]not markup[/]", "<script>"]]
+    t = fold_table("entry", "agent", "Overall", "best before", "flags", numeric=("Overall",),
+                   min_width={"entry": 24, "flags": 14}, title="Board A (a long title that must wrap, not crop)")
+    for r in rows:
+        t.add_row(*r)
+    buf = io.StringIO()
+    Console(file=buf, width=width, color_system=None).print(t)
+    out = buf.getvalue()
+    assert all(len(line) <= width for line in out.splitlines())
+    chars = lambda text: Counter(c for c in text if not c.isspace() and c != "─")
+    expected = chars("".join(["Board A (a long title that must wrap, not crop)", "entry", "agent", "Overall",
+                              "best before", "flags", *(c for r in rows for c in r)]))
+    assert chars(out) == expected
+
+
+def test_fit_widths():
+    from reviewbench.tables import fit_widths
+
+    assert fit_widths([10, 5, 7], 40, [0, 0, 0]) == [10, 5, 7]  # fits: natural widths
+    w = fit_widths([27, 6, 6, 15, 14], 56, [24, 0, 0, 0, 14], [False, False, True, False, False])
+    assert sum(w) <= 56 and w[0] == 24 and w[4] == 14 and w[2] == 6  # ids and flags whole, numbers whole
+    w = fit_widths([27, 6, 6, 15, 14], 50, [24, 0, 0, 0, 14], [False, False, True, False, False])
+    assert sum(w) <= 50 and w[2] == 6 and w[0] < 24  # too little left for the others: ids fold, numbers whole
+    w = fit_widths([27, 6, 6, 15, 14], 30, [24, 0, 0, 0, 14], [False, False, True, False, False])
+    assert sum(w) <= 30 and w[2] == 6 and min(w) >= 3  # too narrow to keep ids: shared, numbers still whole
+    w = fit_widths([30] * 6, 20, [0] * 6)
+    assert sum(w) <= 20 + 6 and min(w) >= 3  # the floor of 3 columns may exceed a hopeless budget, never crop
 
 
 def test_board_is_one_table_per_board_on_a_wide_terminal(small):

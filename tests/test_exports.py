@@ -42,7 +42,8 @@ def test_board_csv_on_stdout_is_one_row_per_entry(small, capsys):
     assert rc == 0, err
     rows = list(csv.DictReader(io.StringIO(out)))
     assert list(rows[0]) == list(FLAT_COLUMNS)
-    assert [r["id"] for r in rows] == ["baseline:snapkv", "baseline:window", "agent1-001", "agent2-001", "agent1-002"]
+    assert [r["id"] for r in rows] == ["baseline:expected_attention", "baseline:snapkv", "baseline:window",
+                                       "agent1-001", "agent2-001", "agent1-002"]
     by = {r["id"]: r for r in rows}
     assert by["agent2-001"]["flags"] == "RULE_VIOLATION" and by["agent2-001"]["points"] == "0.0"
     assert by["agent1-002"]["best_before"] == "agent1-001"  # agent2-001 scored higher but is flagged
