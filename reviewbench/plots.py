@@ -167,7 +167,8 @@ def bands_svg(title: str, budget_kind: str, series: list[BudgetSeries], highligh
         xs |= set(_series(ax, _label(name), per, alpha=0.55, linewidth=1, linestyle=":"))
     ax.xaxis.set_major_locator(FixedLocator(sorted(xs)))
     ax.set_title(_label(title), fontsize=10)
-    ax.legend(fontsize=7, ncol=2, title="bands: 95 % bootstrap CI over items", title_fontsize=7)
+    ax.legend(fontsize=7, title="bands: 95 % bootstrap\nCI over items", title_fontsize=7, loc="upper left",
+              bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # beside the axes: the lines stay visible
     out = _svg(fig)
     plt.close(fig)
     return out
