@@ -112,14 +112,12 @@ def run_cmd(
         if fresh != "judges":
             raise UserError(None, f"--fresh takes 'judges', got {fresh!r}")
         rerun_set.add("judges")
-        import os
-
-        os.environ["REVIEWBENCH_FRESH_JUDGES"] = "1"
     live = StageProgress(console, quiet=as_json)
     if not as_json:
         console.print(f"[bold]Reviewing {bundle_dir}[/]")
     report, out_dir = review(bundle_dir, arena, only=_stage_set(only), skip=_stage_set(skip) or set(),
-                             rerun=rerun_set, on_stage=live.done, on_start=live.start, progress=live.line)
+                             rerun=rerun_set, on_stage=live.done, on_start=live.start, progress=live.line,
+                             fresh_judges=fresh is not None)
     if as_json:
         sys.stdout.write(report.to_json())
     else:

@@ -108,6 +108,7 @@ class StageContext:
     reports: dict[str, StageReport[Any]] = field(default_factory=dict)
     current: Stage[Any] | None = None  # the stage running now: what it may read
     progress: Callable[[str], None] | None = None  # live progress lines of long stages (harness items, judges)
+    fresh_judges: bool = False  # query the judges again instead of replaying their stored calls
 
     def _allowed(self, key: StageKey[Any]) -> None:
         if self.current is not None and key.name not in {k.name for k in self.current.needs}:

@@ -92,6 +92,7 @@ def review(
     on_start: Callable[[Stage[Any]], None] | None = None,
     progress: Callable[[str], None] | None = None,
     stages: tuple[Stage[Any], ...] | None = None,
+    fresh_judges: bool = False,
 ) -> tuple[Any, Path]:
     """Review one bundle; returns (the report, the folder it was written to)."""
     from reviewbench.report import build_report, write_report
@@ -128,7 +129,7 @@ def review(
                                 bundle.path)
         run_id = store.start_run(bundle.id, bundle.content_hash, partial=partial)
         ctx = StageContext(arena=arena, bundle=bundle, rubric=rubric, store=store, author_family=family,
-                           earlier=earlier, progress=progress)
+                           earlier=earlier, progress=progress, fresh_judges=fresh_judges)
         try:
             reports = run_stages(stages or STAGES, ctx, only=only, skip=skip, rerun=rerun, on_stage=on_stage,
                                  on_start=on_start)

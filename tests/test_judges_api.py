@@ -365,6 +365,13 @@ def test_a_split_calls_a_third_judge_of_the_family_that_did_not_write_it(inputs,
     again = asyncio.run(r2.run(panel))
     assert all(o.cached for o in again.outcomes) and not claude2.requests and not gpt2.requests
     assert [o.verdict.score("novelty") for o in again.outcomes] == [4, 1, 2]
+    # `review --fresh judges`: every judge is asked again, and the new answers are what counts
+    claude3, gpt3 = split_scripts(3, 3, 3)
+    r3 = runner(inputs, rubric, {"anthropic": anthropic_client(claude3), "openai": openai_client(gpt3)}, store, author)
+    r3.replay = False
+    fresh = asyncio.run(r3.run(panel))
+    assert not any(o.cached for o in fresh.outcomes) and claude3.requests and gpt3.requests
+    assert [o.verdict.score("novelty") for o in fresh.outcomes] == [3, 3]  # they agree now: no third judge
 
 
 def test_a_flag_whose_quote_is_not_in_the_inputs_is_dropped(inputs, rubric):

@@ -136,6 +136,7 @@ class PanelRunner:
     make_provider: Callable[[JudgeSpec, JudgeInputs], Any] = default_provider
     make_web: Callable[[], WebSearch | None] = WebSearch
     family_offsets: dict[str, dict[str, float]] | None = None
+    replay: bool = True  # False (`review --fresh judges`): query every judge again; the new calls replace the old
     _providers: dict[str, Any] = field(default_factory=dict)
 
     def provider(self, spec: JudgeSpec) -> JudgeProvider:
@@ -166,13 +167,13 @@ class PanelRunner:
         caps = registry.capabilities(spec.provider)
         tools_sig = [t.__dict__ for t in tool_specs(self.rubric, spec.web_search, submit=not caps.scores_directly)]
         key = call_key(task, tools_sig)
-        if self.store is not None:
+        if self.store is not None and self.replay:
             hit = self.store.get_judge_call(key)
             if hit is not None:
                 out = JudgeOutcome.model_validate(hit["response"]["outcome"])
                 return out.model_copy(update={"cached": True})
         local_file = local_cache_file(key) if caps.deterministic and caps.free else None
-        if local_file is not None and local_file.is_file():  # deterministic: the same prompt gives the same scores
+        if local_file is not None and local_file.is_file() and self.replay:  # deterministic: the same prompt gives the same scores
             out = JudgeOutcome.model_validate_json(local_file.read_text())
             self._store(key, task, out, [])
             return out.model_copy(update={"cached": True})
