@@ -238,6 +238,8 @@ class _Ahead:
                 run_ahead(self.arena, p, self.listener)
                 fut.set_result(None)
             except BaseException as e:  # noqa: BLE001 - its review meets the same problem and reports it
+                self.listener.activity(p.id, f"running ahead failed ({type(e).__name__}: {e}); its review runs "
+                                             "every stage in order")
                 fut.set_exception(e)
 
     def wait(self, sub_id: str) -> None:
@@ -251,7 +253,10 @@ def run_arena(arena: Arena, todo: list[Planned], parallel: int, listener: Listen
     goes on past it). ``cancel`` stops the harness runs in flight when the run is interrupted."""
     import reviewbench.report  # noqa: F401  (the stages' and the report's modules imported here, before any thread)
     import reviewbench.stages  # noqa: F401
+    from reviewbench.store import Store
 
+    with Store(arena.store_path):  # created and migrated here: two threads migrating a new store at once collide
+        pass
     ahead = _Ahead(arena, todo, parallel, listener) if parallel > 1 and len(todo) > 1 else None
     outcomes: list[Outcome] = []
     try:

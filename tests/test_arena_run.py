@@ -195,3 +195,39 @@ def test_two_submissions_on_ray_in_parallel_equal_the_sequential_run(tmp_path):
     # the order was kept: the later submission was scored against the earlier one's complete result
     assert want["agent2-002"]["points"]["compared"] == ["agent1-002"]
     assert want["agent1-002"]["points"]["compared"] == []
+
+
+def test_stages_run_ahead_in_parallel_and_reviews_follow_in_order(plan_arena, monkeypatch):
+    """Without the harness: every submission's ahead stages run (on a new store, from two threads), each review
+    starts only after its own ahead stages ended, in submission order, and a failed review stops the run."""
+    import threading
+
+    import reviewbench.pipeline as pipeline
+    from reviewbench import arena_run
+
+    arena = load_arena(plan_arena)
+    events, lock = [], threading.Lock()
+
+    def fake_stages(stages, ctx, only=None, **kw):
+        assert only == set(AHEAD)
+        with lock:
+            events.append(("ahead", ctx.bundle.id))
+
+    def fake_review(a, p, listener):
+        with lock:
+            events.append(("review", p.id))
+        if p.id == "agent1-002":
+            raise RuntimeError("boom")
+        return arena_run.Outcome(p.id, "complete", "ok")
+
+    monkeypatch.setattr(pipeline, "run_stages", fake_stages)
+    monkeypatch.setattr(arena_run, "review_one", fake_review)
+    todo = [p for p in plan(arena) if p.todo]
+    out = arena_run.run_arena(arena, todo, 2, arena_run.Listener())
+    assert [(o.id, o.status) for o in out] == [("agent1-001", "complete"), ("agent2-001", "complete"),
+                                               ("agent1-002", "failed")]
+    assert out[-1].detail == "RuntimeError: boom"
+    reviews = [s for k, s in events if k == "review"]
+    assert reviews == ["agent1-001", "agent2-001", "agent1-002"]  # agent2-002 waits for agent1-002's result
+    for sub_id in reviews:
+        assert events.index(("ahead", sub_id)) < events.index(("review", sub_id))
