@@ -32,20 +32,50 @@ DEFAULT_FAMILIES = ["llama", "gemma3", "qwen3_5", "bamba", "falcon_h1"]  # Jamba
 # a Python loop over the sequence in transformers (without mamba_ssm): minutes at 32K, so it is opt-in
 
 
-def cuda_timer():
+DEVICE = "cuda"
+
+
+def sync() -> None:
     import torch
 
-    torch.cuda.synchronize()
+    if DEVICE.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def cuda_timer():
+    sync()
     t0 = time.perf_counter()
 
     def stop() -> float:
-        torch.cuda.synchronize()
+        sync()
         return time.perf_counter() - t0
 
     return stop
 
 
-def check_family(family: str, context: int, decode_steps: int, keep: float, boundary: bool) -> dict:
+def reset_peak() -> None:
+    import torch
+
+    if DEVICE.startswith("cuda"):
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    else:
+        Path("/proc/self/clear_refs").write_text("5")
+
+
+def peak() -> int:
+    """Peak GPU memory allocated (on a CPU smoke run: the process's peak RSS)."""
+    import re
+
+    import torch
+
+    if DEVICE.startswith("cuda"):
+        return int(torch.cuda.max_memory_allocated())
+    return int(re.search(r"VmHWM:\s+(\d+)", Path("/proc/self/status").read_text()).group(1)) * 1024  # type: ignore[union-attr]
+
+
+def check_family(family: str, context: int, decode_steps: int, keep: float, boundary: bool,
+                 size: str = "mid") -> dict:
     import torch
 
     from harness.boundary import InProcessMethod, open_method
@@ -55,11 +85,10 @@ def check_family(family: str, context: int, decode_steps: int, keep: float, boun
     from harness.results import MethodLimits
     from harness.runner import Engine, MethodRun, _queries_for
 
-    torch.cuda.empty_cache()
-    torch.cuda.reset_peak_memory_stats()
+    reset_peak()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        eng = Engine(loaded(family, "mid", device="cuda", max_positions=2 * context, vocab_size=32768))
+        eng = Engine(loaded(family, size, device=DEVICE, max_positions=2 * context, vocab_size=32768))
     info = eng.info
     attn = info.attention_layers
     weights = eng.param_bytes
@@ -70,14 +99,13 @@ def check_family(family: str, context: int, decode_steps: int, keep: float, boun
 
     rt0 = KVRuntime(info.n_layers, info.group_size)
     rt0.queries.prefill_positions = torch.arange(context - SnapKV.query_window, context)
-    torch.cuda.reset_peak_memory_stats()
+    reset_peak()
     stop = cuda_timer()
     last = eng.forward(rt0, ids, 0, last_only=True)[-1]
     secs = stop()
     kv = rt0.live_bytes()
     out.update(prefill_tok_s=context / secs, prefill_s=secs, kv_bytes=kv, state_bytes=rt0.state_bytes(),
-               prefill_peak_bytes=torch.cuda.max_memory_allocated(),
-               peak_over_weights_and_kv=torch.cuda.max_memory_allocated() / (weights + kv + rt0.state_bytes()))
+               prefill_peak_bytes=peak(), peak_over_weights_and_kv=peak() / (weights + kv + rt0.state_bytes()))
 
     def decode(rt: KVRuntime) -> float:
         tok = int(last.argmax())
@@ -139,7 +167,7 @@ def check_family(family: str, context: int, decode_steps: int, keep: float, boun
 
 def table(rows: list[dict], context: int) -> str:
     gib, mib = 1024**3, 1024**2
-    lines = [f"Context {context:,} tokens, bf16, one GPU.", "",
+    lines = [f"Context {context:,} tokens, {DEVICE}.", "",
              "| family | attn / sliding / recurrent layers | rotary | prefill tok/s | peak GiB (x weights+KV) | "
              "KV MiB full -> 10 % | decode tok/s full -> 10 % | per layer ms: score / gather / mask |",
              "|---|---|---|---|---|---|---|---|"]
@@ -170,19 +198,24 @@ def main() -> int:
     p.add_argument("--decode-steps", type=int, default=32)
     p.add_argument("--keep", type=float, default=0.1)
     p.add_argument("--out", type=Path, default=Path("."))
+    p.add_argument("--device", default="cuda", help="cpu: a smoke run of the script itself (with --size tiny)")
+    p.add_argument("--size", default="mid", choices=["tiny", "mid"])
     a = p.parse_args()
     import torch
 
-    if not torch.cuda.is_available():
+    global DEVICE
+    DEVICE = a.device
+    if a.device.startswith("cuda") and not torch.cuda.is_available():
         print(f"gpu_check: no CUDA device visible to torch {torch.__version__} (built for CUDA "
               f"{torch.version.cuda}): skipped")
         return 0
-    print(f"gpu_check: {torch.cuda.get_device_name(0)}, torch {torch.__version__}, context {a.context:,}", flush=True)
+    where = torch.cuda.get_device_name(0) if a.device.startswith("cuda") else a.device
+    print(f"gpu_check: {where}, torch {torch.__version__}, context {a.context:,}", flush=True)
     rows = []
     for i, fam in enumerate(a.families):
         t0 = time.perf_counter()
         try:
-            rows.append(check_family(fam, a.context, a.decode_steps, a.keep, boundary=i == 0))
+            rows.append(check_family(fam, a.context, a.decode_steps, a.keep, boundary=i == 0, size=a.size))
         except Exception as e:  # noqa: BLE001 - one family failing must not hide the others
             rows.append({"family": fam, "error": " ".join(f"{type(e).__name__}: {e}".split())[:300]})
         print(f"  {fam}: {time.perf_counter() - t0:.0f} s", flush=True)
