@@ -78,6 +78,7 @@ def check_family(family: str, context: int, decode_steps: int, keep: float, boun
                  size: str = "mid") -> dict:
     import torch
 
+    from harness.api import Keep
     from harness.boundary import InProcessMethod, open_method
     from harness.families import loaded
     from harness.kv import KVRuntime
@@ -127,6 +128,7 @@ def check_family(family: str, context: int, decode_steps: int, keep: float, boun
         stop = cuda_timer()
         result = method.select(view)
         score_s.append(stop())
+        assert isinstance(result, Keep)
         stop = cuda_timer()  # kvpress-style: keep the cache, mask what is not kept
         mask = torch.ones(view.keys.shape[:2], dtype=torch.bool, device=view.keys.device)
         for h, idx in enumerate(result.indices):
