@@ -128,14 +128,16 @@ class HeadKV:
         """A fresh compact head of the live rows ``idx`` (indices into the live order, kept in the order given),
         with ``spare`` free rows."""
         idx = idx.to(device=self.k.device, dtype=torch.long)
-        if not self.m:
-            i = idx + self.start
-            return compact_head(self.k[i], self.v[i], self.pos[i], spare)
-        assert self.tk is not None and self.tv is not None and self.tpos is not None
-        nb = self.n - self.start
         r = int(idx.numel())
         out = HeadKV(self.k.new_empty(r + spare, self.k.shape[1]), self.v.new_empty(r + spare, self.v.shape[1]),
                      self.pos.new_empty(r + spare), r)
+        if not self.m:  # gathered straight into the new buffers (no intermediate copy)
+            i = idx + self.start
+            for dst, src in ((out.k, self.k), (out.v, self.v), (out.pos, self.pos)):
+                torch.index_select(src, 0, i, out=dst[:r])
+            return out
+        assert self.tk is not None and self.tv is not None and self.tpos is not None
+        nb = self.n - self.start
         sel = idx < nb
         for dst, base, tail in ((out.k, self.k, self.tk), (out.v, self.v, self.tv), (out.pos, self.pos, self.tpos)):
             dst[:r][sel] = base[idx[sel] + self.start]
