@@ -214,16 +214,17 @@ def test_the_memo_gives_each_method_its_own_copy(tmp_path):
     assert q is not None and torch.equal(other.attention(q * 2), LayerView.attention(other, q * 2))  # not a slice
 
 
-def test_answers_are_checked_as_the_runner_checks_them(tmp_path):
+def test_answers_are_checked_as_the_runner_checks_them_but_overspending_is_measured(tmp_path):
     from harness.fingerprint import load_bank
 
     _, views = load_bank(synthetic_bank(tmp_path / "bank.pt"))
     v = views[0]
     ok = Keep((torch.tensor([0, 5]), torch.tensor([1])))
-    assert _kept(v, ok, 2) == [[0, 5], [1]]
+    assert _kept(v, ok, 2) == ([[0, 5], [1]], 0.75)
+    # over the budget: measured and its share reported (the benchmark refuses it; the fingerprint only observes)
+    assert _kept(v, Keep((torch.tensor([0, 1, 2]), torch.tensor([1, 2]))), 2) == ([[0, 1, 2], [1, 2]], 1.25)
     bad = [Keep((torch.tensor([0, 0]), torch.tensor([1]))), Keep((torch.tensor([0, 999]), torch.tensor([1]))),
-           Keep((torch.tensor([0, 1, 2]), torch.tensor([1, 2]))), Keep((torch.tensor([0.5]), torch.tensor([1]))),
-           Keep((torch.tensor([0]),)), "keep everything"]
+           Keep((torch.tensor([0.5]), torch.tensor([1]))), Keep((torch.tensor([0]),)), "keep everything"]
     for answer in bad:
         with pytest.raises(MethodError):
             _kept(v, answer, 2)
@@ -316,3 +317,22 @@ def test_behaviour_evidence_is_closed_and_names_the_member():
     assert again == ev
     with pytest.raises(ValueError):
         BehaviourEvidence.model_validate({**ev.model_dump(), "extra": {}})
+
+
+def test_an_overspending_schedule_is_measured_and_noted():
+    from harness.fingerprint import _Budgets
+
+    class Greedy:  # KVCache-Factory's PyramidKV rounds its steps down: a few per cent over the total
+        def layer_budgets(self, mean_budget: int, n_tokens: int, model: ModelInfo) -> list[int]:
+            return [mean_budget + (1 if i % 10 == 0 else 0) for i in range(model.n_layers)]
+
+    b = _Budgets(Greedy(), INFO)  # type: ignore[arg-type]
+    assert b(0.1, 300)[0] == 31 and b(0.1, 300)[1] == 30
+    assert b.overspend == pytest.approx(903 / 900)
+
+    class Short:
+        def layer_budgets(self, mean_budget: int, n_tokens: int, model: ModelInfo) -> list[int]:
+            return [mean_budget] * 3
+
+    with pytest.raises(MethodError, match="expected 30"):
+        _Budgets(Short(), INFO)(0.1, 300)  # type: ignore[arg-type]

@@ -57,6 +57,8 @@ class BehaviourProbes(_Closed):
     position_ks: float  # median sqrt(k) x Kolmogorov-Smirnov distance of the kept positions from uniform
     gap_cv: float  # median coefficient of variation of the gaps between kept positions
     uniform_random: bool  # compared by keep probability, not by its sets
+    overspend: float | None = None  # the largest share of a view's budget it kept (over 1: measured, not refused)
+    layer_overspend: float | None = None  # its layer_budgets' largest sum over the total
     summary: str
     error: str | None = None
 
@@ -158,9 +160,14 @@ def _probes(b: Behaviour, raw: dict[str, Any]) -> BehaviourProbes:
         summary = "probes incomplete"
     else:
         summary = "deterministic, follows the content"
+    over, layer_over = raw.get("overspend"), raw.get("layer_overspend")
+    worst = max(over or 1.0, layer_over or 1.0)
+    if worst > 1.0:
+        summary += f"; spends up to {worst - 1:.1%} over its budget (measured here, refused by the benchmark)"
     return BehaviourProbes(repeat_jaccard=rep, permuted_jaccard=perm, perturbed_jaccard=pert, deterministic=det,
                            content_independent=indep, position_ks=round(ks, 3), gap_cv=round(cv, 3),
-                           uniform_random=law, summary=summary, error=raw.get("error"))
+                           uniform_random=law, overspend=over, layer_overspend=layer_over, summary=summary,
+                           error=raw.get("error"))
 
 
 def _pair_jaccard(a: np.ndarray, b: np.ndarray, a_law: bool, b_law: bool) -> np.ndarray:
