@@ -144,14 +144,15 @@ def main() -> int:
     p.add_argument("--lengths", type=int, nargs="+", default=[2048, 4096, 8192, 16384])
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--budget", type=float, default=0.1)
-    p.add_argument("--json", type=Path)
+    p.add_argument("--json", type=Path, help="write the raw results here")
+    p.add_argument("--merge", type=Path, nargs="*", default=[], help="earlier --json results to summarise with")
     p.add_argument("--one", type=int, help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.one:
         print(json.dumps(one(a.one, a.threads, a.budget)))
         return 0
-    results = []
-    for length in a.lengths:
+    results = [r for f in a.merge for r in json.loads(f.read_text())]
+    for length in [x for x in a.lengths if x not in {r["length"] for r in results}]:
         t0 = time.perf_counter()
         proc = subprocess.run([sys.executable, __file__, "--one", str(length), "--threads", str(a.threads),
                                "--budget", str(a.budget)], capture_output=True, text=True,
@@ -162,6 +163,7 @@ def main() -> int:
             break
         results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
         print(f"{length}: done in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    results.sort(key=lambda r: r["length"])
     if a.json:
         a.json.write_text(json.dumps(results, indent=1))
     print(summarise(results))

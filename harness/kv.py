@@ -12,10 +12,10 @@ convolutions) keep their fixed-size state in a transformers ``Cache`` whose atte
 A sliding-window layer (Gemma 3) holds what the model can still see, ``window - 1`` past tokens, as the
 model's own cache does.
 
-Copies are cheap: a copy shares its parent's buffers (read-only rows), and what it appends goes either into
-free rows at the end of a shared buffer, when nobody has written there yet, or into a private tail, attended
-together with the shared part. So answering several questions from one cache, or running several methods
-from one prefill, never holds a second full copy of a long context.
+Copies are cheap: a copy shares its parent's buffers (read-only rows). What it appends goes into free rows at
+the end of a shared buffer when nobody has written there yet; otherwise the copy first moves its rows into a
+buffer of its own (once). Running several methods from one prefill thus holds the prefill once plus the
+cache being worked on, and a copy that only compresses (then gathers into fresh buffers) never copies it.
 """
 
 from __future__ import annotations
@@ -32,30 +32,25 @@ ATTN_ELEMENTS = 1 << 24  # attention logits held at once by a chunked attention 
 
 
 class _Frontier:
-    """Shared by every head that reads one buffer: how many rows of it have been written, and by how many
-    heads it is shared. A head may append in place only at the frontier: rows below it never change again."""
+    """Shared by every head that reads one buffer: how many rows of it have been written. A head may append in
+    place only at the frontier: rows below it never change again, so copies read them safely."""
 
-    __slots__ = ("filled", "shared")
+    __slots__ = ("filled",)
 
     def __init__(self, filled: int) -> None:
         self.filled = filled
-        self.shared = False
 
 
 @dataclass
 class HeadKV:
-    """One KV head: rows ``[start, n)`` of the buffers ``k``/``v``/``pos`` (shared with copies of the cache),
-    then a private tail of ``m`` rows (``tk``/``tv``/``tpos``) appended where the shared buffer could not be."""
+    """One KV head: rows ``[start, n)`` of the buffers ``k``/``v``/``pos``, possibly shared with copies of the
+    cache (read-only below the frontier)."""
 
     k: torch.Tensor  # (capacity, D)
     v: torch.Tensor
     pos: torch.Tensor  # (capacity,) long
     n: int
     start: int = 0
-    tk: torch.Tensor | None = None
-    tv: torch.Tensor | None = None
-    tpos: torch.Tensor | None = None
-    m: int = 0
     frontier: _Frontier = field(default_factory=lambda: _Frontier(-1))
 
     def __post_init__(self) -> None:
@@ -64,113 +59,68 @@ class HeadKV:
 
     @property
     def length(self) -> int:
-        return self.n - self.start + self.m
+        return self.n - self.start
 
     def segments(self) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
-        """(keys, values, positions) of the live rows, as one or two contiguous pieces (no copy)."""
-        out = [(self.k[self.start: self.n], self.v[self.start: self.n], self.pos[self.start: self.n])]
-        if self.m:
-            assert self.tk is not None and self.tv is not None and self.tpos is not None
-            out.append((self.tk[: self.m], self.tv[: self.m], self.tpos[: self.m]))
-        return out
+        """(keys, values, positions) of the live rows, as one contiguous piece (no copy)."""
+        return [(self.keys(), self.values(), self.positions())]
 
     def keys(self) -> torch.Tensor:
-        segs = self.segments()
-        return segs[0][0] if len(segs) == 1 else torch.cat([s[0] for s in segs])
+        return self.k[self.start: self.n]
 
     def values(self) -> torch.Tensor:
-        segs = self.segments()
-        return segs[0][1] if len(segs) == 1 else torch.cat([s[1] for s in segs])
+        return self.v[self.start: self.n]
 
     def positions(self) -> torch.Tensor:
-        segs = self.segments()
-        return segs[0][2] if len(segs) == 1 else torch.cat([s[2] for s in segs])
+        return self.pos[self.start: self.n]
 
     def append(self, k: torch.Tensor, v: torch.Tensor, pos: torch.Tensor) -> None:
+        """Append in place at the frontier when nobody else has written past it; else (a shared buffer whose
+        free rows another copy took, or a full one) move this head's rows into a buffer of its own, with
+        headroom. A copy that decodes thus pays one O(T) copy at its first step, then appends in place and
+        attends over one contiguous buffer (a private tail attended beside the shared rows made every decode
+        step ~3x slower on CPU)."""
         m = k.shape[0]
-        if not self.m and self.frontier.filled == self.n:
-            if self.n + m <= self.k.shape[0]:  # free rows at the frontier: in place, nobody else reads them
-                self.k[self.n: self.n + m], self.v[self.n: self.n + m], self.pos[self.n: self.n + m] = k, v, pos
-                self.n += m
-                self.frontier.filled = self.n
-                return
-            if not self.frontier.shared:  # an exclusive buffer grows (with headroom); a shared one is left alone
-                self._rebase([(self.k[self.start: self.n], self.v[self.start: self.n], self.pos[self.start: self.n]),
-                              (k, v, pos)], spare=max(SPARE, (self.n - self.start + m) // 8))
-                return
-        self._tail_append(k, v, pos)
-        if self.m >= max(8 * SPARE, self.n - self.start):  # the tail outgrew the shared part: own one buffer
-            self._rebase(self.segments(), spare=max(SPARE, self.length // 8))
-
-    def _tail_append(self, k: torch.Tensor, v: torch.Tensor, pos: torch.Tensor) -> None:
-        m = k.shape[0]
-        if self.tk is None or self.m + m > self.tk.shape[0]:
-            cap = self.m + m + max(SPARE, self.m)
-            tk, tv, tp = k.new_empty(cap, k.shape[1]), v.new_empty(cap, v.shape[1]), pos.new_empty(cap)
-            if self.m:
-                assert self.tk is not None and self.tv is not None and self.tpos is not None
-                tk[: self.m], tv[: self.m], tp[: self.m] = self.tk[: self.m], self.tv[: self.m], self.tpos[: self.m]
-            self.tk, self.tv, self.tpos = tk, tv, tp
-        assert self.tv is not None and self.tpos is not None
-        self.tk[self.m: self.m + m], self.tv[self.m: self.m + m], self.tpos[self.m: self.m + m] = k, v, pos
-        self.m += m
-
-    def _rebase(self, pieces: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]], spare: int) -> None:
-        """Copy ``pieces`` into a fresh buffer of this head's own (with ``spare`` free rows); no tail after."""
-        fresh = compact_head(torch.cat([p[0] for p in pieces]), torch.cat([p[1] for p in pieces]),
-                             torch.cat([p[2] for p in pieces]), spare)
+        if self.frontier.filled == self.n and self.n + m <= self.k.shape[0]:
+            self.k[self.n: self.n + m], self.v[self.n: self.n + m], self.pos[self.n: self.n + m] = k, v, pos
+            self.n += m
+            self.frontier.filled = self.n
+            return
+        fresh = compact_head(torch.cat([self.keys(), k]), torch.cat([self.values(), v]),
+                             torch.cat([self.positions(), pos]), spare=max(SPARE, (self.length + m) // 8))
         self.k, self.v, self.pos, self.n, self.start, self.frontier = (fresh.k, fresh.v, fresh.pos, fresh.n, 0,
                                                                        fresh.frontier)
-        self.tk = self.tv = self.tpos = None
-        self.m = 0
 
     def gather(self, idx: torch.Tensor, spare: int = SPARE) -> "HeadKV":
         """A fresh compact head of the live rows ``idx`` (indices into the live order, kept in the order given),
-        with ``spare`` free rows."""
+        with ``spare`` free rows; gathered straight into the new buffers (no intermediate copy)."""
         idx = idx.to(device=self.k.device, dtype=torch.long)
         r = int(idx.numel())
         out = HeadKV(self.k.new_empty(r + spare, self.k.shape[1]), self.v.new_empty(r + spare, self.v.shape[1]),
                      self.pos.new_empty(r + spare), r)
-        if not self.m:  # gathered straight into the new buffers (no intermediate copy)
-            i = idx + self.start
-            for dst, src in ((out.k, self.k), (out.v, self.v), (out.pos, self.pos)):
-                torch.index_select(src, 0, i, out=dst[:r])
-            return out
-        assert self.tk is not None and self.tv is not None and self.tpos is not None
-        nb = self.n - self.start
-        sel = idx < nb
-        for dst, base, tail in ((out.k, self.k, self.tk), (out.v, self.v, self.tv), (out.pos, self.pos, self.tpos)):
-            dst[:r][sel] = base[idx[sel] + self.start]
-            dst[:r][~sel] = tail[idx[~sel] - nb]
+        i = idx + self.start
+        for dst, src in ((out.k, self.k), (out.v, self.v), (out.pos, self.pos)):
+            torch.index_select(src, 0, i, out=dst[:r])
         return out
 
     def live_bytes(self) -> int:
         return self.length * (self.k.shape[1] * self.k.element_size() + self.v.shape[1] * self.v.element_size())
 
     def allocated_bytes(self) -> int:
-        own = self.k.numel() * self.k.element_size() + self.v.numel() * self.v.element_size()
-        if self.tk is not None and self.tv is not None:
-            own += self.tk.numel() * self.tk.element_size() + self.tv.numel() * self.tv.element_size()
-        return own
+        return self.k.numel() * self.k.element_size() + self.v.numel() * self.v.element_size()
 
     def share(self) -> "HeadKV":
         """A copy that reads the same rows without copying them (its own appends go elsewhere)."""
-        self.frontier.shared = True
-        tail = ({} if not self.m else
-                {"tk": self.tk[: self.m].clone(), "tv": self.tv[: self.m].clone(),  # type: ignore[index]
-                 "tpos": self.tpos[: self.m].clone(), "m": self.m})  # type: ignore[index]
-        return HeadKV(self.k, self.v, self.pos, self.n, start=self.start, frontier=self.frontier, **tail)
+        return HeadKV(self.k, self.v, self.pos, self.n, start=self.start, frontier=self.frontier)
 
     # --- attention over this head ------------------------------------------------------------------------------
     def attend(self, q: torch.Tensor, qpos: torch.Tensor, scale: float, window: int | None) -> torch.Tensor:
         """q (1, g, n, D) at positions ``qpos`` over every live row (causal by position, and within ``window``
         on a sliding layer) -> (1, g, n, D)."""
-        segs = self.segments()
-        n = q.shape[2]
-        if len(segs) == 1 and n == 1 and window is None:  # a decode step: everything cached is visible
-            k, v, _ = segs[0]
+        k, v = self.keys(), self.values()
+        if q.shape[2] == 1 and window is None:  # a decode step: everything cached is visible
             return F.scaled_dot_product_attention(q, k[None, None], v[None, None], scale=scale, enable_gqa=True)
-        return segmented_attention(q, segs, qpos, scale, window)
+        return segmented_attention(q, self.segments(), qpos, scale, window)
 
 
 def compact_head(k: torch.Tensor, v: torch.Tensor, pos: torch.Tensor, spare: int = SPARE) -> HeadKV:

@@ -224,8 +224,8 @@ def apply_result(rt: KVRuntime, layer: int, result: object, budget: int) -> list
         for h, idx in enumerate(result.indices):
             if not isinstance(idx, torch.Tensor) or idx.dim() != 1 or idx.dtype not in (torch.int64, torch.int32):
                 raise MethodError(f"layer {layer} head {h}: indices must be a 1-D integer tensor")
-            if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= heads[h].n):
-                raise MethodError(f"layer {layer} head {h}: index out of range 0..{heads[h].n - 1}")
+            if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= heads[h].length):
+                raise MethodError(f"layer {layer} head {h}: index out of range 0..{heads[h].length - 1}")
             if torch.unique(idx).numel() != idx.numel():
                 raise MethodError(f"layer {layer} head {h}: repeated indices")
             kept.append(idx.sort().values.long())

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from harness.api import LayerView, ModelInfo
-from harness.evaluate import load_method
+from harness.loading import load_method
 from harness.methods import REFERENCE_METHODS
 from reviewbench.calibrate import command
 from reviewbench.calibrate.blind import write_suite

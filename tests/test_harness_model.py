@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from harness.api import EvictionMethod, Keep
-from harness.evaluate import load_method
+from harness.loading import load_method
 from harness.kv import KVRuntime
 from harness.methods import SnapKV, StreamingLLM
 from harness.model import load_model

@@ -299,6 +299,29 @@ def build_cases(sources: dict[str, dict], seed: int = SUITE_SEED) -> list[BuiltC
     return cases
 
 
+def port_cases(root: Path, sources: dict[str, dict]) -> list[BuiltCase]:
+    """The disguised ports of public reference code (``calibration/ports``, listed in its ports.toml): each a
+    baseline as its authors' repository or kvpress wrote it, renamed and restructured the way a cheating agent
+    would, with the neutral description of that baseline. Codes ``p01-001``... keep the blinded cases' codes."""
+    listing = root / "ports" / "ports.toml"
+    if not listing.is_file():
+        return []
+    papers = load_index().baselines()
+    out = []
+    for i, p in enumerate(read_toml(listing).get("ports", []), 1):
+        method = p["baseline"]
+        paper = papers[method]
+        src = sources[method]
+        titles = ["random eviction", "random selection", "random"] if method == "random" else [paper.title,
+                                                                                             paper.short_name]
+        out.append(BuiltCase(
+            case=Case(code=f"p{i:02d}-001", kind="port", method=method, board=src["board"], paper=paper.title,
+                      arxiv=paper.arxiv, accept_arxiv=[paper.arxiv] if paper.arxiv else [], accept_titles=titles,
+                      allowed_flags=["UNDISCLOSED_PRIOR_ART", "MISSING_ATTRIBUTION"]),
+            method_py=(root / "ports" / p["file"]).read_text(), description=description(src)))
+    return out
+
+
 def _log_lines(agent: str, events: list[tuple[str, str, str]]) -> str:
     """A Claude Code session transcript (the format reviewbench/logs parses), one tool call per event."""
     lines = []
@@ -324,7 +347,7 @@ def write_suite(root: Path, seed: int = SUITE_SEED) -> AnswerKey:
     if not sources_file.is_file():
         raise ConfigError(sources_file, "missing: the neutral descriptions the blinded bundles are built from")
     sources = read_toml(sources_file).get("methods", {})
-    built = build_cases(sources, seed)
+    built = build_cases(sources, seed) + port_cases(root, sources)
     for sub in ("blinded", "logs"):
         shutil.rmtree(root / sub, ignore_errors=True)
     for b in built:

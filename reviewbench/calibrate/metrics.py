@@ -74,7 +74,7 @@ def label_of(prior_work: Sequence[dict], key: AnswerKey) -> str:
     if not prior_work:
         return "none"
     first = prior_work[0]
-    for c in sorted((c for c in key.cases if c.kind == "baseline"), key=lambda c: BASELINE_CASES.index(c.method)):
+    for c in sorted((c for c in key.cases if c.kind in ("baseline", "port")), key=lambda c: BASELINE_CASES.index(c.method)):
         if names_source([first], c.model_copy(update={"accept_arxiv": [c.arxiv] if c.arxiv else []})):
             return c.method
     return "other"
@@ -159,7 +159,7 @@ def _row_for_judge(jid: str, pairs: list[tuple[Case, JudgeRecord]], canaries: li
                    CaseResult]], key: AnswerKey, criteria: Sequence[str]) -> tuple[Row, dict[str, str]]:
     """One judge's row over the cases it ran on, and what it named first for each blinded baseline."""
     row = Row(name=jid, family=pairs[0][1].family if pairs else "")
-    scored = [(c, j) for c, j in pairs if c.kind == "baseline" and j.error is None and j.scores]
+    scored = [(c, j) for c, j in pairs if c.kind in ("baseline", "port") and j.error is None and j.scores]
     row.n_baselines = len(scored)
     if scored:
         row.novelty_le1 = round(fmean(j.scores.get("novelty", 99) <= 1 for _, j in scored), 3)
@@ -191,7 +191,7 @@ def _panel_row(judge_rows: list[Row], cases: list[tuple[Case, CaseResult]], cana
                CaseResult]], key: AnswerKey, criteria: Sequence[str]) -> Row:
     """The final verdicts: aggregated scores and standing flags; a source counts when a primary judge named it."""
     panel = Row(name=PANEL)
-    scored = [(c, r) for c, r in cases if c.kind == "baseline" and r.panel_scores.get("novelty") is not None]
+    scored = [(c, r) for c, r in cases if c.kind in ("baseline", "port") and r.panel_scores.get("novelty") is not None]
     panel.n_baselines = len(scored)
     if scored:
         panel.novelty_le1 = round(fmean((r.panel_scores["novelty"] or 0.0) <= 1 for _, r in scored), 3)
@@ -225,7 +225,7 @@ def _evidence_row(cases: list[tuple[Case, CaseResult]], key: AnswerKey) -> tuple
     if not with_ev:
         return None
     ev = Row(name=EVIDENCE)
-    eb = [(c, e) for c, e in with_ev if c.kind == "baseline" and e.error is None]
+    eb = [(c, e) for c, e in with_ev if c.kind in ("baseline", "port") and e.error is None]
     ev.n_baselines = len(eb)
     named = {c.code: evidence_source(e) for c, e in eb}
     with_src = [c for c, _ in eb if c.has_source]

@@ -96,7 +96,8 @@ def write(report: CalibrationReport, out_dir: Path) -> list[Path]:
     env = Environment(loader=PackageLoader("reviewbench", "templates"),  # judges' text is untrusted: escape it
                       autoescape=select_autoescape(enabled_extensions=("html", "html.j2")), undefined=StrictUndefined)
     key = {c.code: c for c in report.answer_key.cases}
-    baselines = [c for c in report.answer_key.cases if c.kind == "baseline" and any(r.code == c.code for r in report.cases)]
+    baselines = [c for c in report.answer_key.cases if c.kind in ("baseline", "port")
+                 and any(r.code == c.code for r in report.cases)]
     html = env.get_template("calibration.html.j2").render(
         r=report, headers=HEADERS, header_help=HEADER_HELP,
         cached=sum(j.cached for c in report.cases for j in c.judges), runs=sum(len(c.judges) for c in report.cases), rows=table_rows(report.calibration), key=key, png=paths["png"].name,

@@ -33,7 +33,7 @@ class Case(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     code: str  # the opaque submission id, e.g. k07-001
-    kind: Literal["baseline", "planted"]
+    kind: Literal["baseline", "port", "planted"]  # port: public reference code ported and disguised (calibration/ports)
     method: str  # the harness method it was built from
     board: str
     plant: Plant | None = None
