@@ -76,7 +76,7 @@ def plot(r: Result, path: Path) -> None:
         ("normalized_accuracy", "accuracy / full cache")
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
     budgets: set[float] = set()
-    for m in r.methods():
+    for m in sorted({a.method for a in r.aggregates if a.method != "full"}):
         aggs = sorted((a for a in r.aggregates if a.method == m and a.task == "*" and getattr(a, metric) is not None),
                       key=lambda a: a.budget)
         if not aggs:

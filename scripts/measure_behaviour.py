@@ -3,7 +3,7 @@
     .venv/bin/python scripts/measure_behaviour.py [--json OUT.json] [--only SUBSTRING ...]
 
 Runs (or reads from the cache) every baseline's hyper-parameter family on the bank, then
-1. the disguised ports of public code (tests/data/public_ports, ports.toml says what each is),
+1. the disguised ports of public code (calibration/ports, ports.toml says what each is),
 2. the blinded calibration baselines (calibration/blinded, the answer key says what each is built from),
 3. the honest example submissions (examples/arena/submit),
 each in its own sandbox, and prints a Markdown table per group: the top family and its best member, Jaccard and
@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from harness.fingerprint_grid import BASELINES, FAMILIES  # noqa: E402
 from reviewbench.evidence.behaviour import all_members, candidate_probes, compare, fingerprints  # noqa: E402
 
-PORTS = ROOT / "tests" / "data" / "public_ports"
+PORTS = ROOT / "calibration" / "ports"
 BLINDED = ROOT / "calibration" / "blinded"
 EXAMPLES = ROOT / "examples" / "arena" / "submit"
 SAME_CODE = {"snapkv_qa": "snapkv"}  # query-agnostic SnapKV is SnapKV's code: on the bank the two are one method

@@ -3,7 +3,7 @@
     .venv/bin/python scripts/measure_evidence.py [--hybrid]
 
 Prints two Markdown tables:
-1. each disguised port of public reference code (tests/data/public_ports, ports.toml says what each was ported
+1. each disguised port of public reference code (calibration/ports, ports.toml says what each was ported
    from and how it was disguised) against every reference (public fingerprints + the harness baselines):
    the true public source's containment / Jaccard / op containment / score, and the same for the best
    reference that implements another baseline;
@@ -25,7 +25,7 @@ from reviewbench.evidence.computation import computation  # noqa: E402
 from reviewbench.evidence.similarity import baseline_sources, compare, public_references  # noqa: E402
 from reviewbench.priorart import load_index  # noqa: E402
 
-PORTS = ROOT / "tests" / "data" / "public_ports"
+PORTS = ROOT / "calibration" / "ports"
 # a baseline's reimplementation may rightly be retrieved as the paper it builds on
 ACCEPT = {"snapkv_qa": {"SnapKV", "Query-agnostic SnapKV", "KVzip"}}
 

@@ -21,7 +21,7 @@ from harness.methods import REFERENCE_METHODS
 from reviewbench.evidence.behaviour import (Behaviour, BehaviourEvidence, _pair_jaccard, candidate_probes, compare)
 
 ROOT = Path(__file__).resolve().parent.parent
-PORTS = ROOT / "tests" / "data" / "public_ports"
+PORTS = ROOT / "calibration" / "ports"
 INFO = ModelInfo(name="synthetic", n_layers=30, n_heads=6, n_kv_heads=2, head_dim=16, rope_theta=10000.0)
 HEADER = "import torch\nfrom harness.api import EvictionMethod, Keep, LayerView\n"
 

@@ -23,7 +23,7 @@ from reviewbench.flags.prior_art import prior_art_flags
 from reviewbench.priorart import load_index, tokens
 
 ROOT = Path(__file__).parent.parent
-PORTS = Path(__file__).parent / "data" / "public_ports"
+PORTS = Path(__file__).parent.parent / "calibration" / "ports"
 PORT_LIST = tomllib.loads((PORTS / "ports.toml").read_text())["ports"]
 TODAY = date(2026, 12, 2)
 
@@ -99,7 +99,9 @@ def test_a_public_match_names_its_source_in_the_flag_unless_credited():
     undisclosed = ("# Newest look\n\n## Idea\nThe newest query knows.\n\n## Relation to prior work\nUnlike TOVA "
                    "(Oren et al., 2024), we use the newest query.\n\n## Builds on\nNothing beyond the harness.\n")
     flags = prior_art_flags([], code, {}, undisclosed, src, ("class NewestLook", 9))
-    assert len(flags) == 1 and flags[0].flag == "MISSING_ATTRIBUTION"
+    # copied code alone proves MISSING_ATTRIBUTION; without a behavioural match it only indicates UNDISCLOSED_PRIOR_ART
+    assert [(f.flag, f.strength) for f in flags] == [("MISSING_ATTRIBUTION", "proof"),
+                                                     ("UNDISCLOSED_PRIOR_ART", "indication")]
     assert "NVIDIA/kvpress" in flags[0].explanation and "Apache-2.0" in flags[0].explanation
     assert "contrast" in flags[0].explanation
     credited = undisclosed.replace("Nothing beyond the harness.", "TOVA (Oren et al., 2024, arXiv 2401.06104).")

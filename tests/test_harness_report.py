@@ -2,18 +2,27 @@ import csv
 
 from harness.report import BOARD_BASELINES, markdown, write_all
 from harness.methods import REFERENCE_METHODS
+from harness.results import RESULT_SCHEMA, Result
 
 
-def fake_result():
+def fake_result() -> Result:
+    """A typed harness result with four aggregates and a method that failed."""
     aggs = []
     for m, b, acc in [("full", 1.0, 1.0), ("snapkv", 0.1, 0.85), ("snapkv", 0.05, 0.15), ("random", 0.1, 0.0)]:
-        aggs.append({"method": m, "budget": b, "task": "*", "n": 20, "errors": 0, "error": None,
-                     "normalized_accuracy": acc, "normalized_ci95": [acc - 0.1, acc], "kl": 1 - acc, "top1": acc,
-                     "eviction_cost": 0.1, "eviction_cost_oracle": 0.05, "kv_bytes_ratio": b, "compress_s": 0.1,
-                     "offline_s": None, "decode_tok_s": 12.0})
+        aggs.append({"method": m, "budget": b, "task": "*", "n": 20, "errors": 0, "error": None, "accuracy": acc,
+                     "full_accuracy": 1.0, "normalized_accuracy": acc, "normalized_ci95": [acc - 0.1, acc],
+                     "kl": 1 - acc, "top1": acc, "eviction_cost": 0.1, "eviction_cost_oracle": 0.05,
+                     "kept_tokens": 2048 * b, "kv_bytes": 1e6 * b, "kv_bytes_ratio": b, "kv_bytes_peak": 1e6 * b,
+                     "kv_tokens_layer_max": int(2048 * b), "compress_s": 0.1, "offline_s": None,
+                     "decode_tok_s": 12.0, "decode_speed_ratio": 1.0, "generated_tokens": 8.0})
     aggs.append({**aggs[1], "method": "broken", "error": "RuntimeError: boom", "errors": 1})
-    return {"config": {"board": "A", "tasks": ["niah_single"], "items": 20, "length": 2048, "c_caps": None},
-            "environment": {"sandbox": "bubblewrap", "seconds": 300.0}, "aggregates": aggs}
+    return Result.from_json({
+        "schema": RESULT_SCHEMA, "config": {"board": "A", "tasks": ["niah_single"], "items": 20, "length": 2048},
+        "model": {"name": "embedded", "n_layers": 30, "n_heads": 9, "n_kv_heads": 3, "head_dim": 64},
+        "code_hashes": {}, "method_errors": {"broken": "RuntimeError: boom"}, "rows": [], "aggregates": aggs,
+        "seed_spread": None,
+        "environment": {"python": "3.11", "torch": "2", "transformers": "5", "device": "cpu", "dtype": "float32",
+                        "threads": 2, "platform": "linux", "sandbox": "bubblewrap", "seconds": 300.0}})
 
 
 def test_every_board_baseline_is_a_shipped_method():
@@ -29,3 +38,4 @@ def test_report_files(tmp_path):
     rows = list(csv.DictReader(open(paths[2])))
     assert len(rows) == 5 and rows[1]["method"] == "snapkv" and float(rows[1]["normalized_accuracy"]) == 0.85
     assert paths[3].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert paths[3].stat().st_size > 20_000  # lines, bands and a legend, not an empty frame

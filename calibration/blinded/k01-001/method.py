@@ -8,5 +8,5 @@ class Method(EvictionMethod):
 
     def select(self, view: LayerView) -> Keep:
         g = torch.Generator().manual_seed(self.p1 * 1000003 + view.layer * 7919 + view.n_tokens)
-        scores = torch.rand(view.keys.shape[:2], generator=g)
+        scores = torch.rand(view.keys.shape[:2], generator=g).to(view.keys.device)
         return Keep.from_topk(scores, view.budget, view.valid)

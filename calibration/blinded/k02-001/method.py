@@ -12,6 +12,7 @@ class Method(EvictionMethod):
     def scores(self, view: LayerView) -> torch.Tensor:
         if view.queries is None:
             return view.positions.float()
+        assert view.query_positions is not None
         attn = view.attention()
         scores = view.group(attn.sum(dim=1), 'mean')
         p5 = F.max_pool1d if self.p2 == 'max' else F.avg_pool1d
@@ -28,7 +29,8 @@ class Method(EvictionMethod):
         floor = int(self.p3 * view.budget)
         floor = max(window, floor) if self.p4 else window + floor
         guaranteed = min(floor, total // h, int(valid.sum(dim=1).min()))
-        forced = scores.topk(guaranteed, dim=-1).indices if guaranteed else torch.empty(h, 0, dtype=torch.long)
+        p6 = torch.empty(h, 0, dtype=torch.long, device=scores.device)
+        forced = scores.topk(guaranteed, dim=-1).indices if guaranteed else p6
         rest = scores.scatter(1, forced, float('-inf'))
         flat = rest.flatten().topk(total - guaranteed * h).indices
         extra = [flat[flat // t == i] % t for i in range(h)]

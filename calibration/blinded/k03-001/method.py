@@ -15,9 +15,9 @@ class Method(EvictionMethod):
         sim = torch.einsum('htd,hsd->hts', k, k)
         n = sim.shape[-1]
         pair = valid[:, :, None] & valid[:, None, :]
-        sim = sim.masked_fill(~pair | torch.eye(n, dtype=torch.bool), 0.0)
+        sim = sim.masked_fill(~pair | torch.eye(n, dtype=torch.bool, device=sim.device), 0.0)
         similar = sim > self.p3
-        idx = torch.arange(n).expand_as(sim)
+        idx = torch.arange(n, device=sim.device).expand_as(sim)
         newest = torch.where(similar, idx, -1).amax(dim=-1)
         rows = newest >= 0
         p4, p5 = torch.nonzero(rows, as_tuple=True)

@@ -12,6 +12,7 @@ class Method(EvictionMethod):
     def scores(self, view: LayerView) -> torch.Tensor:
         if view.queries is None:
             return view.positions.float()
+        assert view.query_positions is not None
         attn = view.attention()
         scores = view.group(attn.sum(dim=1), 'mean')
         p5 = F.max_pool1d if self.p2 == 'max' else F.avg_pool1d
@@ -28,7 +29,7 @@ class Method(EvictionMethod):
     def layer_budgets(self, mean_budget: int, n_tokens: int, model: ModelInfo) -> list[int] | None:
         w = min(self.query_window, mean_budget)
         c = mean_budget if self.p4 else mean_budget - w
-        n_layers = model.n_layers
+        n_layers = len(model.attention_layers)
         p6 = c / self.p3
         p7 = 2 * c - p6
         if p7 >= n_tokens - w:

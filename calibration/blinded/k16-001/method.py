@@ -12,6 +12,7 @@ class Method(EvictionMethod):
     def scores(self, view: LayerView) -> torch.Tensor:
         if view.queries is None:
             return view.positions.float()
+        assert view.query_positions is not None
         attn = view.attention()
         scores = view.group(attn.sum(dim=1), 'mean')
         p3 = F.max_pool1d if self.p2 == 'max' else F.avg_pool1d

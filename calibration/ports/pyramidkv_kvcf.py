@@ -27,8 +27,8 @@ def _obs_scores(q: torch.Tensor, keys: torch.Tensor, w: int, g: int) -> torch.Te
     return total.reshape(keys.shape[0], g, -1).mean(dim=1)
 
 
-class Funnel(EvictionMethod):
-    name = "funnel"
+class Taper(EvictionMethod):
+    name = "taper"
     query_window = 8
     ks = 7
     how = "maxpool"
