@@ -160,3 +160,37 @@ def test_the_evidence_judge_names_the_nearest_paper_first(rubric):
     v = judge(facts, rubric)
     assert v.scores["novelty"].score == 0 and v.prior_work[0].arxiv_id == "2401.06104"  # TOVA
     assert set(v.scores) == {c.id for c in rubric.criteria}
+
+
+def test_the_evidence_judge_never_replays_the_verdict_of_other_facts(rubric, monkeypatch, tmp_path):
+    """Its prompt is the same for every submission without prose shown; the cache key must carry the facts (and the
+    provider's version), else a rerun replays a stale verdict — found when a calibration rerun scored K-norm's
+    exact copy novelty 3 from an older run's cached call."""
+    import asyncio
+
+    from reviewbench.arena import JudgeSpec
+    from reviewbench.judges.inputs import build_inputs
+    from reviewbench.judges.panel import PanelRunner
+    from reviewbench.judges.providers.evidence import EvidenceJudge
+    from reviewbench.store import Store
+
+    monkeypatch.setenv("REVIEWBENCH_CACHE", str(tmp_path / "user-cache"))
+    spec = JudgeSpec(family="evidence", provider="evidence", model="measured-facts", web_search=False)
+
+    def run(facts: EvidenceFacts, store: Store):
+        inputs = build_inputs(submission_id="s", board="A", board_setting="", method_src="x = 1\n", description="",
+                              audit_summary="", audit_findings=[], evidence_lines=[], earlier=[], log_dir=None)
+        inputs = inputs.model_copy(update={"facts": facts})
+        runner = PanelRunner(inputs=inputs, rubric=rubric, author_family="anthropic", store=store,
+                             make_provider=lambda s, i: EvidenceJudge(i), make_web=lambda: None)
+        return asyncio.run(runner._run_one(runner.task(spec, "primary", "evidence")))
+
+    far = EvidenceFacts(behaviour=[sim("baseline:snapkv", "behaviour", 0.1)], behaviour_measured=True)
+    same = EvidenceFacts(behaviour=[sim("baseline:knorm", "behaviour", 1.0)], behaviour_measured=True)
+    with Store(tmp_path / "reviews" / "reviewbench.sqlite") as store:
+        a = run(far, store)
+        b = run(same, store)
+        again = run(same, store)
+    assert a.verdict and b.verdict and again.verdict
+    assert a.verdict.scores["novelty"].score == 3 and b.verdict.scores["novelty"].score == 0 and not b.cached
+    assert again.cached and again.verdict.scores["novelty"].score == 0

@@ -42,6 +42,7 @@ class Capabilities(BaseModel):
     search_usd: float = 0.0  # per server-side search
     default_max_tokens: int | None = None  # sent when the judge sets no max_tokens (None: the API's own limit)
     tie_break_variant: str = ""  # how a second run of the same model differs (deterministic providers need one)
+    version: str = "1"  # of the provider's own scoring code: part of every cache key, so a change never replays
 
     def price(self, model: str, input_tokens: int, output_tokens: int, searches: int = 0) -> float | None:
         """USD for one step; None when the model is not in the price table (unknown is not free)."""

@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from harness.io import atomic_write_text
 from reviewbench.arena import JudgeSpec, Panel
 from reviewbench.judges import registry
 from reviewbench.judges.base import JudgeOutcome, JudgeProvider, JudgeTask, Role, Usage, describe_error
@@ -91,12 +92,21 @@ def resolve_panel(panel: Panel, env: dict[str, str] | None = None) -> ResolvedPa
                          note=f"Judged by the configured {kind} panel: {configured}.")
 
 
-def call_key(task: JudgeTask, tools: list[Any]) -> str:
+def call_key(task: JudgeTask, tools: list[Any], facts: Any = None) -> str:
+    """Everything a judge run reads: its settings, prompts, tools, rubric, the provider's own code version and,
+    for a judge that scores measured facts instead of prose, those facts (else a replay would return the verdict
+    of other facts behind an unchanged prompt)."""
     s = task.spec
-    return hashlib.sha256(json.dumps({
+    caps = registry.capabilities(s.provider)
+    key: dict[str, Any] = {
         "v": CACHE_VERSION, "spec": s.model_dump(mode="json", exclude={"samples"}), "sample": task.sample,
         "role": task.role, "variant": task.variant, "system": task.system, "user": task.user, "tools": tools,
-        "rubric": [task.rubric.version, task.rubric.content_hash]}, sort_keys=True, default=str).encode()).hexdigest()
+        "rubric": [task.rubric.version, task.rubric.content_hash]}
+    if caps.version != "1":  # (absent for version 1: the keys of runs stored before versions existed stay valid)
+        key["provider"] = caps.version
+    if not caps.reads_prose:
+        key["facts"] = facts.model_dump(mode="json") if facts is not None else None
+    return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def local_cache_file(key: str) -> Path:
@@ -166,7 +176,7 @@ class PanelRunner:
         spec = task.spec
         caps = registry.capabilities(spec.provider)
         tools_sig = [t.__dict__ for t in tool_specs(self.rubric, spec.web_search, submit=not caps.scores_directly)]
-        key = call_key(task, tools_sig)
+        key = call_key(task, tools_sig, self.inputs.facts)
         if self.store is not None and self.replay:
             hit = self.store.get_judge_call(key)
             if hit is not None:
@@ -189,10 +199,7 @@ class PanelRunner:
         if out.verdict is not None:  # only real verdicts are worth replaying
             self._store(key, task, out, loop.exchanges)
             if local_file is not None:
-                local_file.parent.mkdir(parents=True, exist_ok=True)
-                tmp = local_file.with_suffix(".partial")
-                tmp.write_text(out.model_dump_json())
-                tmp.replace(local_file)
+                atomic_write_text(local_file, out.model_dump_json())
         return out
 
     def _store(self, key: str, task: JudgeTask, out: JudgeOutcome, exchanges: list[dict[str, Any]]) -> None:

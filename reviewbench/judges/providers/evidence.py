@@ -15,7 +15,8 @@ from reviewbench.verdict import JudgeVerdict
 
 class EvidenceJudge(JudgeProvider):
     capabilities = Capabilities(deterministic=True, embedded=True, free=True, raises_flags=False,
-                                scores_directly=True, reads_prose=False)
+                                scores_directly=True, reads_prose=False,
+                                version="evidence-judge/2")  # bump when reviewbench/evidence/judge.py maps differently
 
     def __init__(self, inputs: JudgeInputs) -> None:
         self.inputs = inputs
