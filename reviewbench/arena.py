@@ -150,6 +150,9 @@ class Panel(_Strict):
     # A `review calibrate` report (JSON, relative to the arena) whose per-family offsets the tie-break subtracts
     # before comparing two judges, when the rubric sets tie_break.subtract_family_offsets = true.
     calibration: str | None = None
+    # Without API keys: also run the small local LLMs as advisors beside the evidence judge (shown, never counted;
+    # about two minutes per review on 2 CPU cores). False: the evidence judge alone.
+    offline_advisors: bool = True
 
 
 class PointsSettings(_Strict):

@@ -24,14 +24,17 @@ def _arena_copy(dst: Path, shared_benchmark: Path) -> Path:
     (dst / "reviews").mkdir()
     (dst / "data" / "benchmark").symlink_to(shared_benchmark)
     toml = dst / "arena.toml"
-    toml.write_text(re.sub(r"(?m)^items = \d+$", "items = 1", toml.read_text()))
+    text = re.sub(r"(?m)^items = \d+$", "items = 1", toml.read_text())
+    # the offline default's advisors (SmolLM2, Gemma: ~2 min a review here) run only where a test asks for them
+    toml.write_text(text.replace('rubric = "default"\n', 'rubric = "default"\noffline_advisors = false\n', 1))
     return dst
 
 
 @pytest.fixture
 def arena(tmp_path: Path, shared_benchmark: Path) -> Path:
     """A private copy of the example arena, without any earlier reviews. Its boards measure one item of their test
-    split (the example's bars, on the same split, still apply), so a full review takes a minute, not ten."""
+    split (the example's bars, on the same split, still apply) and the offline panel runs without its advisory
+    LLMs, so a full review takes a minute, not ten."""
     return _arena_copy(tmp_path / "arena", shared_benchmark)
 
 

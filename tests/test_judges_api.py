@@ -397,6 +397,10 @@ def test_without_keys_the_local_panel_runs_and_says_so():
     assert "OFFLINE" in local.note and "ANTHROPIC_API_KEY" in local.note and "OPENAI_API_KEY" in local.note
     api = resolve_panel(panel, env={"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "b"})
     assert not api.local and [j.provider for j in api.judges] == ["anthropic", "openai"]
+    bare = resolve_panel(panel.model_copy(update={"offline_advisors": False}), env={})
+    assert [(j.provider, j.role) for j in bare.judges] == [("evidence", "primary")] and "without advisors" in bare.note
+    assert resolve_panel(panel.model_copy(update={"offline_advisors": False}),
+                         env={"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "b"}).judges == api.judges  # keys: unchanged
 
 
 def test_verdict_schema_follows_the_rubric(rubric):

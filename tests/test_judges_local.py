@@ -87,9 +87,17 @@ def test_local_prompts_of_a_canary_and_its_clean_twin_are_byte_identical(rubric)
             assert criterion_prompt(task, clean, c.id, reverse) == criterion_prompt(task, canary, c.id, reverse)
 
 
-def test_the_offline_panel_reviews_the_example_end_to_end(reviewed_arena):
-    """The offline default: the evidence judge counts; SmolLM2 and Gemma run beside it, shown and not counted."""
+def test_the_offline_panel_reviews_the_example_end_to_end(reviewed_copy):
+    """The offline default: the evidence judge counts; SmolLM2 and Gemma run beside it, shown and not counted.
+    (The test arenas switch the advisors off; switching them on reruns the judges and nothing before them.)"""
+    reviewed_arena = reviewed_copy
+    toml = reviewed_arena / "arena.toml"
+    toml.write_text(toml.read_text().replace("offline_advisors = false\n", ""))
+    r = run_review("submit/agent1-003", cwd=reviewed_arena, timeout=900)
+    assert r.returncode == 0, r.stderr
     report = json.loads((reviewed_arena / "reviews" / "agent1-003" / "review.json").read_text())
+    cached = {s["name"]: s["cached"] for s in report["stages"]}
+    assert cached["benchmark"] and cached["evidence"] and not cached["judges"]
     assert report["headline"].startswith("Judged OFFLINE by the evidence judge")
     judges = next(s for s in report["stages"] if s["name"] == "judges")
     assert judges["status"] == "ok"

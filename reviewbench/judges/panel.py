@@ -81,11 +81,13 @@ def resolve_panel(panel: Panel, env: dict[str, str] | None = None) -> ResolvedPa
     missing = sorted({KEY_ENV[j.provider] for j in panel.judges if j.provider in KEY_ENV and not env.get(KEY_ENV[j.provider])})
     configured = ", ".join(f"{j.provider}:{j.model}" for j in panel.judges)
     if missing:
-        return ResolvedPanel(judges=LOCAL_PANEL, local=True, note=(
+        advisors = ("with SmolLM2-135M and Gemma 3 270M as advisors (shown, not counted)" if panel.offline_advisors
+                    else "without advisors ([panel] offline_advisors = false)")
+        return ResolvedPanel(judges=LOCAL_PANEL if panel.offline_advisors else LOCAL_PANEL[:1], local=True, note=(
             f"Judged OFFLINE by the evidence judge (scores from measured facts only: similarity to every baseline and "
             f"earlier submission, the board measurement, the claim ledger, the citation check; it reads no prose and "
-            f"caps novelty at what distance can show), with SmolLM2-135M and Gemma 3 270M as advisors (shown, not "
-            f"counted) — not by the configured judges ({configured}): {', '.join(missing)} not set."))
+            f"caps novelty at what distance can show), {advisors} — not by the configured judges ({configured}): "
+            f"{', '.join(missing)} not set."))
     local = all(registry.capabilities(j.provider).embedded for j in panel.judges)
     kind = "local" if local else "API"
     return ResolvedPanel(judges=panel.judges, local=local,
