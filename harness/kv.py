@@ -369,6 +369,9 @@ class KVRuntime:
         rt = KVRuntime(len(self.layers), self.group)
         rt.layers = [layer.copy() for layer in self.layers]
         rt.state = _copy.deepcopy(self.state) if self.state is not None else None
+        # the prompt's logged queries (read-only) travel with the copy: the newest queries before any decode step
+        rt.queries.prefill_positions = self.queries.prefill_positions
+        rt.queries.prefill = dict(self.queries.prefill)
         return rt
 
     # --- the attention hook ----------------------------------------------------------------------------------
@@ -418,9 +421,14 @@ class KVRuntime:
                 log.all_queries.setdefault(layer, []).append(q.clone())
 
     def recent_queries(self, layer: int) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """The newest ``window`` queries of this layer: the decode steps so far, else (an eviction before the first
+        decode step, when the prompt already fills the cap) the prompt's last logged queries."""
         ring = self.queries.recent.get(layer)
         if not ring:
-            return None
+            pre, pos = self.queries.prefill.get(layer), self.queries.prefill_positions
+            if pre is None or pos is None or not self.queries.window or pre.shape[1] != pos.numel():
+                return None
+            return pre[:, -self.queries.window:], pos[-self.queries.window:].to(pre.device)
         q = torch.cat([x[0] for x in ring], dim=1)[:, -self.queries.window:]
         p = torch.cat([x[1] for x in ring])[-self.queries.window:]
         return q, p

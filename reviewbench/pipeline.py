@@ -88,6 +88,8 @@ class Stage(Generic[M]):
     extra_inputs: Callable[["StageContext"], Any] | None = None
     # The part of arena.toml the stage depends on (default: all of it).
     config_inputs: Callable[[ArenaConfig], Any] | None = None
+    # Whether the rubric shapes its output (the board benchmark's does not: a rubric change must not re-measure).
+    reads_rubric: bool = True
 
     @property
     def name(self) -> str:
@@ -149,7 +151,7 @@ def input_hash(stage: Stage[Any], ctx: StageContext, upstream: dict[str, str]) -
     config = stage.config_inputs(ctx.arena.config) if stage.config_inputs else ctx.arena.config
     return _hash({
         "stage": stage.name, "version": stage.version, "bundle": ctx.bundle.content_hash,
-        "arena": config, "rubric": ctx.rubric.content_hash,
+        "arena": config, "rubric": ctx.rubric.content_hash if stage.reads_rubric else None,
         "earlier": [e.id for e in ctx.earlier], "upstream": {k.name: upstream.get(k.name, "") for k in stage.needs},
         "extra": stage.extra_inputs(ctx) if stage.extra_inputs else None,
     })

@@ -195,7 +195,7 @@ STAGES: tuple[Stage[Any], ...] = (
     Stage(EVIDENCE, "Evidence", "3", (BUNDLE,), evidence_stage, config_inputs=_config()),
     Stage(HARNESS, "Harness verification", "3", (BUNDLE,), ledger_stage, config_inputs=_config("boards", "harness")),
     Stage(BENCHMARK, "Board benchmark", "1", (BUNDLE,), benchmark_stage, extra_inputs=benchmark_inputs,
-          config_inputs=benchmark_config),
+          config_inputs=benchmark_config, reads_rubric=False),
     Stage(JUDGES, "Judges", "4", (BUNDLE, AUDIT, EVIDENCE, HARNESS, BENCHMARK), judges_stage,
           extra_inputs=lambda c: {"panel": panel_inputs(c), "board": board_inputs(c)}),
     Stage(VERDICT, "Verdict", "2", (BUNDLE, AUDIT, EVIDENCE, HARNESS, JUDGES), verdict_stage,

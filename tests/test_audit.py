@@ -362,9 +362,12 @@ def test_review_of_agent1_003_shows_the_audit_and_stands_a_rule_violation(review
     codes = {(f["code"], f["severity"]) for f in audit_stage["findings"]}
     assert ("audit.huggingface", "error") in codes and ("audit.gpu_hidden", "warning") in codes
     assert ("audit.other_agent", "info") in codes  # after agent1-003 was submitted: counted against agent1-004
-    flags = rep["verdict"]["standing_flags"]
-    assert [f["flag"] for f in flags] == ["RULE_VIOLATION"] and flags[0]["raised_by"] == "audit"
+    flags = [f for f in rep["verdict"]["standing_flags"] if f["flag"] == "RULE_VIOLATION"]
+    assert len(flags) == 1 and flags[0]["raised_by"] == "audit"
     assert flags[0]["location"].startswith("logs/agent1/")
+    # (its code also shares 51 % of its tokens with agent2-003's, named only as a contrast: MISSING_ATTRIBUTION at
+    # the rubric's 0.5 containment bar stands too — the bar sits close to honest shared boilerplate)
+    assert all(f["raised_by"] in ("audit", "evidence:code", "evidence:behaviour") for f in rep["verdict"]["standing_flags"])
     assert rep["points"]["total"] == 0 and rep["points"]["penalty"] == 20
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from harness.sandbox import sandbox_kind
 from reviewbench.contracts import BenchmarkData
-from tests.conftest import EXAMPLE_ARENA, ROOT, run_review
+from tests.conftest import EXAMPLE_ARENA, run_review
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(sandbox_kind() != "bubblewrap", reason="bubblewrap not installed (make installs it)")]
@@ -40,10 +40,12 @@ The same as {paper}'s.
 
 
 def _baseline_bundle(arena: Path, sub_id: str, method: str, board: str = "A", when: str = "2026-11-10T09:00:00Z") -> Path:
-    """A submission that is a credited copy of a harness baseline (its code, its class renamed)."""
+    """A submission that is a credited copy of a harness baseline: its code, its class and the harness classes it
+    inherits from merged into one (a submission defines exactly one EvictionMethod)."""
+    from reviewbench.calibrate.blind import method_source
     from reviewbench.priorart import load_index
 
-    src = (ROOT / "harness" / "methods" / f"{'streaming' if method == 'window' else method}.py").read_text()
+    src = method_source(method)
     paper = load_index().baselines()[method]
     folder = arena / "submit" / sub_id
     folder.mkdir(parents=True)

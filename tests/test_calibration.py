@@ -248,7 +248,8 @@ def test_local_panel_calibration_end_to_end(tmp_path):
     report, paths = command.calibrate(root, "local", only=[canary.code], with_evidence=False)
     assert {c.code for c in report.cases} == {canary.code, canary.twin}
     rows = {r.name: r for r in report.calibration.rows}
-    assert set(rows) == {"huggingface-smollm2-135m-instruct", "google-gemma-3-270m", "panel"}
+    assert set(rows) == {"evidence-measured-facts", "huggingface-smollm2-135m-instruct", "google-gemma-3-270m", "panel"}
+    assert not any(rows["evidence-measured-facts"].canary_shift.values())  # it reads no prose: the twins agree
     by = {c.code: c for c in report.cases}
     assert by[canary.code].injection_findings >= 2  # the HTML comment and the code comment, removed before judging
     # the prompts still differ in the submission id, so the shift is small noise, not the 5/5 the canary asks for

@@ -68,9 +68,15 @@ def test_an_honest_claim_is_reproduced_and_an_impossible_one_contradicted():
         pytest.skip("no sandbox on this machine")
     honest = [claim(metric="kl", value=0.83, items=4, length=1024), claim(value=0.25, items=4, length=1024),
               claim(value=0.9, split="test")]
-    got = run_claims(honest, DATA / "snapkv_rewrite", BOARDS, items=4, seeds=2)
+    from reviewbench.arena import load_arena
+    from tests.conftest import EXAMPLE_ARENA
+
+    ex = load_arena(EXAMPLE_ARENA)
+    arena = ex.model_copy(update={"config": ex.config.model_copy(update={
+        "harness": ex.config.harness.model_copy(update={"claim_items": 4, "claim_seeds": 2})})})
+    got = run_claims(honest, DATA / "snapkv_rewrite", arena)
     assert [e.status for e in got] == ["reproduced", "reproduced", "unverifiable"]
     assert all(e.tolerance and len(e.per_seed) == 2 for e in got[:2])
-    lie = run_claims([claim(value=1.0, items=4, length=1024)], DATA / "claims_random", BOARDS, items=4, seeds=2)[0]
+    lie = run_claims([claim(value=1.0, items=4, length=1024)], DATA / "claims_random", arena)[0]
     assert lie.status == "contradicted" and lie.reproducible and lie.measured == 0.0 and lie.tolerance == 0.25
     assert "measured 0.000" in lie.reason and contradicted_claim_flags([lie])[0].flag == "FABRICATED_EVIDENCE"
