@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 STAMP  := $(VENV)/.reviewbench-installed
 
-.PHONY: review test venv
+.PHONY: review test test-all venv
 venv: $(STAMP)
 
 # torch is pinned by requirements/cpu.txt (pip takes the local CPU wheel); the embedded model ships in
@@ -34,4 +34,8 @@ review: $(STAMP)
 	cd examples/arena && ../../$(VENV)/bin/review submit/agent1-003
 
 test: $(STAMP)
+	$(PY) -m pytest -m "not heavy"
+
+# everything, the heavy end-to-end tests too (every README command in order, Ray, a third local judge): ~35 min here
+test-all: $(STAMP)
 	$(PY) -m pytest

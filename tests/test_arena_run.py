@@ -146,6 +146,7 @@ def results(arena: Path) -> dict[str, dict]:
     return out
 
 
+@pytest.mark.heavy  # minutes: `make test-all` runs it, `make test` (CI) does not
 @pytest.mark.slow
 def test_two_submissions_on_ray_in_parallel_equal_the_sequential_run(tmp_path):
     """The issue's "done when": the same two reviews, sequential and local (killed in the middle and resumed),

@@ -209,6 +209,7 @@ def ray_cluster():
     ray.shutdown()
 
 
+@pytest.mark.heavy  # minutes: `make test-all` runs it, `make test` (CI) does not
 @pytest.mark.slow
 def test_ray_runs_equal_a_local_run_and_share_one_reference(ray_cluster, tmp_path, monkeypatch):
     """Two methods on board A's stored test items: one local run of both vs one Ray task per method (after one

@@ -57,7 +57,7 @@ def local_run(spec, inputs, rubric):
     return asyncio.run(runner._run_one(runner.task(spec, "primary", "j")))
 
 
-@pytest.mark.parametrize("spec", [SMOL, GEMMA], ids=["smollm2", "gemma3"])
+@pytest.mark.parametrize("spec", [SMOL, pytest.param(GEMMA, marks=pytest.mark.heavy)], ids=["smollm2", "gemma3"])
 def test_injection_canary_gets_the_clean_scores_and_an_injection_finding(spec, rubric, monkeypatch, tmp_path):
     if spec is GEMMA and (why := available("gemma-3-270m")):
         pytest.skip(why)
@@ -127,6 +127,7 @@ web_search = false
 """
 
 
+@pytest.mark.heavy  # minutes: `make test-all` runs it, `make test` (CI) does not
 def test_a_split_runs_the_third_local_judge_and_the_report_shows_it(reviewed_copy):
     """Two counted local LLMs and a rubric whose threshold is 0: any difference is a split, and the third run
     (SmolLM2, the family that did not write the submission and comes first, anchors reversed) is counted."""

@@ -119,6 +119,7 @@ def ran(workspace) -> dict[int, subprocess.CompletedProcess]:
     return results
 
 
+@pytest.mark.heavy  # minutes: `make test-all` runs it, `make test` (CI) does not
 @pytest.mark.slow
 @pytest.mark.parametrize("cmd", COMMANDS, ids=IDS)
 def test_each_readme_command_runs_as_written(cmd, ran):
@@ -128,6 +129,7 @@ def test_each_readme_command_runs_as_written(cmd, ran):
     assert "Traceback" not in r.stderr, r.stderr[-3000:]
 
 
+@pytest.mark.heavy  # minutes: `make test-all` runs it, `make test` (CI) does not
 @pytest.mark.slow
 def test_what_the_readme_commands_wrote(workspace, ran):
     """The outputs the README's comments promise are there (a command could exit 0 and write nothing)."""
