@@ -63,14 +63,15 @@ def _points(arena: Path, sub_id: str, partial: bool = True) -> dict:
 
 @pytest.fixture(scope="module")
 def arena_a(tmp_path_factory) -> Path:
-    """The example arena with board A measured on the first 3 of its 8 test items (the bars, measured on all 8,
-    are compared item by item: the same items, fewer of them), so each review's benchmark takes a minute."""
+    """The example arena with board A measured on the first 4 of its 8 test items (the bars, measured on all 8,
+    are compared item by item: the same items, fewer of them), so each review's benchmark takes a minute or two.
+    (With 3 items a percentile bootstrap's lower bound is about the worst item's gain: one flat item fails the gate.)"""
     dst = tmp_path_factory.mktemp("bench") / "arena"
     shutil.copytree(EXAMPLE_ARENA, dst, ignore=shutil.ignore_patterns("reviews", "benchmark"))
     (dst / "reviews").mkdir()
     toml = dst / "arena.toml"
-    toml.write_text(toml.read_text().replace('bars = "baselines/A.json"\nitems = 8', 'bars = "baselines/A.json"\nitems = 3'))
-    assert "items = 3" in toml.read_text()
+    toml.write_text(toml.read_text().replace('bars = "baselines/A.json"\nitems = 8', 'bars = "baselines/A.json"\nitems = 4'))
+    assert "items = 4" in toml.read_text()
     return dst
 
 
@@ -95,7 +96,10 @@ def test_a_copy_of_the_boards_best_baseline_gets_no_benchmark_points(arena_a):
     pts = rep["points"]
     assert pts["best_before"]["id"] == f"baseline:{best}"
     gate = pts["gate"]
-    assert gate["reference"] == f"baseline:{best}" and gate["lower"] <= 0 <= gate["upper"], gate
+    # the same tokens kept: only the CPU-time overhead term differs (the copy is timed in its sandbox, the bar's
+    # baseline in process; measured here +0.0007), far inside the gate's margin
+    assert gate["reference"] == f"baseline:{best}" and abs(gate["gain"]) < 0.005 and gate["lower"] < 0.005, gate
+    assert not gate["passes"]
     assert pts["benchmark_points"] == 0
     assert abs(pts["measurement"]["overall"] - pts["best_before"]["overall"]) < 0.005  # it IS that baseline
 
