@@ -85,6 +85,7 @@ def _best_baseline(arena: Path) -> str:
     return max(m, key=lambda k: m[k].overall)
 
 
+@pytest.mark.heavy  # reviews on board A's test split (minutes): `make test-all`
 def test_a_copy_of_the_boards_best_baseline_gets_no_benchmark_points(arena_a):
     best = _best_baseline(arena_a)
     _baseline_bundle(arena_a, "agent3-001", best)
@@ -104,6 +105,7 @@ def test_a_copy_of_the_boards_best_baseline_gets_no_benchmark_points(arena_a):
     assert abs(pts["measurement"]["overall"] - pts["best_before"]["overall"]) < 0.005  # it IS that baseline
 
 
+@pytest.mark.heavy  # reviews on board A's test split (minutes): `make test-all`
 def test_a_method_better_than_the_weakest_bar_gets_the_points(arena_a):
     """The same measured copy against a board whose bar is only its weakest measured baseline (the window)."""
     from harness.io import read_json, write_json_atomic
@@ -126,6 +128,7 @@ def test_a_method_better_than_the_weakest_bar_gets_the_points(arena_a):
         toml.write_text(toml.read_text().replace('bars = "baselines/A-window.json"', 'bars = "baselines/A.json"'))
 
 
+@pytest.mark.heavy  # reviews on board A's test split (minutes): `make test-all`
 def test_a_second_submission_reuses_the_shared_full_cache_reference(arena_a):
     refs = sorted((arena_a / "data" / "benchmark" / "A").glob("reference-*.pt"))
     assert len(refs) == 1  # written by the first submission's run
@@ -141,6 +144,7 @@ def test_a_second_submission_reuses_the_shared_full_cache_reference(arena_a):
         [(r.item, r.score, r.kv_bytes_peak) for r in first.full]
 
 
+@pytest.mark.heavy  # reviews on board A's test split (minutes): `make test-all`
 def test_the_test_split_items_never_reach_the_agents_view(arena_a, tmp_path):
     """Publish after a review: scores and names only — no test item, no prediction, no rationale, no evidence."""
     from reviewbench.store import ReviewRecord, Store
@@ -164,6 +168,7 @@ def test_the_test_split_items_never_reach_the_agents_view(arena_a, tmp_path):
         assert secret not in public
 
 
+@pytest.mark.heavy  # reviews on board A's test split (minutes): `make test-all`
 def test_a_flagged_submission_never_becomes_best_before(arena_a, tmp_path):
     """A flagged entry stays on the board but is never the bar: the next submission is compared with the best
     unflagged one."""
