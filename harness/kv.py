@@ -434,6 +434,10 @@ class KVRuntime:
         return q, p
 
 
+class UnsupportedAttention(ValueError):
+    """A model whose attention uses a variant the hook would compute wrong (soft-capping, sinks): refused."""
+
+
 _ACTIVE: list[KVRuntime] = []
 HOOK_NAME = "reviewbench_kv"
 UNSUPPORTED = ("softcap", "s_aux", "sinks")  # attention variants the hook would silently get wrong
@@ -446,7 +450,7 @@ def install_hook() -> None:
     def hook(module, query, key, value, attention_mask=None, scaling=None, dropout=0.0, **kwargs):
         for name in UNSUPPORTED:
             if kwargs.get(name) is not None:
-                raise NotImplementedError(f"the harness's attention does not implement {name!r} "
+                raise UnsupportedAttention(f"the harness's attention does not implement {name!r} "
                                           f"({type(module).__name__})")
         rt = _ACTIVE[-1]
         scale = scaling if scaling is not None else query.shape[-1] ** -0.5
