@@ -81,6 +81,14 @@ def benchmark_inputs(ctx: StageContext) -> dict[str, Any]:
     return {"split": split, "harness": HARNESS_VERSION, "sandbox": sandbox_kind()}
 
 
+def benchmark_submission(ctx: StageContext) -> dict[str, Any]:
+    """What the benchmark reads of the submission: its method.py (the harness stages that file alone into the
+    sandbox; the bundle stage's method class is read from it too), its id and its board. A description edit
+    replays the measurement."""
+    method = next((f.sha256 for f in ctx.bundle.files if f.path == "method.py"), None)
+    return {"id": ctx.bundle.id, "board": ctx.bundle.board, "method.py": method}
+
+
 def benchmark_stage(ctx: StageContext) -> StageOutput[BenchmarkData]:
     from harness.sandbox import SandboxError, isolates_files, sandbox_kind
 

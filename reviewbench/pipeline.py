@@ -8,7 +8,9 @@ undeclared read would silently replay stale results.
 
 A stage's input hash covers its name and version, the bundle's content hash, the part of the arena config it
 depends on, the rubric and the *output* hashes of the stages it needs: an unchanged input replays from the
-store, a changed one reruns, and so does everything downstream whose inputs actually changed.
+store, a changed one reruns, and so does everything downstream whose inputs actually changed. A stage that reads
+only part of the submission says which (``submission_inputs``): the board benchmark, the costliest stage (an hour
+of GPU a board in the arena), is keyed by method.py alone, so a corrected description never re-measures.
 """
 
 from __future__ import annotations
@@ -90,6 +92,11 @@ class Stage(Generic[M]):
     config_inputs: Callable[[ArenaConfig], Any] | None = None
     # Whether the rubric shapes its output (the board benchmark's does not: a rubric change must not re-measure).
     reads_rubric: bool = True
+    # The part of the submission the stage reads, when not all of it: replaces the bundle's content hash and the
+    # bundle stage's output in the input hash, so it must cover everything the stage reads of either.
+    submission_inputs: Callable[["StageContext"], Any] | None = None
+    # Whether the earlier submissions (their ids) shape its output.
+    reads_earlier: bool = True
 
     @property
     def name(self) -> str:
@@ -149,10 +156,17 @@ def _hash(obj: Any) -> str:
 
 def input_hash(stage: Stage[Any], ctx: StageContext, upstream: dict[str, str]) -> str:
     config = stage.config_inputs(ctx.arena.config) if stage.config_inputs else ctx.arena.config
+    needs = [k.name for k in stage.needs]
+    if stage.submission_inputs is not None:
+        submission: Any = stage.submission_inputs(ctx)
+        needs = [n for n in needs if n != "bundle"]
+    else:
+        submission = ctx.bundle.content_hash
     return _hash({
-        "stage": stage.name, "version": stage.version, "bundle": ctx.bundle.content_hash,
+        "stage": stage.name, "version": stage.version, "bundle": submission,
         "arena": config, "rubric": ctx.rubric.content_hash if stage.reads_rubric else None,
-        "earlier": [e.id for e in ctx.earlier], "upstream": {k.name: upstream.get(k.name, "") for k in stage.needs},
+        "earlier": [e.id for e in ctx.earlier] if stage.reads_earlier else None,
+        "upstream": {n: upstream.get(n, "") for n in needs},
         "extra": stage.extra_inputs(ctx) if stage.extra_inputs else None,
     })
 

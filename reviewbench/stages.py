@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from reviewbench.benchmark import benchmark_config, benchmark_inputs, benchmark_stage
+from reviewbench.benchmark import benchmark_config, benchmark_inputs, benchmark_stage, benchmark_submission
 from reviewbench.contracts import (AUDIT, BENCHMARK, BUNDLE, EVIDENCE, HARNESS, JUDGES, POINTS, VERDICT, AuditData,
                                    BundleData, PointsData, VerdictData)
 from reviewbench.description import SECTION_TITLES
@@ -195,7 +195,8 @@ STAGES: tuple[Stage[Any], ...] = (
     Stage(EVIDENCE, "Evidence", "3", (BUNDLE,), evidence_stage, config_inputs=_config()),
     Stage(HARNESS, "Harness verification", "3", (BUNDLE,), ledger_stage, config_inputs=_config("boards", "harness")),
     Stage(BENCHMARK, "Board benchmark", "1", (BUNDLE,), benchmark_stage, extra_inputs=benchmark_inputs,
-          config_inputs=benchmark_config, reads_rubric=False),
+          config_inputs=benchmark_config, reads_rubric=False, submission_inputs=benchmark_submission,
+          reads_earlier=False),
     Stage(JUDGES, "Judges", "4", (BUNDLE, AUDIT, EVIDENCE, HARNESS, BENCHMARK), judges_stage,
           extra_inputs=lambda c: {"panel": panel_inputs(c), "board": board_inputs(c)}),
     Stage(VERDICT, "Verdict", "2", (BUNDLE, AUDIT, EVIDENCE, HARNESS, JUDGES), verdict_stage,

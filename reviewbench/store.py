@@ -143,6 +143,9 @@ class Store:
             raise UserError(self.path, f"store schema v{version} is newer than this reviewbench (v{SCHEMA_VERSION})")
         for v in range(version, SCHEMA_VERSION):
             with self.transaction() as db:
+                # another process (a second review of the same arena) may have migrated while this one waited
+                if db.execute("PRAGMA user_version").fetchone()[0] > v:
+                    continue
                 for stmt in MIGRATIONS[v].split(";"):
                     if stmt.strip():
                         db.execute(stmt)

@@ -42,13 +42,37 @@ SUBMISSION_ORDER = ["agent1-001", "agent2-001", "agent1-002", "agent2-002", "age
                     "agent1-004"]
 
 
+def board_chains(arena: Path, order: list[str], lanes: int = 2) -> list[list[str]]:
+    """``order`` split into ``lanes`` chains of whole boards, each chain in submission order. What one review reads
+    of another — the board's best before it, the first-on-board bonus, the board's entries the judges see — is
+    its own board's; the evidence reads the earlier submissions' folders, which are all there from the start. So
+    boards may be reviewed side by side, each in submission order (the store takes concurrent writers)."""
+    from reviewbench.bundle import load_bundle
+
+    boards: dict[str, list[str]] = {}
+    for sub in order:
+        boards.setdefault(str(load_bundle(arena / "submit" / sub).board), []).append(sub)
+    chains: list[list[str]] = [[] for _ in range(lanes)]
+    for subs in sorted(boards.values(), key=len, reverse=True):  # longest board first, into the shortest chain
+        min(chains, key=len).extend(subs)
+    return [c for c in chains if c]
+
+
 @pytest.fixture(scope="session")
 def reviewed_arena(tmp_path_factory: pytest.TempPathFactory, shared_benchmark: Path) -> Path:
-    """The example arena (one item per board) with all eight submissions reviewed once, in submission order, by
-    the real CLI: what the tests of reports, boards and the agents' view read (read-only: copy it to change it)."""
+    """The example arena (one item per board) with all eight submissions reviewed once by the real CLI, each board
+    in submission order (two boards at a time: :func:`board_chains`): what the tests of reports, boards and the
+    agents' view read (read-only: copy it to change it)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     dst = _arena_copy(tmp_path_factory.mktemp("reviewed") / "arena", shared_benchmark)
-    for sub in SUBMISSION_ORDER:
-        r = run_review(f"submit/{sub}", cwd=dst, timeout=1800)
+
+    def chain(subs: list[str]) -> list[tuple[str, subprocess.CompletedProcess]]:
+        return [(sub, run_review(f"submit/{sub}", cwd=dst, timeout=1800)) for sub in subs]
+
+    with ThreadPoolExecutor(2) as pool:
+        done = [r for c in pool.map(chain, board_chains(dst, SUBMISSION_ORDER)) for r in c]
+    for sub, r in done:
         assert r.returncode == 0, (sub, r.stderr[-3000:])
     return dst
 

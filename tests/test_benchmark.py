@@ -212,8 +212,8 @@ def test_the_overall_of_one_submission_reviewed_twice_from_scratch_agrees(tmp_pa
         shutil.copytree(EXAMPLE_ARENA, dst, ignore=shutil.ignore_patterns("reviews", "benchmark", "test"))
         toml = dst / "arena.toml"
         toml.write_text(toml.read_text().replace('bars = "baselines/A.json"\nitems = 8',
-                                                 'items = 3\nlength = 512'))
-        r = run_review("harness", "split", "--arena", str(dst), "--board", "A", "--items", "3", cwd=dst)
+                                                 'items = 2\nlength = 256'))
+        r = run_review("harness", "split", "--arena", str(dst), "--board", "A", "--items", "2", cwd=dst)
         assert r.returncode == 0, r.stderr
         if run == "second":  # the same hidden items in both arenas
             shutil.rmtree(dst / "data" / "test" / "A")

@@ -20,6 +20,25 @@ def test_new_store_is_migrated_and_in_wal_mode(tmp_path):
     assert {"submissions", "review_runs", "stage_results", "judge_calls", "points"} <= tables
 
 
+def test_processes_opening_a_new_store_at_once_each_get_it_migrated_once(tmp_path):
+    """Two reviews of one arena started together: whoever waits for the other's migration must not run it again
+    (it used to fail with 'table ... already exists')."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = ("import sys; from reviewbench.store import Store\n"
+            "with Store(__import__('pathlib').Path(sys.argv[1])) as s: print(s.schema_version)")
+    for attempt in range(3):
+        path = tmp_path / f"r{attempt}.sqlite"
+        procs = [subprocess.Popen([sys.executable, "-c", code, str(path)], cwd=ROOT, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(4)]
+        for p in procs:
+            out, err = p.communicate(timeout=60)
+            assert p.returncode == 0 and out.strip() == str(SCHEMA_VERSION), err
+
+
 def test_store_from_a_newer_reviewbench_is_refused(tmp_path):
     db = sqlite3.connect(tmp_path / "r.sqlite")
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
