@@ -192,7 +192,7 @@ STAGES: tuple[Stage[Any], ...] = (
     Stage(BUNDLE, "Bundle checks", "2", (), bundle_stage, config_inputs=_config("boards", "agents", "bundle")),
     Stage(AUDIT, "Log audit", "2", (BUNDLE,), audit_stage, extra_inputs=audit_inputs,
           config_inputs=_config("rules", "agents")),
-    Stage(EVIDENCE, "Evidence", "3", (BUNDLE,), evidence_stage, config_inputs=_config()),
+    Stage(EVIDENCE, "Evidence", "4", (BUNDLE,), evidence_stage, config_inputs=_config()),
     Stage(HARNESS, "Harness verification", "3", (BUNDLE,), ledger_stage, config_inputs=_config("boards", "harness")),
     Stage(BENCHMARK, "Board benchmark", "1", (BUNDLE,), benchmark_stage, extra_inputs=benchmark_inputs,
           config_inputs=benchmark_config, reads_rubric=False, submission_inputs=benchmark_submission,

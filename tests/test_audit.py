@@ -365,9 +365,10 @@ def test_review_of_agent1_003_shows_the_audit_and_stands_a_rule_violation(review
     flags = [f for f in rep["verdict"]["standing_flags"] if f["flag"] == "RULE_VIOLATION"]
     assert len(flags) == 1 and flags[0]["raised_by"] == "audit"
     assert flags[0]["location"].startswith("logs/agent1/")
-    # (its code also shares 51 % of its tokens with agent2-003's, named only as a contrast: MISSING_ATTRIBUTION at
-    # the rubric's 0.5 containment bar stands too — the bar sits close to honest shared boilerplate)
-    assert all(f["raised_by"] in ("audit", "evidence:code", "evidence:behaviour") for f in rep["verdict"]["standing_flags"])
+    # its code shares 51 % of its token fingerprints with agent2-003's, but mostly what every method on the harness
+    # writes (read the view, remember state, pin sinks and the recent window): weighted by rarity 34 %, under the
+    # rubric's 0.5 bar, so no MISSING_ATTRIBUTION for an honest trend-extrapolating method
+    assert [f["flag"] for f in rep["verdict"]["standing_flags"]] == ["RULE_VIOLATION"]
     assert rep["points"]["total"] == 0 and rep["points"]["penalty"] == 20
 
 

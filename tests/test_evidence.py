@@ -147,3 +147,32 @@ def test_the_index_is_hybrid_when_the_sentence_model_is_installed():
     # a paraphrase with no shared keyword still finds K-norm through the embeddings
     words = load_index().search("keep tokens whose keys have small magnitude", 5)
     assert "K-norm" in [h.paper.short_name for h in words]
+
+
+def test_shared_harness_idiom_is_not_copied_code_but_a_renamed_copy_is():
+    """agent1-003 (trend-extrapolating EMA) and agent2-003 (accumulated attention + key-norm prior) are written on
+    the same harness idiom — read the view, remember state, pin sinks and the recent window — so half of agent1-003's
+    raw token fingerprints are in agent2-003's code; weighted by how few reference families have each one, the
+    share is a third, under the bar. A copy of agent2-003 with every name changed stays above it."""
+    import re
+
+    from reviewbench.flags.prior_art import prior_art_flags
+    from reviewbench.rubric import RUBRICS_DIR, load_rubric
+
+    bar = load_rubric(RUBRICS_DIR / "default.toml").evidence.code_shared
+    sub = EXAMPLE_ARENA / "submit"
+    earlier = (sub / "agent2-003" / "method.py").read_text()
+    refs = {**baseline_sources(), "submission:agent2-003": earlier}
+    honest = (sub / "agent1-003" / "method.py").read_text()
+    m = next(m for m in compare(honest, refs, top=20) if m.reference == "submission:agent2-003")
+    assert m.containment >= bar > m.weighted_containment
+    renamed = re.sub(r"\b(acc|score|valid|_z|vals|count|mean|var)\b", lambda g: g.group(1).upper() + "_2", earlier)
+    renamed = renamed.replace("KVPrior", "Prior2").replace('"kvprior"', '"prior2"')
+    copy = next(m for m in compare(renamed, refs, top=20) if m.reference == "submission:agent2-003")
+    assert copy.weighted_containment >= bar
+    desc = "## Method\nA prior over key norms.\n\n## Builds on\nNothing beyond the harness.\n"
+    names = {"submission:agent2-003": ["agent2-003", "kvprior"]}
+    flags = prior_art_flags([], [copy], names, desc, renamed, ("class Prior2", 21))
+    assert flags and flags[0].flag == "MISSING_ATTRIBUTION"
+    assert not [f for f in prior_art_flags([], [m], names, desc, honest, ("class ForesightC", 13))
+                if f.flag == "MISSING_ATTRIBUTION"]

@@ -22,7 +22,8 @@ class SimilarityFact(_Closed):
     implements: str | None  # the baseline it stands for (public code, a baseline's family member)
     via: str  # "code" or "behaviour"
     score: float  # code: the combined similarity score; behaviour: mean Jaccard
-    containment: float | None = None  # code: share of the candidate's fingerprints found there
+    # code: share of the candidate's fingerprints found there, weighted by rarity (what every family shares weighs little)
+    containment: float | None = None
     detail: str = ""  # family member, rank correlation, ...
     credited: bool
     credit_reason: str

@@ -26,7 +26,7 @@ def gather_facts(*, evidence: EvidenceData | None, ledger: LedgerData | None, se
         for m in evidence.code[:5]:
             ok, why = credit(m.reference, m.implements)
             code.append(SimilarityFact(reference=m.reference, implements=m.implements, via="code", score=m.score,
-                                       containment=m.containment, credited=ok, credit_reason=why,
+                                       containment=m.weighted_containment, credited=ok, credit_reason=why,
                                        detail=f"operation containment {m.op_containment:.2f}"))
         if evidence.behaviour is not None:
             measured = bool(evidence.behaviour.matches)

@@ -117,6 +117,10 @@ class CodeMatch(BaseModel):
     reference: str  # "baseline:snapkv", "submission:agent2-003", "public:kvpress/snapkv_press.py:SnapKVPress@8bb29b9"
     jaccard: float  # token fingerprints shared / union
     containment: float  # share of the candidate's token fingerprints found in the reference
+    # the same share with each fingerprint weighted by how few reference families have it: code every method on the
+    # harness writes (reading the view, remembering state, pinning sinks) weighs little — the copy measure the
+    # MISSING_ATTRIBUTION bar reads
+    weighted_containment: float = 0.0
     op_jaccard: float = 0.0  # the same on the canonical operation stream
     op_containment: float = 0.0
     score: float = 0.0  # the order: per channel rarity-weighted containment x (1 + reverse containment) / 2, combined
@@ -348,14 +352,15 @@ def compare(candidate: str, references: Mapping[str, str | Reference], top: int 
         rt, ro = set(r.tokens) - skip_t, set(r.ops) - skip_o
         st, so = ct & rt, co & ro
         # the candidate's share found in the reference, tempered by the reference's share found in the candidate:
-        # a superset (PyramidKV's code, which carries SnapKV's) does not outrank the exact source
         # a superset (PyramidKV's code, which carries SnapKV's) does not outrank the exact source; the two
         # channels combine as independent evidence (1 - (1 - a)(1 - b)), so either can carry a match
-        tok = _weighted(st, ct, wt) * (0.5 + 0.5 * _weighted(st, rt, wt))
+        shared = _weighted(st, ct, wt)
+        tok = shared * (0.5 + 0.5 * _weighted(st, rt, wt))
         ops = _weighted(so, co, wo) * (0.5 + 0.5 * _weighted(so, ro, wo))
         score = 1 - (1 - tok) * (1 - ops)
         out.append(CodeMatch(
             reference=name, jaccard=_ratio(len(st), len(ct | rt)), containment=_ratio(len(st), len(ct)),
+            weighted_containment=shared,
             op_jaccard=_ratio(len(so), len(co | ro)), op_containment=_ratio(len(so), len(co)),
             score=round(score, 3), implements=r.implements, source=r.source,
             candidate_spans=_spans({n for h in st for n in c_tok[h]} | {n for h in so for n in c_ops[h]}),

@@ -3,8 +3,10 @@
 Behaviour: the candidate keeps nearly the same tokens as a baseline or an earlier submission (mean Jaccard
 >= ``BEHAVIOUR_SAME``) that DESCRIPTION.md does not credit. Code: a large share of the candidate's code stands
 in an uncredited reference — the project's baselines, an earlier submission, or the public reference code of
-a baseline (kvpress, the papers' repositories) — (token containment >= ``CODE_SHARED``, or the similarity
-score, which also counts what the code computes, >= ``CODE_SCORE``), with the spans as proof.
+a baseline (kvpress, the papers' repositories) — (token containment weighted by rarity >= ``CODE_SHARED``: each
+fingerprint weighs by how few reference families have it, so what every method on the harness writes decides
+nothing; or the similarity score, which also counts what the code computes, >= ``CODE_SCORE``), with the spans as
+proof.
 
 "Credited" means attributed, not named: see ``priorart_evidence.credit`` (a citation in "Builds on", or a
 sentence stating use; a contrast, a negation, a common phrase or a bare common surname is no credit).
@@ -79,14 +81,15 @@ def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], name
                                              f"fingerprint bank); the description does not credit it ({cr.reason})"))
             break
     for c in code:
-        if c.containment < rules.code_shared and c.score < rules.code_same_score:
+        if c.weighted_containment < rules.code_shared and c.score < rules.code_same_score:
             continue
         cr = _credit(c.reference, c.implements, names, description)
         if cr.credited:
             continue
         quote, line = _first_line(method_src, c.candidate_spans)
         spans = ", ".join(f"{s.start}-{s.end}" for s in c.candidate_spans[:6])
-        what = (f"the code matches {_describe(c)}: token containment {c.containment:.0%}, operation containment "
+        what = (f"the code matches {_describe(c)}: token containment {c.weighted_containment:.0%} weighted by rarity "
+                f"({c.containment:.0%} unweighted), operation containment "
                 f"{c.op_containment:.0%}, score {c.score:.2f} (lines {spans}); the description does not credit it "
                 f"({cr.reason})")
         out.append(FlagClaim(flag="MISSING_ATTRIBUTION", quote=quote, location=f"method.py:{line}",
