@@ -40,9 +40,13 @@ def embedded_checkpoint() -> Path:
     return gguf_checkpoint(gguf, cache_dir() / f"smollm2-135m-instruct-{gguf.stat().st_size}")
 
 
+def _complete(target: Path) -> bool:
+    return (target / "config.json").is_file() and (target / "model.safetensors").is_file()
+
+
 def gguf_checkpoint(gguf: Path, target: Path) -> Path:
     """``gguf`` dequantized into a plain transformers checkpoint at ``target`` (once; later calls reuse it)."""
-    if (target / "config.json").is_file() and (target / "model.safetensors").is_file():
+    if _complete(target):
         return target
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -59,9 +63,15 @@ def gguf_checkpoint(gguf: Path, target: Path) -> Path:
         os.chmod(tmp, 0o755)  # mkdtemp makes it private; the sandboxed worker runs as another user
         for f in tmp.iterdir():
             os.chmod(f, 0o644)
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(tmp, target)
+        if _complete(target):  # another process converted it meanwhile (and may be reading it): keep theirs
+            return target
+        if target.exists():  # a leftover without its weights
+            shutil.rmtree(target, ignore_errors=True)
+        try:
+            os.replace(tmp, target)
+        except OSError:
+            if not _complete(target):  # not a lost race with another converter
+                raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return target
