@@ -176,3 +176,24 @@ def test_shared_harness_idiom_is_not_copied_code_but_a_renamed_copy_is():
     assert flags and flags[0].flag == "MISSING_ATTRIBUTION"
     assert not [f for f in prior_art_flags([], [m], names, desc, honest, ("class ForesightC", 13))
                 if f.flag == "MISSING_ATTRIBUTION"]
+
+
+def test_one_process_at_a_time_fills_the_fingerprint_cache(tmp_path):
+    """Reviews that start together wait for each other instead of each computing every baseline's fingerprints:
+    the second one in finds what the first wrote."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = ("import sys, time, pathlib; from reviewbench.evidence.behaviour import _exclusive\n"
+            "d = pathlib.Path(sys.argv[1])\n"
+            "with _exclusive(d / '.lock'):\n"
+            "    seen = sorted(p.name for p in d.glob('done-*'))\n"
+            "    time.sleep(0.4)\n"
+            "    (d / f'done-{sys.argv[2]}').write_text('x')\n"
+            "print(len(seen))\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(i)], cwd=ROOT, stdout=subprocess.PIPE,
+                              text=True) for i in range(3)]
+    seen = sorted(int(p.communicate(timeout=60)[0]) for p in procs)
+    assert seen == [0, 1, 2]  # each found every earlier holder's result: never two inside at once

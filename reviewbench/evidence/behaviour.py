@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -274,10 +275,33 @@ def bank_words() -> str:
             f"of the embedded model")
 
 
+@contextmanager
+def _exclusive(lock: Path) -> Iterator[None]:
+    """One process at a time builds the bank and fills the cache: reviews that start together (two boards side
+    by side, several arena runs over one cache) would otherwise each compute every baseline's fingerprints (minutes
+    on a cold cache); the one that waited then reads what the other wrote."""
+    import fcntl
+
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def fingerprints(specs: list[str], use_cache: bool = True, wall_s: float = 7200) -> dict[str, Any]:
     """Kept sets and probes of ``specs`` on the bank (built first if needed), from the cache when there, else from
     one run of the trusted worker (which runs references itself and each folder in its own sandbox); every new
     result is cached by (bank version, spec, code hash). Returns the worker's result shape."""
+    from harness.fingerprint import bank_dir
+
+    with _exclusive(bank_dir().parent / ".fingerprints.lock"):
+        return _fingerprints(specs, use_cache, wall_s)
+
+
+def _fingerprints(specs: list[str], use_cache: bool, wall_s: float) -> dict[str, Any]:
     from harness.fingerprint import BANK_VERSION, BUDGETS, build_bank, spec_code_hash
     from harness.io import write_json_atomic
     from harness.sandbox import run_worker
