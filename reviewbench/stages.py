@@ -179,7 +179,7 @@ def points_stage(ctx: StageContext) -> StageOutput[PointsData]:
     summary = f"{pts.total:g} points" + (f" (agent penalty -{pts.penalty:g})" if pts.penalty else "")
     if measurement is not None:
         g = pts.gate
-        gate = (f" (gain {g.gain:+.4f}, {g.level:.0%} CI [{g.lower:+.4f}, {g.upper:+.4f}] over {g.n_items} items: "
+        gate = (f" (gain {g.gain:+.4f}, {g.level:.0%} CI [{g.lower:+.4f}, {g.upper:+.4f}] over {g.n_items} item{'s' if g.n_items != 1 else ''}: "
                 + ("passes" if g.passes else "does not pass") + ")") if g is not None else ""
         summary = f"Overall {measurement.overall:.4f}" + (f" vs best before {best.mean:.4f}" if best else "") + \
                   f"{gate}; {summary}"

@@ -25,7 +25,7 @@ def test_review_of_the_example_writes_json_md_html(reviewed_arena):
     # the console's points line: the measured Overall, the board's best before it and the gate's CI
     points = next(s for s in report["stages"] if s["name"] == "points")
     assert points["summary"].startswith("Overall ") and " vs best before " in points["summary"]
-    assert "95% CI [" in points["summary"] and "over 1 items" in points["summary"]
+    assert "95% CI [" in points["summary"] and "over 1 item:" in points["summary"]
     html = (out / "review.html").read_text()
     assert "<h1>Review of agent1-003 (foresight_c)</h1>" in html and "<svg" in html  # the board plot, inline
 
