@@ -197,3 +197,24 @@ def test_one_process_at_a_time_fills_the_fingerprint_cache(tmp_path):
                               text=True) for i in range(3)]
     seen = sorted(int(p.communicate(timeout=60)[0]) for p in procs)
     assert seen == [0, 1, 2]  # each found every earlier holder's result: never two inside at once
+
+
+def test_a_cold_cache_is_filled_by_one_worker_per_core_and_merged_as_one_run():
+    from reviewbench.evidence.behaviour import _run_lanes, lanes
+
+    specs = [f"m{i}" for i in range(7)]
+    assert lanes(specs, cores=2) == [["m0", "m2", "m4", "m6"], ["m1", "m3", "m5"]]
+    assert lanes(specs, cores=16) == [specs[i::4] for i in range(4)] and lanes(["m0"], cores=8) == [["m0"]]
+    calls = []
+
+    def run(methods, threads):
+        calls.append((methods, threads))
+        return {"bank_version": 2, "views": {"v": 1}, "errors": {m: "x" for m in methods if m == "m3"},
+                "kept": {m: [m] for m in methods}, "probes": {m: {} for m in methods},
+                "code_hashes": {m: m.upper() for m in methods}}
+
+    merged = _run_lanes(run, specs, cores=2)
+    assert sorted(merged["kept"]) == specs and merged["errors"] == {"m3": "x"} and merged["views"] == {"v": 1}
+    assert [t for _, t in calls] == [1, 1]  # one torch thread a lane
+    assert _run_lanes(run, ["m0", "m1"], cores=1)["kept"] == {"m0": ["m0"], "m1": ["m1"]}
+    assert calls[-1] == (["m0", "m1"], None)  # one lane: the worker takes every core

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -301,6 +303,32 @@ def fingerprints(specs: list[str], use_cache: bool = True, wall_s: float = 7200)
         return _fingerprints(specs, use_cache, wall_s)
 
 
+def lanes(todo: list[str], cores: int | None = None) -> list[list[str]]:
+    """``todo`` dealt round-robin over the cores (at most 4 lanes): every spec is run on its own against the same
+    bank, so the lanes' results are the one run's. A cold cache holds ~60 baseline specs: minutes on one core."""
+    n = max(1, min(len(todo), cores if cores is not None else (os.cpu_count() or 1), 4))
+    return [todo[i::n] for i in range(n)]
+
+
+def _run_lanes(run: Callable[[list[str], int | None], dict[str, Any]], todo: list[str],
+               cores: int | None = None) -> dict[str, Any]:
+    """One trusted worker per lane (a torch thread each), side by side; their results merged."""
+    parts = lanes(todo, cores)
+    if len(parts) == 1:
+        return run(parts[0], None)
+    with ThreadPoolExecutor(len(parts)) as pool:
+        results = list(pool.map(lambda methods: run(methods, 1), parts))
+    versions = {int(r["bank_version"]) for r in results}
+    if len(versions) != 1:
+        raise RuntimeError(f"fingerprint workers ran on different banks: versions {sorted(versions)}")
+    merged: dict[str, Any] = {"bank_version": versions.pop(), "views": results[0]["views"], "errors": {},
+                              "kept": {}, "probes": {}, "code_hashes": {}}
+    for r in results:
+        for key in ("errors", "kept", "probes", "code_hashes"):
+            merged[key].update(r.get(key, {}))
+    return merged
+
+
 def _fingerprints(specs: list[str], use_cache: bool, wall_s: float) -> dict[str, Any]:
     from harness.fingerprint import BANK_VERSION, BUDGETS, build_bank, spec_code_hash
     from harness.io import write_json_atomic
@@ -322,8 +350,9 @@ def _fingerprints(specs: list[str], use_cache: bool, wall_s: float) -> dict[str,
     errors: dict[str, str] = {}
     version = BANK_VERSION
     if todo:
-        result = run_worker({"methods": todo, "bank": str(bank), "budgets": list(BUDGETS)},
-                            module="harness.fingerprint", wall_s=wall_s)
+        result = _run_lanes(lambda methods, threads: run_worker(
+            {"methods": methods, "bank": str(bank), "budgets": list(BUDGETS)}, module="harness.fingerprint",
+            wall_s=wall_s, threads=threads), todo)
         errors = {str(k): str(v) for k, v in result.get("errors", {}).items()}
         version = int(result["bank_version"])
         views = result["views"]
