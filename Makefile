@@ -34,7 +34,7 @@ review: $(STAMP)
 	cd examples/arena && ../../$(VENV)/bin/review submit/agent1-003
 
 test: $(STAMP)
-	$(PY) -m pytest -m "not heavy"
+	$(PY) -m pytest -m "not heavy" --durations=25
 
 # everything, the heavy end-to-end tests too (every README command in order, Ray, a third local judge): ~35 min here
 test-all: $(STAMP)
