@@ -364,16 +364,20 @@ def reference_attention(
     for start in range(0, n_q, rows):
         qc = queries[:, start: start + rows].float()  # (H_q, c, D)
         c = qc.shape[1]
-        logits = torch.matmul(qc.reshape(h_kv, g * c, d), k.transpose(1, 2)).view(h_kv, g, c, t) * scale
+        # in place where possible: a chunk holds its logits and its probabilities at once, never more copies
+        logits = torch.matmul(qc.reshape(h_kv, g * c, d), k.transpose(1, 2)).view(h_kv, g, c, t).mul_(scale)
         if query_positions is not None:
             qp = query_positions[start: start + rows].to(kpos.device).view(1, 1, c, 1)
             hide = kpos > qp
             if window is not None:
                 hide = hide | (kpos <= qp - window)
-            logits = logits.masked_fill(hide, float("-inf"))
+            logits.masked_fill_(hide, float("-inf"))
+            del hide
         if pad is not None:
-            logits = logits.masked_fill(pad, float("-inf"))
-        probs = logits.softmax(dim=-1).nan_to_num(0.0).view(h_q, c, t)
+            logits.masked_fill_(pad, float("-inf"))
+        probs = logits.softmax(dim=-1)
+        del logits
+        probs = probs.nan_to_num_(0.0).view(h_q, c, t)
         if reduce is None:
             out[:, start: start + c] = probs
         elif reduce == "max":
