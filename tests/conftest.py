@@ -40,40 +40,35 @@ def arena(tmp_path: Path, shared_benchmark: Path) -> Path:
 
 SUBMISSION_ORDER = ["agent1-001", "agent2-001", "agent1-002", "agent2-002", "agent2-003", "agent1-003", "agent2-004",
                     "agent1-004"]
+# What `make test` reviews (in submission order): every board with a submission, a first and a later submission on
+# A and C, the audit's planted violation (agent2-002, agent1-003); the other three follow in `reviewed_all` (heavy).
+REVIEWED = ["agent1-001", "agent1-002", "agent2-002", "agent2-003", "agent1-003"]
 
 
-def board_chains(arena: Path, order: list[str], lanes: int = 2) -> list[list[str]]:
-    """``order`` split into ``lanes`` chains of whole boards, each chain in submission order. What one review reads
-    of another — the board's best before it, the first-on-board bonus, the board's entries the judges see — is
-    its own board's; the evidence reads the earlier submissions' folders, which are all there from the start. So
-    boards may be reviewed side by side, each in submission order (the store takes concurrent writers)."""
-    from reviewbench.bundle import load_bundle
-
-    boards: dict[str, list[str]] = {}
-    for sub in order:
-        boards.setdefault(str(load_bundle(arena / "submit" / sub).board), []).append(sub)
-    chains: list[list[str]] = [[] for _ in range(lanes)]
-    for subs in sorted(boards.values(), key=len, reverse=True):  # longest board first, into the shortest chain
-        min(chains, key=len).extend(subs)
-    return [c for c in chains if c]
+def _review_all(dst: Path, subs: list[str]) -> None:
+    for sub in subs:
+        r = run_review(f"submit/{sub}", cwd=dst, timeout=1800)
+        assert r.returncode == 0, (sub, r.stderr[-3000:])
 
 
 @pytest.fixture(scope="session")
 def reviewed_arena(tmp_path_factory: pytest.TempPathFactory, shared_benchmark: Path) -> Path:
-    """The example arena (one item per board) with all eight submissions reviewed once by the real CLI, each board
-    in submission order (two boards at a time: :func:`board_chains`): what the tests of reports, boards and the
-    agents' view read (read-only: copy it to change it)."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    """The example arena (one item per board) with five of its eight submissions (``REVIEWED``) reviewed once, in
+    submission order, by the real CLI: what the tests of reports, boards and the agents' view read (read-only:
+    copy it to change it). One at a time: two reviews side by side on 2 cores were slower, not faster (board C's
+    decode loop makes a sandbox round trip per token, and each waited for a busy core: 50 s became 270-300 s)."""
     dst = _arena_copy(tmp_path_factory.mktemp("reviewed") / "arena", shared_benchmark)
+    _review_all(dst, REVIEWED)
+    return dst
 
-    def chain(subs: list[str]) -> list[tuple[str, subprocess.CompletedProcess]]:
-        return [(sub, run_review(f"submit/{sub}", cwd=dst, timeout=1800)) for sub in subs]
 
-    with ThreadPoolExecutor(2) as pool:
-        done = [r for c in pool.map(chain, board_chains(dst, SUBMISSION_ORDER)) for r in c]
-    for sub, r in done:
-        assert r.returncode == 0, (sub, r.stderr[-3000:])
+@pytest.fixture(scope="session")
+def reviewed_all(tmp_path_factory: pytest.TempPathFactory, reviewed_arena: Path) -> Path:
+    """All eight reviewed: a copy of ``reviewed_arena`` with the other three reviewed after it. Each of them is the
+    newest on its board when reviewed, so this equals reviewing the eight in order."""
+    dst = tmp_path_factory.mktemp("reviewed-all") / "arena"
+    shutil.copytree(reviewed_arena, dst, symlinks=True)
+    _review_all(dst, [s for s in SUBMISSION_ORDER if s not in REVIEWED])
     return dst
 
 

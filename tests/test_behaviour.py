@@ -281,7 +281,7 @@ def _ports() -> list[dict]:
     return tomllib.loads((PORTS / "ports.toml").read_text())["ports"]
 
 
-@pytest.mark.slow
+@pytest.mark.heavy  # 18 ports fingerprinted (2 min on a cold cache): `make test-all`; `review calibrate` runs them too
 def test_every_public_port_lands_on_its_baseline_family():
     from reviewbench.evidence.behaviour import all_members, fingerprints
 

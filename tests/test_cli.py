@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 from reviewbench.report import review_json_schema
 from tests.conftest import ROOT, run_review
 
@@ -44,7 +46,7 @@ def test_review_works_from_the_arena_flag_and_from_elsewhere(reviewed_copy, tmp_
     r = run_review(str(reviewed_copy / "submit" / "agent2-002"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "agent2-002" in r.stdout and "review.md" in r.stdout
-    r = run_review("run", str(reviewed_copy / "submit" / "agent2-001"), "--arena", str(reviewed_copy), "--json",
+    r = run_review("run", str(reviewed_copy / "submit" / "agent1-001"), "--arena", str(reviewed_copy), "--json",
                    cwd=tmp_path)
     assert r.returncode == 0 and json.loads(r.stdout)["submission"]["board"] == "B_online"
 
@@ -54,9 +56,10 @@ def test_show_and_board(reviewed_arena):
     assert show.returncode == 0 and "foresight_c" in show.stdout
     board = json.loads(run_review("board", "--json", cwd=reviewed_arena).stdout)
     assert board["schema"] == "reviewbench.board/2"
+    from tests.conftest import REVIEWED
+
     ids = {r["id"] for t in board["boards"] for r in t["rows"] if r["kind"] == "submission"}
-    assert ids == {"agent1-001", "agent2-001", "agent1-002", "agent2-002", "agent2-003", "agent1-003", "agent2-004",
-                   "agent1-004"}
+    assert ids == set(REVIEWED)
     assert {a["agent"] for a in board["agents"]} == {"agent1", "agent2"}
     c = next(t for t in board["boards"] if t["board"] == "C")
     assert {r["id"] for r in c["rows"] if r["kind"] == "baseline"} >= {"baseline:h2o", "baseline:window"}
@@ -85,12 +88,26 @@ def test_bad_arena_toml_is_one_line(arena):
     assert r.returncode == 2 and "arena.toml" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
-def test_every_example_submission_gets_evidence_a_measurement_and_judges_in_its_report(reviewed_arena):
+@pytest.mark.heavy  # three more reviews (3 min): `make test-all`; `make test` checks the five it reviews below
+def test_every_example_submission_gets_evidence_a_measurement_and_judges_in_its_report(reviewed_all):
     """The eight example submissions, reviewed in submission order: evidence, the board measurement, judges and
     points in each report."""
     from tests.conftest import SUBMISSION_ORDER
 
-    for sub in SUBMISSION_ORDER:
+    _check_reports(reviewed_all, SUBMISSION_ORDER)
+    board = json.loads(run_review("board", "--json", cwd=reviewed_all).stdout)
+    assert {r["id"] for t in board["boards"] for r in t["rows"] if r["kind"] == "submission"} == set(SUBMISSION_ORDER)
+
+
+def test_each_reviewed_submission_gets_evidence_a_measurement_and_judges_in_its_report(reviewed_arena):
+    from tests.conftest import REVIEWED
+
+    _check_reports(reviewed_arena, REVIEWED)
+
+
+def _check_reports(arena, subs):
+    reviewed_arena = arena
+    for sub in subs:
         report = _report(reviewed_arena, sub)
         stages = {s["name"]: s for s in report["stages"]}
         assert stages["evidence"]["status"] == "ok" and stages["judges"]["status"] == "ok", sub

@@ -87,6 +87,7 @@ def test_local_prompts_of_a_canary_and_its_clean_twin_are_byte_identical(rubric)
             assert criterion_prompt(task, clean, c.id, reverse) == criterion_prompt(task, canary, c.id, reverse)
 
 
+@pytest.mark.heavy  # both advisory LLMs on a review (1.5 min): `make test-all`; `make review` does the same
 def test_the_offline_panel_reviews_the_example_end_to_end(reviewed_copy):
     """The offline default: the evidence judge counts; SmolLM2 and Gemma run beside it, shown and not counted.
     (The test arenas switch the advisors off; switching them on reruns the judges and nothing before them.)"""
