@@ -294,7 +294,7 @@ def test_every_public_port_lands_on_its_baseline_family():
         assert top.reference == f"baseline:{p['baseline']}", (p["file"], top)
 
 
-@pytest.mark.slow
+@pytest.mark.heavy  # the eight examples fingerprinted: `make test-all`; make test's reviews check five of them
 def test_honest_examples_are_not_a_baseline_family_member():
     from reviewbench.evidence.behaviour import all_members, fingerprints
 

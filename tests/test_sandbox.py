@@ -297,6 +297,7 @@ def test_a_candidate_cannot_poison_the_baselines_fingerprints(tmp_path):
     assert str(d) in mixed["kept"]
 
 
+@pytest.mark.heavy  # two CLI harness runs (40 s): `make test-all`, as do the README's commands in order
 def test_cli_check_and_run(tmp_path, arena):
     ok = run_review("harness", "check", str(arena / "submit" / "agent1-003"), "--json")
     assert ok.returncode == 0, ok.stderr
