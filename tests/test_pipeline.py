@@ -27,8 +27,12 @@ def stages_of(arena, sub="agent1-003"):
 
 def test_killed_review_resumes_without_redoing_finished_stages(arena):
     # board A (one item here): the cheapest board to measure; the resumption is the same on every board
+    import os
+
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"} | {
+        k: os.environ[k] for k in ("HOME", "REVIEWBENCH_CACHE", "XDG_CACHE_HOME") if k in os.environ}
     killed = subprocess.run([sys.executable, "-c", KILL_IN_POINTS], cwd=arena, capture_output=True, text=True,
-                            env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                            env=env)
     assert killed.returncode == -9
     assert not (arena / "reviews" / "agent1-002").exists()  # no half-written report
     with Store(arena / "reviews" / "reviewbench.sqlite") as s:
