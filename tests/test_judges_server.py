@@ -69,6 +69,7 @@ def server():
         proc.kill()
 
 
+@pytest.mark.heavy  # a 135M model generating on CPU behind `transformers serve` (80 s): `make test-all`
 def test_review_through_a_real_openai_compatible_server(server, arena):
     base_url, model = server
     # the boards' starting bars are not what this test is about (and need a benchmark run): drop them
