@@ -13,10 +13,10 @@ read from the kernel (``/proc``), not reported by it.
 
 from __future__ import annotations
 
-import mmap
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -32,7 +32,8 @@ import torch
 from harness.api import EvictionMethod, Keep, LayerView, ModelInfo, Rewrite
 from harness.loading import code_hash, is_reference, load_method, method_file
 from harness.results import MethodLimits
-from harness.wire import DTYPE_NAMES, DTYPES, WireError, WireTimeout, aligned, nbytes, read_frame, write_frame
+from harness.wire import (DTYPE_NAMES, DTYPES, SealedRegion, WireError, WireTimeout, aligned, nbytes, read_frame,
+                          send_fd, write_frame)
 
 MAX_QUERY_WINDOW = 1 << 20
 MAX_NAME = 80
@@ -227,14 +228,15 @@ class SandboxedMethod:
         self.code_hash = code_hash(spec)
         self.staged: Path | None = None if is_reference(spec) else stage_method(spec)
         self._dead: str | None = None
-        c_in_r, self._to_child = os.pipe()
+        parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock = parent_sock
+        self._to_child = parent_sock.fileno()
         self._from_child, c_out_w = os.pipe()
-        self._req = os.memfd_create("rb-request")
-        self._resp = os.memfd_create("rb-answer")
-        req_ro = os.open(f"/proc/self/fd/{self._req}", os.O_RDONLY | os.O_CLOEXEC)
-        self._req_map: mmap.mmap | None = None
-        self._req_size = 0
-        child_fds = (c_in_r, c_out_w, req_ro, self._resp)
+        c_in = child_sock.fileno()
+        # the answer region is written by the method and only ever read here with bounded pread (never mapped)
+        self._resp = os.memfd_create("rb-answer", os.MFD_CLOEXEC)
+        self._region: SealedRegion | None = None  # the request region: sealed, replaced (not resized) to grow
+        child_fds = (c_in, c_out_w, self._resp)
         argv = [sys.executable, "-m", "harness.methodhost", *map(str, child_fds)]
         ro = [*python_roots(), HARNESS_DIR, *([self.staged] if self.staged else [])]
         env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTHONPATH": str(HARNESS_DIR.parent),
@@ -255,8 +257,8 @@ class SandboxedMethod:
             self.proc = subprocess.Popen(cmd, pass_fds=child_fds, stdin=subprocess.DEVNULL,
                                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
         finally:
-            for fd in (c_in_r, c_out_w, req_ro):
-                os.close(fd)
+            child_sock.close()
+            os.close(c_out_w)
         assert self.proc.stderr is not None
         self._stderr = _StderrTail(self.proc.stderr, limits.stderr_bytes)
         self._max_answer = max_answer_bytes
@@ -295,12 +297,14 @@ class SandboxedMethod:
         except subprocess.TimeoutExpired:
             pass
 
-    def _call(self, msg: dict[str, Any], timeout: float) -> dict[str, Any]:
+    def _call(self, msg: dict[str, Any], timeout: float, fd: int | None = None) -> dict[str, Any]:
         if self._dead is not None:
             raise MethodError(f"the method's process was stopped earlier: {self._dead}")
         what = str(msg.get("hook") or msg["op"])
         try:
-            write_frame(self._to_child, msg)
+            write_frame(self._to_child, {**msg, "req_fd": True} if fd is not None else msg)
+            if fd is not None:
+                send_fd(self._sock, fd)
             reply = read_frame(self._from_child, timeout)
         except WireTimeout:
             self._kill(f"no answer to {what} within {timeout:g} s")
@@ -317,13 +321,16 @@ class SandboxedMethod:
             raise MethodError(_one_line(str(reply.get("error", "the method failed without saying why"))))
         return reply
 
-    def _request_buffer(self, size: int) -> mmap.mmap:
-        if self._req_map is None or size > self._req_size:
-            size = max(size, 2 * self._req_size)
-            os.ftruncate(self._req, size)
-            self._req_map = mmap.mmap(self._req, size)
-            self._req_size = size
-        return self._req_map
+    def _request_region(self, size: int) -> tuple[SealedRegion, bool]:
+        """The sealed request region, replaced by a larger one (at least double) when ``size`` does not fit;
+        True when it is new (the method's process must be handed its descriptor)."""
+        if self._region is not None and size <= self._region.size:
+            return self._region, False
+        old = self._region
+        self._region = SealedRegion(max(size, 2 * old.size if old else 0))
+        if old is not None:
+            old.close()
+        return self._region, True
 
     # --- the interface ---------------------------------------------------------------------------------------
     def setup(self, model: ModelInfo) -> None:
@@ -371,7 +378,9 @@ class SandboxedMethod:
             caps.append(aligned(3 * ALIGN_MIN + h * n * (2 * dim * view.keys.element_size() + 8)))
             descs.append({"layer": view.layer, "budget": view.budget, "board": view.board, "phase": view.phase,
                           "model": _model_dict(view.model), "tensors": d})
-        buf = self._request_buffer(max(off, ALIGN_MIN))
+        region, fresh = self._request_region(max(off, ALIGN_MIN))
+        buf = region.map
+        assert buf is not None
         for t, o in placed:
             if t.numel():
                 dst = torch.frombuffer(buf, dtype=t.dtype, count=t.numel(), offset=o).view(t.shape)
@@ -381,8 +390,13 @@ class SandboxedMethod:
             raise MethodError(f"the answer region would need {answer_cap} bytes, over the {self._max_answer} allowed")
         os.ftruncate(self._resp, answer_cap)
         starts = [sum(caps[:i]) for i in range(len(caps))]
-        reply = self._call({"op": "layers", "hook": op, "req_size": self._req_size, "views": descs,
-                            "answer_offsets": starts, "answer_caps": caps}, self.limits.call_timeout_s)
+        reader = region.reader_fd() if fresh else None
+        try:
+            reply = self._call({"op": "layers", "hook": op, "req_size": region.size, "views": descs,
+                                "answer_offsets": starts, "answer_caps": caps}, self.limits.call_timeout_s, reader)
+        finally:
+            if reader is not None:
+                os.close(reader)
         answers = reply.get("answers")
         if not isinstance(answers, list) or len(answers) != len(views):
             raise MethodError(f"the method's process answered {len(answers) if isinstance(answers, list) else 'no'} "
@@ -433,19 +447,23 @@ class SandboxedMethod:
     def close(self) -> None:
         if self.proc.poll() is None:
             try:
-                os.close(self._to_child)  # end of requests: the host returns
+                self._sock.close()  # end of requests: the host returns
                 self._to_child = -1
                 self.proc.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 pass
         self._kill("closed")
-        for fd in (self._to_child, self._from_child, self._req, self._resp):
+        self._sock.close()
+        for fd in (self._from_child, self._resp):
             if fd >= 0:
                 try:
                     os.close(fd)
                 except OSError:
                     pass
-        self._to_child = self._from_child = self._req = self._resp = -1
+        self._to_child = self._from_child = self._resp = -1
+        if self._region is not None:
+            self._region.close()
+            self._region = None
         if self.staged is not None:
             shutil.rmtree(self.staged.parent, ignore_errors=True)
             self.staged = None

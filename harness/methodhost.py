@@ -1,6 +1,9 @@
 """The untrusted side of the boundary: one method, alone in its own sandboxed process.
 
-    python -m harness.methodhost CTRL_IN CTRL_OUT REQ RESP
+    python -m harness.methodhost CTRL_IN CTRL_OUT RESP
+
+CTRL_IN is a Unix socket: requests arrive on it, and with them (SCM_RIGHTS) each new request region, a sealed
+memfd this process can only map copy-on-write.
 
 It imports the submission's ``method.py`` and answers the trusted harness's requests (load, setup,
 layer_budgets, select, on_decode, reset) over ``harness.wire``. It owns nothing that measures it: no model,
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import socket
 import sys
 import traceback
 from pathlib import Path
@@ -21,7 +25,7 @@ from typing import Any
 import torch
 
 from harness.api import EvictionMethod, Keep, LayerView, ModelInfo, Rewrite
-from harness.wire import DTYPE_NAMES, DTYPES, WireError, aligned, read_frame, tensor_at, write_frame
+from harness.wire import DTYPE_NAMES, DTYPES, WireError, aligned, read_frame, recv_fd, tensor_at, write_frame
 
 # where the method computes: the layer arrives in host shared memory and is moved here (a GPU when the trusted
 # side runs on one and exposes it to this sandbox: harness.boundary.SandboxedMethod's device)
@@ -37,8 +41,10 @@ def _one_line(e: BaseException) -> str:
 
 
 class Host:
-    def __init__(self, ctrl_in: int, ctrl_out: int, req: int, resp: int) -> None:
-        self.ctrl_in, self.ctrl_out, self.req_fd, self.resp_fd = ctrl_in, ctrl_out, req, resp
+    def __init__(self, ctrl_in: int, ctrl_out: int, resp: int) -> None:
+        self.ctrl_in, self.ctrl_out, self.resp_fd = ctrl_in, ctrl_out, resp
+        self.sock = socket.socket(fileno=ctrl_in)
+        self.req_fd = -1
         self.method: EvictionMethod | None = None
         self.states: dict[int, dict] = {}
         self._req_map: mmap.mmap | None = None
@@ -48,8 +54,10 @@ class Host:
         while True:
             try:
                 msg = read_frame(self.ctrl_in)
-            except WireError:
-                return  # the trusted side closed the pipe: done
+                if msg.get("req_fd") is True:  # a new request region follows the frame
+                    self._new_region(recv_fd(self.sock))
+            except (WireError, OSError):
+                return  # the trusted side closed the socket: done
             try:
                 reply = self.handle(msg)
             except BaseException as e:  # noqa: BLE001 - everything the method raises is its answer
@@ -88,6 +96,11 @@ class Host:
                 answers.append(self.answer(hook(self.view(v, buf)), v, int(start), int(cap)))
             return {"ok": True, "answers": answers}
         raise RuntimeError(f"unknown request {op!r}")
+
+    def _new_region(self, fd: int) -> None:
+        if self.req_fd >= 0:
+            os.close(self.req_fd)
+        self.req_fd, self._req_map, self._req_size = fd, None, 0
 
     def _request_buffer(self, size: int) -> mmap.mmap:
         if self._req_map is None or size != self._req_size:

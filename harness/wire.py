@@ -1,18 +1,22 @@
 """The wire between the trusted harness and an untrusted method's process.
 
-Control messages are length-prefixed JSON frames on a pipe (never pickle: the trusted side must not unpickle
+Control messages are length-prefixed JSON frames on a socket (never pickle: the trusted side must not unpickle
 what an untrusted process wrote). Tensors travel through shared memory: the trusted side writes a layer's
-tensors into a request region the method's process maps copy-on-write from a read-only descriptor (it can
-neither resize nor change what the trusted side holds), and the method writes its answer into a response
-region that the trusted side reads back with bounded ``pread`` calls (never mapped: a truncated region
-cannot crash the trusted process) and validates before use.
+tensors into a :class:`SealedRegion` (a memfd sealed against shrinking, growing and any new writer: the method's
+process can map it copy-on-write and nothing else, even when it reopens it read-write through /proc; a region
+that must grow is replaced by a new one, handed over on the control socket), and the method writes its answer
+into a response region that the trusted side reads back with bounded ``pread`` calls (never mapped: a truncated
+region cannot crash the trusted process) and validates before use.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
+import mmap
 import os
 import select
+import socket
 import time
 from typing import Any
 
@@ -32,6 +36,61 @@ class WireError(Exception):
 
 class WireTimeout(WireError):
     pass
+
+
+# Linux >= 5.1: no new writer (write(), shared writable mmap) after the seal; the sealer's own mapping stays writable
+F_SEAL_FUTURE_WRITE = getattr(fcntl, "F_SEAL_FUTURE_WRITE", 0x0010)
+REQUEST_SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | F_SEAL_FUTURE_WRITE | fcntl.F_SEAL_SEAL
+
+
+class SealedRegion:
+    """Shared memory only the trusted side can write: a memfd of fixed size, mapped shared and writable here
+    once, then sealed (no shrink, no grow, no future writer, no seal changes). A method that reopens its
+    descriptor read-write cannot truncate it (the trusted side's copy would die of SIGBUS), write to it or map
+    it shared-writable; it can only read it or map it copy-on-write."""
+
+    def __init__(self, size: int, name: str = "rb-request") -> None:
+        self.size = max(int(size), ALIGN)
+        self.fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        try:
+            os.ftruncate(self.fd, self.size)
+            self.map: mmap.mmap | None = mmap.mmap(self.fd, self.size)
+            fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, REQUEST_SEALS)
+        except BaseException:
+            os.close(self.fd)
+            raise
+
+    def seals(self) -> int:
+        return fcntl.fcntl(self.fd, fcntl.F_GET_SEALS)
+
+    def reader_fd(self) -> int:
+        """A new read-only descriptor of the region, for the method's process (the caller closes it)."""
+        return os.open(f"/proc/self/fd/{self.fd}", os.O_RDONLY | os.O_CLOEXEC)
+
+    def close(self) -> None:
+        if self.map is not None:
+            try:
+                self.map.close()
+            except BufferError:  # a tensor view still holds it; the memory goes with the last reference
+                pass
+            self.map = None
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def send_fd(sock: socket.socket, fd: int) -> None:
+    """One descriptor over a Unix socket (SCM_RIGHTS), after the frame that announced it."""
+    socket.send_fds(sock, [b"F"], [fd])
+
+
+def recv_fd(sock: socket.socket) -> int:
+    data, fds, _, _ = socket.recv_fds(sock, 1, 4)
+    for extra in fds[1:]:
+        os.close(extra)
+    if data != b"F" or not fds:
+        raise WireError("expected a descriptor on the control socket")
+    return fds[0]
 
 
 def aligned(n: int) -> int:
