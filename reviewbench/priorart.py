@@ -32,6 +32,11 @@ class Paper(BaseModel):
     key_idea: str = ""
     keywords: list[str] = []
     baseline: str | None = None  # the harness method name when this is one of the arena's baselines
+    # its scoring rule in the operations evidence/computation.py extracts from code ("a|b": either), what an
+    # implementation may also show, and the rule in a sentence (scripts/build_priorart_index.py's OPS)
+    ops: list[str] = []
+    ops_optional: list[str] = []
+    rule: str = ""
 
     @property
     def url(self) -> str | None:

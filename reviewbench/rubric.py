@@ -61,6 +61,10 @@ class EvidenceRules(_Strict):
     novelty_cosmetic: tuple[float, float] = (0.75, 0.4)  # (behaviour, code score) at or above: novelty <= 1
     novelty_family: tuple[float, float] = (0.5, 0.25)  # at or above: novelty <= 2
     novelty_max: int = Field(default=3, ge=0)  # what measured distance alone can support
+    # "on par" (effectiveness 3) needs a CI of the gain that spans 0 AND is this narrow (half-width, Overall units)
+    # over at least this many items; otherwise there are too few items to tell, and the score stays at 2
+    par_ci_halfwidth: float = Field(default=0.03, gt=0)
+    par_min_items: int = Field(default=10, ge=1)
 
 
 class FlagEffect(_Strict):

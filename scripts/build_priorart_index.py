@@ -75,6 +75,73 @@ BASELINES = [
      "random scores; uniform; control; seed", "random"),
 ]
 
+# The scoring rule of each paper in operations: the features ``reviewbench/evidence/computation.py`` extracts from
+# code (its FEATURE_WORDS vocabulary), so retrieval by computation can name the paper. ``ops``: what an
+# implementation must compute ("a|b": either); ``optional``: what one may also show without being another method;
+# ``rule``: the same in a sentence. Written from the papers' algorithms (the key ideas above and priorart.md), never
+# from a submission. Papers whose rule the vocabulary cannot state (trained models, systems, quantisation) have none.
+OPS: dict[str, tuple[list[str], list[str], str]] = {
+    "SnapKV": (["attention", "window_queries", "pooling"], ["head_average", "max_attention"],
+               "softmax(Q_window K^T) summed over the window queries, 1-D pooled along tokens, top-k per head; "
+               "the window itself kept"),
+    "PyramidKV": (["attention", "window_queries", "pooling", "layer_budget", "pyramid"], ["head_average", "max_attention"],
+                  "SnapKV's pooled window attention, top-k with a per-layer budget linear in the layer index"),
+    "Ada-KV": (["attention", "window_queries", "head_budget"], ["pooling", "max_attention", "head_average"],
+               "window attention scores, one top-k over the flattened (head, token) scores of a layer with a floor "
+               "per head"),
+    "TOVA": (["attention", "last_query", "head_average"], [],
+             "softmax(q_last K^T) averaged over heads, one top-k per layer, at every step"),
+    "StreamingLLM": (["sinks", "recent"], ["uniform_positions"],
+                     "positions only: the first tokens (sinks) plus the last tokens (window), no score"),
+    "K-norm": (["key_norm"], [], "rank by ||k||_2 ascending, keep the lowest-norm keys"),
+    "Expected Attention": (["query_statistics", "value_norm"],
+                           ["attention", "exp_logit", "future_rope", "all_queries"],
+                           "mean and covariance of the queries, rotated to future positions; exp of the expected "
+                           "logit times ||v||"),
+    "KVzip": (["reconstruction", "max_attention"], ["attention"],
+              "max over the reconstruction queries of softmax(Q_repeat K^T); one threshold over layers and heads"),
+    "H2O": (["attention", "accumulate"], ["all_queries", "decode"],
+            "softmax(Q K^T) summed over every query so far (cumulative), top-k plus a recent window"),
+    "R-KV": (["attention", "key_similarity"], ["window_queries", "pooling", "decode"],
+             "window attention minus the mean cosine similarity of each key to the other keys"),
+    "Random": (["random"], [], "uniform random scores, top-k"),
+    "Scissorhands": (["attention", "attention_threshold", "window_queries|accumulate|all_queries"], ["decode"],
+                     "count, over a history window of queries, how often each token's attention is above a "
+                     "threshold (the average); keep the most often pivotal"),
+    "FastGen": (["attention", "attention_threshold", "sinks", "recent"],
+                ["accumulate", "head_budget", "window_queries", "all_queries", "last_query"],
+                "per head, the cheapest structural policy (special tokens, local window, frequent tokens) whose "
+                "kept attention mass reaches a recovery threshold"),
+    "Keyformer": (["attention", "random", "accumulate|window_queries|all_queries"], ["decode"],
+                  "Gumbel noise added to the logits, softmax with a temperature, accumulated per token; top-k "
+                  "plus a recent window"),
+    "NACL": (["attention", "random", "question_queries|window_queries"], [],
+             "attention of proxy (question) tokens summed per key, top-k, plus a random-eviction share"),
+    "KeyDiff": (["mean_key"], ["key_similarity"], "cosine similarity of each key to the mean key; keep the least "
+                                                  "similar"),
+    "VATP": (["attention", "value_norm", "accumulate|window_queries|all_queries"], ["pooling"],
+             "accumulated attention times ||v||_1 per token"),
+    "A2SF": (["attention", "accumulate", "decay"], ["all_queries", "decode"],
+             "cumulative attention with an exponential forgetting factor per step"),
+    "CAKE": (["attention", "window_queries", "attention_variance"], ["entropy", "layer_budget", "pooling"],
+             "window attention mean plus a multiple of its variance over the window queries; layer budgets from "
+             "the entropy and variance of attention"),
+    "PyramidInfer": (["attention", "window_queries|last_query", "layer_budget", "pyramid"], ["head_average"],
+                     "attention of the recent queries, top-k with fewer tokens kept in deeper layers"),
+    "HeadKV": (["attention", "window_queries", "head_budget", "learned_weights"], ["pooling"],
+               "an offline head-importance table splits the budget over heads; SnapKV window attention inside "
+               "each head"),
+    "DuoAttention": (["sinks", "recent", "learned_weights"], ["head_budget"],
+                     "a learned per-head gate: retrieval heads keep every token, streaming heads keep sinks plus "
+                     "recent tokens"),
+    "SAGE-KV": (["attention", "last_query", "head_budget"], ["head_average"],
+                "last-token attention, one top-k over tokens and heads after prefill"),
+    "CriticalKV": (["attention", "window_queries", "value_norm", "head_budget"], ["pooling"],
+                   "window attention weighted by the projected value norm, head-wise budgets"),
+    "KVMerger": (["key_similarity", "merge"], ["attention", "recent", "sinks"],
+                 "consecutive keys with high cosine similarity merged toward a pivotal token"),
+}
+
 ROW = re.compile(r"^\| *(\d+) *\|")
 
 
@@ -95,17 +162,28 @@ def parse_priorart(path: Path) -> list[dict]:
     return out
 
 
+def _ops(short: str) -> dict:
+    if short not in OPS:
+        return {}
+    ops, optional, rule = OPS[short]
+    return {"ops": ops, "ops_optional": optional, "rule": rule}
+
+
 def main() -> None:
     src = Path(sys.argv[1] if len(sys.argv) > 1 else "../shared/reference/priorart.md")
     papers = [{"short_name": s, "title": t, "first_author": a, "year": y or None, "venue": v, "arxiv": x,
                "family": f, "key_idea": i, "keywords": [k.strip() for k in kw.split(";")], "baseline": m}
               for s, t, a, y, v, x, f, i, kw, m in BASELINES]
     seen = {p["arxiv"] for p in papers if p["arxiv"]}
+    papers = [dict(p, **_ops(p["short_name"])) for p in papers]
     for p in parse_priorart(src):
         if p["arxiv"] and p["arxiv"] in seen:
             continue
         seen.add(p["arxiv"])
-        papers.append(p)
+        papers.append(dict(p, **_ops(p["short_name"])))
+    missing = set(OPS) - {p["short_name"] for p in papers}
+    if missing:
+        raise SystemExit(f"{src}: no paper named {', '.join(sorted(missing))} for the OPS table")
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps({"schema": "reviewbench.priorart/1", "papers": papers}, indent=1, ensure_ascii=False)
                    + "\n", encoding="utf-8")

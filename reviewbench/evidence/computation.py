@@ -591,6 +591,9 @@ FEATURE_WORDS = {
     "merge": "token merging merge evicted tokens",
     "entropy": "attention entropy",
     "uniform_positions": "position-based no scoring",
+    "attention_threshold": "attention threshold count of tokens below threshold recovery ratio",
+    "attention_variance": "attention variance temporal shift dispersion",
+    "learned_weights": "learned weights trained scorer gate offline profiling head importance",
 }
 
 GENERIC = frozenset({"attention", "window_queries", "all_queries", "window_kept", "pooling", "recent", "decode",
@@ -687,6 +690,9 @@ class _Flow(ast.NodeVisitor):
                     isinstance(c, ast.Constant) and isinstance(c.value, int) or _self_attr(c)
                     for c in [node.left, *node.comparators]):
                 self.add("sinks", node.lineno)  # positions < 4: the first tokens
+            if "A" in t and "P" not in t and not any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn))
+                                                     for o in node.ops):
+                self.add("attention_threshold", node.lineno)  # attention against a threshold (counted, kept)
             return t
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             out: set[str] = set()
@@ -845,8 +851,10 @@ class _Flow(ast.NodeVisitor):
         if op == "pool":
             self.add("pooling", line)
             return t
-        if op in ("var",) and "Q" in t:
+        if op in ("var",) and "Q" in t and "A" not in t:
             self.add("query_statistics", line)
+        if op in ("var",) and "A" in t:
+            self.add("attention_variance", line)
         if op == "reduce":
             dim = _kw(node, "dim") or (node.args[1] if len(node.args) > 1 and receiver is None else
                                        node.args[0] if node.args and receiver is not None else None)
@@ -1037,12 +1045,53 @@ def computation(source: str) -> Computation:
         found.setdefault("accumulate", found["all_queries"])  # attention received from every query, summed
     if "window_queries" in found and ("recent" in found or "sinks" in found) and "attention" in found:
         found.setdefault("window_kept", found["window_queries"])
+    line = _learned_table(tree, defs)
+    if line is not None:
+        found.setdefault("learned_weights", line)
     if "M" in set().union(*flow.tags.values()) and "query_statistics" not in found:
         for name, t in flow.tags.items():
             if "M" in t and "Q" in t:
                 found.setdefault("query_statistics", 0)
                 break
     return Computation(features=dict(found))
+
+
+LEARNED_CALLS = frozenset({"Linear", "Parameter", "Conv1d", "load", "load_state_dict", "from_pretrained", "load_file",
+                           "Embedding", "MLP"})
+
+
+def _learned_table(tree: ast.Module, defs: _Defs) -> int | None:
+    """Where the code carries fitted numbers: a literal table of at least four non-integer values (per-head
+    importances, gate or scorer weights), or a trainable layer / loaded weights. Plain constants are not it."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.List, ast.Tuple)):
+            vals = [e for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, float)]
+            nested = [e for e in node.elts if isinstance(e, (ast.List, ast.Tuple))]
+            if len(vals) >= 4 or (len(nested) >= 2 and all(
+                    sum(isinstance(x, ast.Constant) and isinstance(x.value, float) for x in n.elts) >= 2
+                    for n in nested)):
+                return node.lineno
+        if isinstance(node, ast.Call):
+            name, _ = _callee(node.func)
+            if name in LEARNED_CALLS and name not in defs.by_name:
+                return node.lineno
+    return None
+
+
+def called_names(source: str) -> set[str]:
+    """The names of every function or method the code calls that it does not define itself (``torch.log``,
+    ``x.var``, ``kmeans``...): what a loose reading of its operations sees, blind to the author's own names."""
+    tree = _tree(source)
+    if tree is None:
+        return set()
+    defs = _Defs(tree)
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name, _ = _callee(node.func)
+            if name and name not in defs.by_name and name not in defs.classes:
+                out.add(name)
+    return out
 
 
 def _pyramid(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[str, int]) -> None:

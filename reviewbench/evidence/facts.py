@@ -37,6 +37,18 @@ class PriorArtFact(_Closed):
     credited: bool
 
 
+class ComputedFact(_Closed):
+    """A paper whose scoring rule the code computes, operation for operation (retrieval by computation)."""
+
+    short_name: str
+    title: str
+    arxiv: str | None
+    level: str  # "same": nothing of its own beside the rule; "family": the rule plus one operation of its own
+    ops: list[str]  # the paper's operations found in the code
+    extra: list[str] = Field(default_factory=list)  # what the code computes beyond the rule
+    credited: bool
+
+
 class LedgerFact(_Closed):
     reproduced: int = 0
     contradicted: int = 0
@@ -74,8 +86,12 @@ class EvidenceFacts(_Closed):
     behaviour: list[SimilarityFact] = Field(default_factory=list)
     behaviour_measured: bool = False
     prior_art: list[PriorArtFact] = Field(default_factory=list)
+    computed: list[ComputedFact] = Field(default_factory=list)  # most specific first
+    misstated: list[str] = Field(default_factory=list)  # mechanisms the description states that the code lacks (proof)
     ledger: LedgerFact = LedgerFact()
     citations: CitationFact = CitationFact()
     sections_missing: list[str] = Field(default_factory=list)
+    claims: int = 0  # claims in claims.json (checked or not)
+    citations_found: int = 0  # citations found in the description
     board: BoardFact | None = None
     board_reason: str = ""  # why there is no board measurement

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from reviewbench.contracts import EvidenceData, LedgerData
-from reviewbench.evidence.facts import (BoardFact, CitationFact, EvidenceFacts, LedgerFact, PriorArtFact,
+import re
+
+from reviewbench.evidence.facts import (BoardFact, CitationFact, ComputedFact, EvidenceFacts, LedgerFact, PriorArtFact,
                                         SimilarityFact)
 from reviewbench.evidence.priorart_evidence import credit_for
 
@@ -22,6 +24,9 @@ def gather_facts(*, evidence: EvidenceData | None, ledger: LedgerData | None, se
     prior: list[PriorArtFact] = []
     measured = False
     cites = CitationFact()
+    computed: list[ComputedFact] = []
+    misstated: list[str] = []
+    n_citations = 0
     if isinstance(evidence, EvidenceData):
         for m in evidence.code[:5]:
             ok, why = credit(m.reference, m.implements)
@@ -42,12 +47,23 @@ def gather_facts(*, evidence: EvidenceData | None, ledger: LedgerData | None, se
         counts = {s: sum(c.status == s for c in evidence.citations)
                   for s in ("real", "wrong_metadata", "not_found", "unreachable")}
         cites = CitationFact(**counts)
+        n_citations = len(evidence.citations)
+        computed = [ComputedFact(short_name=c.short_name, title=c.title, arxiv=c.arxiv, level=c.level,
+                                 ops=list(c.matched), extra=c.extra, credited=c.credited)
+                    for c in evidence.prior_art.computed[:4]]
+        for f in evidence.candidate_flags:  # the mechanism named by flags.misstated (our text, not the submission's)
+            m = re.match(r"the description states (.+?) \(DESCRIPTION\.md", f.explanation)
+            if f.flag == "MISSTATED_METHOD" and f.strength == "proof" and m:
+                misstated.append(m.group(1))
     led = LedgerFact()
+    n_claims = 0
     if isinstance(ledger, LedgerData):
+        n_claims = len(ledger.ledger)
         led = LedgerFact(reproduced=sum(e.status == "reproduced" for e in ledger.ledger),
                          contradicted=sum(e.status == "contradicted" for e in ledger.ledger),
                          contradicted_every_seed=sum(e.status == "contradicted" and e.reproducible
                                                      for e in ledger.ledger),
                          unverifiable=sum(e.status == "unverifiable" for e in ledger.ledger))
     return EvidenceFacts(code=code, behaviour=behaviour, behaviour_measured=measured, prior_art=prior, ledger=led,
-                         citations=cites, sections_missing=sections_missing, board=board, board_reason=board_reason)
+                         citations=cites, sections_missing=sections_missing, board=board, board_reason=board_reason,
+                         computed=computed, misstated=misstated, claims=n_claims, citations_found=n_citations)

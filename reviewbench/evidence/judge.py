@@ -14,7 +14,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from reviewbench.evidence.facts import EvidenceFacts, SimilarityFact
-from reviewbench.rubric import Rubric
+from reviewbench.rubric import EvidenceRules, Rubric
 from reviewbench.verdict import CriterionScore, PriorWork
 
 
@@ -47,12 +47,25 @@ def novelty(facts: EvidenceFacts, rubric: Rubric) -> CriterionScore:
         what.append(f"code: nearest {code.reference}" + (f" (= {code.implements})" if code.implements and
                                                           code.reference.startswith("public:") else "")
                     + f" (score {c:.2f}, containment {shared:.2f})")
+    same = next((m for m in facts.computed if m.level == "same"), None)
+    family = next((m for m in facts.computed if m.level == "family"), None)
+    if same:
+        what.append(f"computation: the scoring rule of {same.short_name}" + (f" (arXiv {same.arxiv})" if same.arxiv
+                                                                              else "")
+                    + f", operation for operation ({', '.join(same.ops)}), and nothing of its own"
+                    + (" — credited, which removes the flag, not the prior art" if same.credited else ", not credited"))
+    elif family:
+        what.append(f"computation: the rule of {family.short_name} ({', '.join(family.ops)}) plus "
+                    f"{', '.join(family.extra)}")
     evidence = "; ".join(what)
     if b >= r.behaviour_same or c >= r.code_same_score or shared >= r.code_shared:
         return CriterionScore(score=0, rationale=f"anchor 0: the same method as a reference — {evidence}")
     if b >= r.novelty_cosmetic[0] or c >= r.novelty_cosmetic[1]:
         return CriterionScore(score=1, rationale=f"anchor 1: a close variant of a reference — {evidence}")
-    if b >= r.novelty_family[0] or c >= r.novelty_family[1]:
+    if same:
+        return CriterionScore(score=min(1, r.novelty_max), rationale=f"anchor 1 at most: a published method "
+                                                                    f"(the method exists) — {evidence}")
+    if b >= r.novelty_family[0] or c >= r.novelty_family[1] or family:
         return CriterionScore(score=min(2, r.novelty_max),
                               rationale=f"anchor 2: within a known family, measurably changed — {evidence}")
     cap = "" if r.novelty_max > 3 else " (higher levels need a judge who reads the idea; measurement cannot show them)"
@@ -60,7 +73,8 @@ def novelty(facts: EvidenceFacts, rubric: Rubric) -> CriterionScore:
                           rationale=f"anchor 3: distinct from every reference measured{cap} — {evidence}")
 
 
-def effectiveness(facts: EvidenceFacts) -> CriterionScore:
+def effectiveness(facts: EvidenceFacts, rules: EvidenceRules | None = None) -> CriterionScore:
+    r = rules or EvidenceRules()
     bf = facts.board
     if bf is None:
         return CriterionScore(score=0, rationale=f"anchor 0: not measured on its board ({facts.board_reason or 'no board'})")
@@ -83,18 +97,34 @@ def effectiveness(facts: EvidenceFacts) -> CriterionScore:
                                                  f"{bf.margin:g} — {vs}")
     if above:
         return CriterionScore(score=4, rationale=f"anchor 4: {head}, beats the best at {len(above)} budget(s) — {vs}")
+    n = m.n_items
+    tight = [g for g in par if (g.upper - g.lower) / 2 <= r.par_ci_halfwidth + 1e-12]
+    if par and tight and n >= r.par_min_items:
+        return CriterionScore(score=3, rationale=f"anchor 3: {head}, on par with the best at {len(tight)} budget(s) "
+                                                 f"(CI within ±{r.par_ci_halfwidth:g} of the gain, {n} items) — {vs}")
     if par:
-        return CriterionScore(score=3, rationale=f"anchor 3: {head}, on par with the best at {len(par)} budget(s) — {vs}")
+        why = (f"only {n} item(s), fewer than the {r.par_min_items} needed" if n < r.par_min_items else
+               f"the CI is wider than ±{r.par_ci_halfwidth:g}")
+        return CriterionScore(score=2, rationale=f"anchor 2 (conservative): {head}; the CI of the gain spans 0 at "
+                                                 f"{len(par)} budget(s), but there are too few items to tell whether it "
+                                                 f"is on par with the best ({why}) — {vs}")
     return CriterionScore(score=2, rationale=f"anchor 2: {head}, above the weaker baselines but clearly below the "
                                              f"best — {vs}")
 
 
 def soundness(facts: EvidenceFacts) -> CriterionScore:
     led, cit = facts.ledger, facts.citations
-    record = (f"claims: {led.reproduced} reproduced, {led.contradicted} contradicted ({led.contradicted_every_seed} "
-              f"in every seed), {led.unverifiable} unverifiable; citations: {cit.real} real, {cit.wrong_metadata} "
-              f"wrong metadata, {cit.not_found} not found, {cit.unreachable} unchecked")
+    claims = (f"claims: {led.reproduced} reproduced, {led.contradicted} contradicted ({led.contradicted_every_seed} "
+              f"in every seed), {led.unverifiable} unverifiable" if facts.claims or led.reproduced or led.contradicted
+              or led.unverifiable else "claims: none in claims.json")
+    cites = (f"citations: {cit.real} real, {cit.wrong_metadata} wrong metadata, {cit.not_found} not found, "
+             f"{cit.unreachable} unchecked" if facts.citations_found or cit.real or cit.wrong_metadata
+             or cit.not_found or cit.unreachable else "citations: none in the description")
+    record = f"{claims}; {cites}"
     missing = [s for s in facts.sections_missing if s in ("Evidence", "Limitations", "Method summary")]
+    if facts.misstated:
+        return CriterionScore(score=0, rationale=f"anchor 0: the description states {', '.join(facts.misstated)}, "
+                                                 f"which the code does not compute — {record}")
     if led.contradicted_every_seed or cit.not_found:
         return CriterionScore(score=0, rationale=f"anchor 0: unsupported evidence — {record}")
     if led.contradicted or cit.wrong_metadata:
@@ -105,8 +135,17 @@ def soundness(facts: EvidenceFacts) -> CriterionScore:
     if led.reproduced and not led.unverifiable and not cit.unreachable:
         return CriterionScore(score=3, rationale=f"anchor 3: every checkable claim reproduced, citations real, "
                                                  f"limitations stated — {record}")
-    return CriterionScore(score=2, rationale=f"anchor 2: nothing contradicted; some claims or citations could not be "
-                                             f"checked — {record}")
+    gaps = []
+    if not (led.reproduced or led.contradicted or led.unverifiable):
+        gaps.append("no claim to re-run" if not facts.claims else "no claim the arena could re-run")
+    if led.unverifiable:
+        gaps.append(f"{led.unverifiable} claim(s) outside what the arena can re-run")
+    if not (facts.citations_found or cit.real):
+        gaps.append("no citation")
+    if cit.unreachable:
+        gaps.append(f"{cit.unreachable} citation(s) not checked (offline or unreachable)")
+    return CriterionScore(score=2, rationale=f"anchor 2: nothing contradicted, but {'; '.join(gaps) or 'a gap'} — "
+                                             f"{record}")
 
 
 def prior_work(facts: EvidenceFacts, k: int = 5) -> list[PriorWork]:
@@ -116,6 +155,13 @@ def prior_work(facts: EvidenceFacts, k: int = 5) -> list[PriorWork]:
 
     out: list[PriorWork] = []
     seen: set[str] = set()
+    for m in facts.computed:  # a published rule the code computes names its source before any distance does
+        if m.level == "same" and m.short_name not in seen:
+            seen.add(m.short_name)
+            out.append(PriorWork(title=m.title, arxiv_id=m.arxiv,
+                                 url=f"https://arxiv.org/abs/{m.arxiv}" if m.arxiv else None,
+                                 relation=f"the code computes its rule ({', '.join(m.ops)})"
+                                          + ("" if m.credited else "; not credited")))
     near = sorted([*facts.behaviour, *facts.code], key=lambda f: -(f.score if f.via == "behaviour" else f.score * 1.5))
     for f in near:
         label = f"baseline:{f.implements}" if f.implements else f.reference
@@ -136,7 +182,8 @@ def prior_work(facts: EvidenceFacts, k: int = 5) -> list[PriorWork]:
 
 
 def judge(facts: EvidenceFacts, rubric: Rubric) -> EvidenceVerdict:
-    scores = {"novelty": novelty(facts, rubric), "effectiveness": effectiveness(facts), "soundness": soundness(facts)}
+    scores = {"novelty": novelty(facts, rubric), "effectiveness": effectiveness(facts, rubric.evidence),
+              "soundness": soundness(facts)}
     known = {c.id for c in rubric.criteria}
     scores = {k: v for k, v in scores.items() if k in known}
     for c in rubric.criteria:

@@ -45,8 +45,25 @@ class PriorArtHit(BaseModel):
     score: float  # BM25
     cosine: float | None  # embedding similarity (None without the sentence model, and for code hits)
     credited: bool  # the description attributes it (see ``Credit``)
-    via: Literal["code", "summary"] = "code"  # which query found it
+    via: Literal["computation", "code", "summary"] = "code"  # which query found it (computation: its rule matched)
     credit: Credit | None = None
+
+
+class ComputationMatch(BaseModel):
+    """A paper whose scoring rule, in operations, the code computes: the retrieval's own evidence."""
+
+    short_name: str
+    title: str
+    arxiv: str | None
+    baseline: str | None = None
+    rule: str  # the paper's rule in operations
+    matched: dict[str, int]  # each of the paper's operations -> the line of method.py that computes it (0: a class attribute)
+    extra: list[str]  # what the code computes beyond the rule (what any method adds around a score excluded)
+    # "same": nothing beyond the rule (at most one paper's worth of cosmetics); "family": the rule plus at most one
+    # operation of its own (and cosmetic ones: which queries, pooling, aggregation)
+    level: Literal["same", "family"]
+    credited: bool
+    credit: Credit
 
 
 class PriorArtEvidence(BaseModel):
@@ -54,6 +71,7 @@ class PriorArtEvidence(BaseModel):
     features: dict[str, int]  # computation feature -> first line in method.py (0: a class attribute)
     summary_query: str
     hits: list[PriorArtHit]
+    computed: list[ComputationMatch] = []  # papers whose rule the code computes, most specific first
 
 
 def code_query(source: str) -> str:
@@ -64,12 +82,6 @@ def code_query(source: str) -> str:
 
 _ABBREV = re.compile(r"\b(et al|e\.g|i\.e|cf|vs|Fig|Sec|Eq|approx)\.", re.I)
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[\"'])|\n\s*[-*+]\s+|\n{2,}")
-USE = re.compile(r"\b(build(?:s|ing)? on|built on|based on|extend(?:s|ed|ing)?|adapt(?:s|ed|ing)?|borrow(?:s|ed|ing)?"
-                 r"|re-?use[sd]?|re-?using|use[sd]?|using|follow(?:s|ed|ing)?|taken from|takes? from|comes? from"
-                 r"|inspired by|derived from|combin(?:e|es|ed|ing)|port(?:s|ed)?|re-?implement(?:s|ed|ation)?"
-                 r"|implement(?:s|ed)?|appl(?:y|ies|ied)|is|are|was|equals|same as|as in|identical to"
-                 r"|reproduc(?:e|es|ed)|variant of|modif(?:y|ies|ied)|on top of|credit(?:s|ed)?|due to"
-                 r"|introduced (?:by|in)|proposed (?:by|in)|after|from)\b", re.I)
 CONTRAST = re.compile(r"\b(unlike|in contrast (?:to|with)|contrary to|as opposed to|rather than|instead of"
                       r"|differ(?:s|ent)? from|compared (?:to|with)|versus|vs\.?|outperform(?:s|ing)?|beat(?:s|ing)?"
                       r"|better than|worse than|improv(?:e|es|ing) (?:on|over|upon)|than|whereas|while|but not"
@@ -89,9 +101,15 @@ def _sentences(text: str) -> list[str]:
     return [s.replace("\x00", ".").strip() for s in _SENT.split(protected) if s and s.strip()]
 
 
+# Words of the index's names that are ordinary English: a name made only of them is a phrase, not a citation.
+ORDINARY = frozenset("""expected attention random retrieval head heads quest double sparsity squeezed eigen hold onto
+    that thought sparse frontier compactor""".split())
+
+
 def _generic(name: str) -> bool:
-    """A name made of ordinary words ("Expected Attention", "Random"): as a phrase it is no citation."""
-    return all(re.fullmatch(r"[A-Z]?[a-z]+", w) for w in name.split())
+    """A name made of ordinary words ("Expected Attention", "Random"): as a phrase it is no citation. A coined
+    word ("Keyformer", "Scissorhands") is a name wherever it stands."""
+    return all(re.fullmatch(r"[A-Z]?[a-z]+", w) and w.lower() in ORDINARY for w in name.split())
 
 
 def _name_pattern(name: str) -> re.Pattern[str]:
@@ -149,11 +167,66 @@ def _contrasted(sentence: str, at: int) -> bool:
     return bool(CONTRAST.search(near) or NEGATION.search(" ".join(words[-5:])))
 
 
+# What states use or derivation by itself, wherever the mention stands in its clause.
+STRONG_USE = re.compile(r"\b(build(?:s|ing)? (?:up)?on|built (?:up)?on|based on|extend(?:s|ed|ing)?|adapt(?:s|ed|ing)?"
+                        r"|borrow(?:s|ed|ing)?|re-?use[sd]?|re-?using|taken from|takes? from|inspired by|derived? from"
+                        r"|derives?|port(?:s|ed)? (?:of|from)|a port\b|re-?implement(?:s|ed|ation)?|implement(?:s|ed)?"
+                        r"|follow(?:s|ed|ing)?|as in|same as|identical to|reproduc(?:e|es|ed)|variant of"
+                        r"|modif(?:y|ies|ied)|on top of|credit(?:s|ed)?|due to|we (?:use|apply|take|keep|combine)"
+                        r"|combin(?:e|es|ed|ing)|this is|unchanged)\b", re.I)
+# A verb that states use only when the mention comes after it ("the allocation is PyramidKV"); with the mention
+# before it ("TOVA is per layer", "X profiles heads"), the sentence describes the other work.
+WEAK_USE = re.compile(r"\b(is|are|was|equals|comes? from|from|after|use[sd]?|using|appl(?:y|ies|ied))\b", re.I)
+# A sentence that only mentions: the work exists, is related, is one example among others.
+MENTION_ONLY = re.compile(r"\b(exists?|existed|has been|have been|is known|are known|related|see also|such as"
+                          r"|includes?|including|e\.g|for example|for instance|among|other (?:methods|approaches|work)"
+                          r"|surveys?|alternatives?|cf)\b", re.I)
+# The author's own method set against the other work in another clause ("X profiles heads offline; ours is per prompt").
+OURS = re.compile(r"\b(ours|our (?:method|rule|approach|score|scorer|selection|version|budget|allocation)"
+                  r"|we instead|instead,? we|here,? instead|this method|this work|our own)\b", re.I)
+_CLAUSE = re.compile(r"[;:\u2014]|\s-\s|\bbut\b|\bwhereas\b|\bwhile\b|\balthough\b", re.I)
+
+
+def _clause_at(sentence: str, at: int) -> tuple[str, int]:
+    """The clause holding offset ``at``, and the offset within it."""
+    start = 0
+    for m in _CLAUSE.finditer(sentence):
+        if m.start() > at:
+            return sentence[start:m.start()], at - start
+        start = m.end()
+    return sentence[start:], at - start
+
+
+def _states_use(sentence: str, at: int, in_builds_on: bool) -> tuple[bool, str]:
+    """Whether the sentence attributes the thing mentioned at ``at``: (credited, why not)."""
+    clause, rel = _clause_at(sentence, at)
+    if STRONG_USE.search(clause):
+        return True, ""
+    possessive = re.match(r"[A-Za-z0-9.\- ]{0,40}?['\u2019]s\s+\w", clause[rel:])
+    contrast_elsewhere = bool(OURS.search(sentence) or CONTRAST.search(sentence))
+    if possessive and not contrast_elsewhere and not MENTION_ONLY.search(sentence):
+        return True, ""  # "X's scoring with a smaller window": the other work's part, taken
+    if MENTION_ONLY.search(sentence):
+        return False, "mentioned only (it exists, is related or is an example), no use stated"
+    if contrast_elsewhere:
+        return False, "named only as a contrast with this method"
+    if WEAK_USE.search(clause[:rel]):
+        return True, ""  # "the allocation is PyramidKV", "our rule is the one of Oren et al."
+    if in_builds_on:
+        return True, ""  # a bare entry of "Builds on" ("SnapKV (window attention scoring)")
+    return False, "mentioned without a statement of use"
+
+
 def credit(description: str, paper: Paper | None, names: list[str] = []) -> Credit:  # noqa: B006 - read only
-    """Whether ``description`` attributes ``paper`` (or a thing known by ``names``, e.g. an earlier submission)."""
+    """Whether ``description`` attributes ``paper`` (or a thing known by ``names``, e.g. an earlier submission):
+    a sentence that states use or derivation ("we build on X", "adapted from X", "X's scoring with ..."), or a
+    bare entry of "Builds on". A contrast ("X profiles heads offline; ours is per prompt", "unlike X"), a negation,
+    a mention ("related methods include X") or an "exists" sentence ("redundancy-aware selection exists: X") is
+    not credit, in any section."""
     desc, _ = parse_description(description)
     target = paper or Paper(short_name=names[0] if names else "", title="")
     contrast_quote: str | None = None
+    passing: tuple[str, str] | None = None
     # a text without the arena's sections is read as one body, where a mention must state use
     bodies = [(key, s.heading, s.text) for key in ("builds_on", "relation_to_prior_work", "idea", "method_summary",
                                                     "evidence", "limitations") if (s := desc.sections.get(key))]
@@ -166,11 +239,19 @@ def credit(description: str, paper: Paper | None, names: list[str] = []) -> Cred
             if not clean:
                 contrast_quote = contrast_quote or sent
                 continue
-            if key == "builds_on" or USE.search(sent):
-                where = "Builds on" if key == "builds_on" else heading
-                return Credit(credited=True, reason=f"attributed in {where}", quote=sent[:300], section=key)
+            for h in clean:
+                ok, why = _states_use(sent, h, key == "builds_on")
+                if ok:
+                    where = "Builds on" if key == "builds_on" else heading
+                    return Credit(credited=True, reason=f"attributed in {where}", quote=sent[:300], section=key)
+                if "contrast" in why:
+                    contrast_quote = contrast_quote or sent
+                else:
+                    passing = passing or (sent, why)
     if contrast_quote:
         return Credit(credited=False, reason="named only as a contrast or in a negation", quote=contrast_quote[:300])
+    if passing:
+        return Credit(credited=False, reason=passing[1], quote=passing[0][:300])
     return Credit(credited=False, reason="not attributed (no mention that states use)")
 
 
@@ -192,6 +273,44 @@ def credit_for(reference: str, description: str, names: list[str] = []) -> Credi
     return next((r for r in results if r.credited), results[0])
 
 
+# --- retrieval by computation --------------------------------------------------------------------------
+
+# What many methods add around their score (sink and recent protection, the kept window): not a mechanism of its own.
+PROTECTIVE = frozenset({"sinks", "recent", "window_kept", "uniform_positions"})
+# Cosmetic differences (anchor 1's "pooling, window"): which queries score, how they are aggregated.
+COSMETIC = frozenset({"max_attention", "head_average", "all_queries", "question_queries", "window_queries",
+                      "last_query", "decode", "pooling", "attention"})
+
+
+def computation_matches(features: dict[str, int], description: str) -> list[ComputationMatch]:
+    """Papers of the index whose every operation the code computes: "same" when the code computes nothing else
+    that is a mechanism, "family" when it adds one operation of its own; most specific (most operations) first."""
+    out: list[ComputationMatch] = []
+    for p in load_index().papers:
+        if not p.ops:
+            continue
+        matched: dict[str, int] = {}
+        explained = set(p.ops_optional) | PROTECTIVE
+        for req in p.ops:
+            alts = req.split("|")
+            explained.update(alts)
+            hit = next((a for a in alts if a in features), None)
+            if hit is None:
+                break
+            matched[hit] = features[hit]
+        else:
+            extra = sorted(set(features) - explained)
+            own = [e for e in extra if e not in COSMETIC]
+            if len(own) > 1:
+                continue
+            c = credit(description, p)
+            out.append(ComputationMatch(short_name=p.short_name, title=p.title, arxiv=p.arxiv, baseline=p.baseline,
+                                        rule=p.rule, matched=matched, extra=extra,
+                                        level="same" if not extra else "family", credited=c.credited, credit=c))
+    out.sort(key=lambda m: (m.level != "same", len(m.extra), -len(m.matched), m.baseline is None))
+    return out
+
+
 # --- retrieval --------------------------------------------------------------------------------------------
 
 def prior_art(method_src: str, method_summary: str, idea: str, description: str, k: int = 6) -> PriorArtEvidence:
@@ -201,7 +320,7 @@ def prior_art(method_src: str, method_summary: str, idea: str, description: str,
     found: list[PriorArtHit] = []
     seen: set[str] = set()
 
-    def add(paper: Paper, score: float, cosine: float | None, via: Literal["code", "summary"]) -> None:
+    def add(paper: Paper, score: float, cosine: float | None, via: Literal["computation", "code", "summary"]) -> None:
         if paper.short_name in seen:
             return
         seen.add(paper.short_name)
@@ -210,6 +329,10 @@ def prior_art(method_src: str, method_summary: str, idea: str, description: str,
                                  year=paper.year, score=score, cosine=cosine, credited=c.credited, via=via,
                                  credit=c))
 
+    computed = computation_matches(comp.features, description)
+    by_name = {p.short_name: p for p in index.papers}
+    for m in computed[:CODE_HITS]:  # the papers whose rule the code computes come first
+        add(by_name[m.short_name], 0.0, None, "computation")
     for h in index.bm25(query)[:CODE_HITS] if query else []:
         add(h.paper, h.score, None, "code")
     summary_query = " ".join([method_summary, idea]).strip()
@@ -218,7 +341,8 @@ def prior_art(method_src: str, method_summary: str, idea: str, description: str,
             if len(found) >= k:
                 break
             add(h.paper, h.score, h.cosine, "summary")
-    return PriorArtEvidence(query=query, features=comp.features, summary_query=summary_query, hits=found[:k])
+    return PriorArtEvidence(query=query, features=comp.features, summary_query=summary_query, hits=found[:k],
+                            computed=computed)
 
 
 def prior_art_hits(method_src: str, method_summary: str, idea: str, description: str,

@@ -18,7 +18,8 @@ from reviewbench.evidence.priorart_evidence import prior_art
 from reviewbench.evidence.similarity import baseline_sources, compare, public_references
 from reviewbench.findings import Finding
 from reviewbench.flags.fabricated_evidence import fabricated_citation_flags
-from reviewbench.flags.prior_art import prior_art_flags
+from reviewbench.flags.misstated import misstated_flags
+from reviewbench.flags.prior_art import computation_flags, prior_art_flags
 from reviewbench.judges.websearch import WebSearch
 from reviewbench.pipeline import StageContext, StageOutput
 from reviewbench.priorart import load_index
@@ -74,6 +75,10 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
     class_line = (f"class {cls.name}", cls.line) if cls else ("", 1)
     flags = fabricated_citation_flags(citations) + prior_art_flags(matches, code, credit_names(ctx), desc,
                                                                    b.method.source, class_line, ctx.rubric.evidence)
+    computed = computation_flags(pa.computed, matches, b.method.source, ctx.rubric.evidence)
+    if computed and not any(f.flag == "UNDISCLOSED_PRIOR_ART" and f.strength == "proof" for f in flags):
+        flags = [f for f in flags if f.flag != "UNDISCLOSED_PRIOR_ART"] + computed  # the stronger evidence
+    flags += misstated_flags(desc, b.method.source, matches, ctx.rubric.evidence)
     for c in citations:
         if c.status in ("not_found", "wrong_metadata"):
             findings.append(Finding(code=f"evidence.citation_{c.status}", location=f"DESCRIPTION.md:{c.citation.line}",
@@ -89,6 +94,10 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
     digest.append("nearest by code (token and operation fingerprints, incl. the baselines' public code): " + ", ".join(
         f"{m.reference}" + (f" = {m.implements}" if m.implements and m.reference.startswith("public:") else "")
         + f" score {m.score:.2f} (containment {m.containment:.2f})" for m in code[:3]))
+    if pa.computed:
+        digest.append("published rules the code computes, operation for operation: " + ", ".join(
+            f"{c.short_name} ({c.arxiv or 'no arXiv'}; {c.level}" + (f", plus {', '.join(c.extra)}" if c.extra else "")
+            + ("" if c.credited else ", NOT credited") + ")" for c in pa.computed[:3]))
     digest.append("prior art retrieved from the code and method summary: " + ", ".join(
         f"{h.short_name} ({h.arxiv or 'no arXiv'}{'' if h.credited else ', NOT credited'})" for h in prior[:5]))
     summary = (f"{len(citations)} citations ({', '.join(f'{v} {k}' for k, v in counts.items() if v) or 'none'}); "

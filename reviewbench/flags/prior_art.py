@@ -15,6 +15,12 @@ Strength (the rubric's ``[evidence]`` thresholds decide, and its flag rules say 
 an uncredited behavioural match at ``behaviour_same`` is a proof of UNDISCLOSED_PRIOR_ART, and so is copied code
 (``code_shared`` containment or ``code_same_score``) whose reference also behaves alike (``behaviour_related``);
 copied code alone proves MISSING_ATTRIBUTION. Anything weaker is an indication for a judge to weigh.
+
+Computation: the code computes a published paper's scoring rule in operations (the prior-art index's ``ops``,
+matched against ``evidence.computation``'s data-flow features, blind to names and layout) and nothing of its own
+beside it, and the description does not credit that paper: UNDISCLOSED_PRIOR_ART with the operations and their
+lines as proof (``computation_flags``). This is how a port of a paper whose code the project never fingerprinted
+is found.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reviewbench.evidence.behaviour import BehaviourMatch
-from reviewbench.evidence.priorart_evidence import Credit, credit_for
+from reviewbench.evidence.priorart_evidence import ComputationMatch, Credit, credit_for
 from reviewbench.evidence.similarity import CodeMatch, Span
 from reviewbench.rubric import EvidenceRules
 from reviewbench.verdict import FlagClaim
@@ -103,3 +109,31 @@ def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], name
                                     else "; its behaviour was not measured against that reference")))
         break
     return out
+
+
+def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[BehaviourMatch], method_src: str,
+                      rules: EvidenceRules = DEFAULT_RULES) -> list[FlagClaim]:
+    """UNDISCLOSED_PRIOR_ART from retrieval by computation: the code computes a published rule, operation for
+    operation, and nothing of its own beside it ("same"), and the description does not credit that paper. A proof
+    (the operations and their lines are the evidence, whatever the names), unless the arena's behaviour measurement
+    of that very paper's baseline says otherwise (the candidate keeps few of its tokens: an indication then)."""
+    same = [m for m in computed if m.level == "same" and not m.credited]
+    if not same or any(m.level == "same" and m.credited for m in computed if len(m.matched) >= len(same[0].matched)):
+        return []
+    m = same[0]
+    lines = method_src.splitlines()
+    at = sorted(n for n in m.matched.values() if 0 < n <= len(lines)) or [1]
+    line = at[-1]  # the operation that completes the rule (the scoring line, usually)
+    quote = lines[line - 1].strip() if lines else ""
+    ops = ", ".join(f"{op} (line {n})" if n else f"{op} (class attribute)" for op, n in m.matched.items())
+    measured = [b.jaccard for b in behaviour if m.baseline and _base(b.reference, getattr(b, "implements", None))
+                == f"baseline:{m.baseline}"]
+    contradicted = bool(measured) and max(measured) < rules.novelty_family[0]
+    return [FlagClaim(
+        flag="UNDISCLOSED_PRIOR_ART", quote=quote, location=f"method.py:{line}", raised_by="evidence:computation",
+        strength="indication" if contradicted else "proof",
+        explanation=(f"the code computes the scoring rule of {m.short_name} ({m.title}"
+                     + (f", arXiv {m.arxiv}" if m.arxiv else "") + f"): {m.rule}; found: {ops}; nothing of its own "
+                     f"beside it; the description does not credit it ({m.credit.reason})"
+                     + (f"; but it keeps few of that baseline's tokens (Jaccard {max(measured):.2f})" if contradicted
+                        else "")))]
