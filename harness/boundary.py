@@ -220,7 +220,7 @@ class SandboxedMethod:
 
     def __init__(self, spec: str, limits: MethodLimits = MethodLimits(), kind: str | None = None,
                  max_answer_bytes: int = 256 * 1024**2, device: str | None = None) -> None:
-        from harness.sandbox import HARNESS_DIR, gpu_devices, method_sandbox_command, python_roots, sandbox_kind
+        from harness.sandbox import HARNESS_DIR, gpu_devices, method_sandbox_command, sandbox_kind, seccomp_fd
 
         self.spec = spec
         self.limits = limits
@@ -238,7 +238,7 @@ class SandboxedMethod:
         self._region: SealedRegion | None = None  # the request region: sealed, replaced (not resized) to grow
         child_fds = (c_in, c_out_w, self._resp)
         argv = [sys.executable, "-m", "harness.methodhost", *map(str, child_fds)]
-        ro = [*python_roots(), HARNESS_DIR, *([self.staged] if self.staged else [])]
+        ro = [self.staged] if self.staged else []  # the rest of the view: harness.sandbox.method_binds()
         env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTHONPATH": str(HARNESS_DIR.parent),
                "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": str(limits.threads),
                "MKL_NUM_THREADS": str(limits.threads), "TOKENIZERS_PARALLELISM": "false",
@@ -251,14 +251,18 @@ class SandboxedMethod:
             for key in ("CUDA_VISIBLE_DEVICES",):
                 if os.environ.get(key):
                     env[key] = os.environ[key]
+        bpf = seccomp_fd() if self.isolation == "bubblewrap" else None
         cmd = method_sandbox_command(argv, ro, env, limits, self.isolation,
-                                     file_bytes=max(limits.file_bytes, max_answer_bytes), devices=devices)
+                                     file_bytes=max(limits.file_bytes, max_answer_bytes), devices=devices, seccomp=bpf)
         try:
-            self.proc = subprocess.Popen(cmd, pass_fds=child_fds, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+            self.proc = subprocess.Popen(cmd, pass_fds=(*child_fds, *([bpf] if bpf is not None else [])),
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                         start_new_session=True)
         finally:
             child_sock.close()
             os.close(c_out_w)
+            if bpf is not None:
+                os.close(bpf)
         assert self.proc.stderr is not None
         self._stderr = _StderrTail(self.proc.stderr, limits.stderr_bytes)
         self._max_answer = max_answer_bytes
