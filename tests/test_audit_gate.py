@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import reviewbench.logs.static as static
+import reviewbench.logs.static.python as static_python
 import tests.test_audit as ta
 import tests.test_audit_runtimes as tr
 from bench.audit_throughput import REPEATED, VARIED, output_heavy_template, tool_heavy_template
@@ -65,7 +65,7 @@ def _corpus() -> list[str]:
 def _no_shortcuts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Auditor, "may_matter", lambda self, ev, st: True)
     monkeypatch.setattr(Auditor, "_paths_matter", lambda self, ev: True)
-    monkeypatch.setattr(static, "_python_inert", lambda code, cwd, relevant: False)
+    monkeypatch.setattr(static_python, "_python_inert", lambda code, cwd, relevant: False)
 
 
 def _findings(paths: list[Path], **kw: object) -> list[tuple[str, str, str, str]]:
