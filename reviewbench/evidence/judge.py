@@ -3,9 +3,12 @@
 It reads no prose — not the description, not the code's comments, not anything a submission says to a reviewer —
 so no injection can move it, and the same facts always give the same verdict. Each score's rationale is the
 evidence it rests on. What it can establish is bounded by what was measured: novelty from the distance to the
-nearest reference (capped at the rubric's ``novelty_max``: measured distance cannot show that an idea is new
-to the field), effectiveness from the board measurement against the board's entries, soundness from the claim
-ledger, the citation check and the sections the description has. Flags are not its business: the deterministic
+nearest reference and from the published rules the code computes (a rule and nothing of its own: at most 1,
+credited or not — the method exists; the rule plus one operation: at most 2), capped at the rubric's
+``novelty_max`` (measured distance cannot show that an idea is new to the field); effectiveness from the board
+measurement against the board's entries ("on par" only with a CI narrow enough over enough items); soundness
+from the claim ledger, the citation check, a stated mechanism the code lacks, and the sections the description
+has, its rationale naming what was not there. Flags are not its business: the deterministic
 stages raise them, and the rubric decides which stand on their own.
 """
 
