@@ -21,7 +21,9 @@ if TYPE_CHECKING:
     from harness.results import MethodLimits
 
 ARENA_FILE = "arena.toml"
-SUBMISSION_ID = re.compile(r"^(?P<agent>[A-Za-z][A-Za-z0-9_]*)-(?P<seq>\d{3,})$")
+# A submission is the folder submit/<agent>-<NNN>: the agent's id (as arena.toml declares it) and its number.
+AGENT_ID = re.compile(r"^[a-z0-9_]+$")
+SUBMISSION_ID = re.compile(r"^(?P<agent>[a-z0-9_]+)-(?P<seq>[0-9]{3})$")
 
 Family = Literal["anthropic", "openai", "google", "meta", "mistral", "qwen", "huggingface", "local", "evidence",
                  "other"]
@@ -98,7 +100,7 @@ class Board(_Strict):
 
 
 class Agent(_Strict):
-    id: str
+    id: str = Field(pattern=AGENT_ID.pattern)  # the prefix of its submissions' folder names and its logs/<id>/
     family: Family = "other"
 
 
@@ -262,6 +264,18 @@ class Arena(BaseModel):
     def store_path(self) -> Path:
         return self.reviews_dir / "reviewbench.sqlite"
 
+    def agent_logs(self, agent: str) -> Path:
+        """``logs/<agent>/``, resolved (symlinks too) and checked to stay inside ``logs/``: the only logs read for
+        an agent. Refused (ConfigError) for an id that is not an agent id or a folder that leads elsewhere."""
+        if not AGENT_ID.fullmatch(agent):
+            raise ConfigError(self.logs_dir, f"{agent[:60]!r} is not an agent id (lower-case letters, digits, _)")
+        logs = self.logs_dir.resolve()
+        folder = (self.logs_dir / agent).resolve()
+        if folder != logs / agent:  # a link to another agent's folder, or out of logs/ altogether
+            raise ConfigError(self.logs_dir / agent, f"the agent's logs folder resolves to {folder}, not "
+                                                     f"{logs / agent}")
+        return folder
+
     def submission_ids(self) -> list[str]:
         if not self.submit_dir.is_dir():
             return []
@@ -287,5 +301,5 @@ def find_arena(start: Path) -> Path:
 
 
 def parse_submission_id(sub_id: str) -> tuple[str, int] | None:
-    m = SUBMISSION_ID.match(sub_id)
+    m = SUBMISSION_ID.fullmatch(sub_id)
     return (m["agent"], int(m["seq"])) if m else None

@@ -2,6 +2,10 @@
 
 Refusals (``BundleError``, exit 2) are for bundles that cannot be reviewed at all; everything a reviewer
 should merely know about (a missing section, a suspicious import) is a ``Finding``.
+
+Identity comes from the arena, never from the bundle: the agent is the prefix of the submission folder's name
+(``<agent>-<NNN>``, lower case), which must be one of arena.toml's agents when the arena declares any. The
+bundle's own files may repeat that name, never change it: a meta ``agent`` naming anyone else is refused.
 """
 
 from __future__ import annotations
@@ -14,10 +18,13 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.io import loads_bounded
-from reviewbench.arena import BundleLimits, parse_submission_id
+from collections.abc import Collection
+
+from reviewbench.arena import Arena, BundleLimits, parse_submission_id
 from reviewbench.description import Description, parse_description
 from reviewbench.errors import BundleError
 from reviewbench.findings import Finding
+from reviewbench.judges.sanitize import safe_label
 from reviewbench.methodsrc import MethodInfo, analyse_method
 from reviewbench.tomlio import describe_validation_error
 
@@ -26,7 +33,8 @@ IGNORED_DIRS = {"__pycache__", ".git", ".ipynb_checkpoints"}
 
 
 class SubmissionMeta(BaseModel):
-    """``meta.toml`` / ``meta.json``: all optional; the agent defaults to the id's prefix."""
+    """``meta.toml`` / ``meta.json``: all optional. ``agent``, when given, must be the folder name's prefix (it
+    may only repeat the identity the arena gives the bundle)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -131,7 +139,7 @@ def _walk(root: Path) -> list[tuple[str, Path]]:
     return sorted(out)
 
 
-def _load_meta(texts: dict[str, str], root: Path) -> SubmissionMeta:
+def _load_meta(texts: dict[str, str], root: Path, agent: str) -> SubmissionMeta:
     present = [n for n in ("meta.toml", "meta.json") if n in texts]
     if len(present) == 2:
         raise BundleError(root / "meta.json", "both meta.toml and meta.json present; keep one")
@@ -150,6 +158,9 @@ def _load_meta(texts: dict[str, str], root: Path) -> SubmissionMeta:
         meta = SubmissionMeta.model_validate(data)
     except ValidationError as e:
         raise BundleError(root / name, describe_validation_error(e)) from None
+    if meta.agent is not None and meta.agent != agent:
+        raise BundleError(root / name, f"agent {safe_label(meta.agent)[:60]!r} is not this submission's agent "
+                                       f"{agent!r} (the folder name's prefix); leave agent out or repeat it")
     if meta.submitted_at is not None and meta.submitted_at.tzinfo is None:
         meta = meta.model_copy(update={"submitted_at": meta.submitted_at.replace(tzinfo=timezone.utc)})
     return meta
@@ -174,11 +185,21 @@ def _load_claims(texts: dict[str, str], root: Path) -> list[Claim]:
         raise BundleError(path, describe_validation_error(e)) from None
 
 
-def load_bundle(path: Path, limits: BundleLimits = BundleLimits()) -> Bundle:
+def load_bundle(path: Path, limits: BundleLimits = BundleLimits(), agents: Collection[str] = ()) -> Bundle:
+    """The bundle at ``path``; ``agents``: the arena's declared agent ids (empty: any well-formed id)."""
     if not path.exists():
         raise BundleError(path, "no such folder")
     if not path.is_dir():
         raise BundleError(path, "not a folder (a bundle is a folder with method.py and DESCRIPTION.md)")
+    sub_id = path.name
+    parsed = parse_submission_id(sub_id)
+    if parsed is None:
+        raise BundleError(path, f"folder name {safe_label(sub_id)!r} is not <agent>-<NNN> (lower-case letters, "
+                                f"digits or _, then - and three digits, e.g. agent1-003)")
+    agent, seq = parsed
+    if agents and agent not in agents:
+        raise BundleError(path, f"agent {agent!r} (the folder name's prefix) is not one of arena.toml's agents "
+                                f"({', '.join(sorted(agents))})")
     for name in REQUIRED_FILES:
         if not (path / name).is_file():
             raise BundleError(path / name, "required file is missing")
@@ -197,25 +218,21 @@ def load_bundle(path: Path, limits: BundleLimits = BundleLimits()) -> Bundle:
         files.append(BundleFile(path=rel, bytes=len(norm), sha256=hashlib.sha256(norm).hexdigest()))
         digest.update(rel.encode() + b"\0" + norm + b"\0")
 
-    meta = _load_meta(texts, path)
+    meta = _load_meta(texts, path, agent)
     claims = _load_claims(texts, path)
     description, d_findings = parse_description(texts["DESCRIPTION.md"])
     method, m_findings = analyse_method(texts["method.py"])
 
-    sub_id = path.name
-    parsed = parse_submission_id(sub_id)
     findings = [*d_findings, *m_findings]
-    if parsed is None:
-        findings.append(Finding(code="bundle.id_format", severity="warning",
-                                message=f"folder name {sub_id!r} is not <agent>-<NNN>", location=str(path)))
-    agent = meta.agent or (parsed[0] if parsed else None)
-    if agent is None:
-        raise BundleError(path, "cannot tell the agent: name the folder <agent>-<NNN> or set agent in meta")
-    if parsed and meta.agent and meta.agent != parsed[0]:
-        findings.append(Finding(code="bundle.agent_mismatch", severity="warning",
-                                message=f"meta says agent {meta.agent!r}, folder name says {parsed[0]!r}"))
     if meta.board is None:
         findings.append(Finding(code="bundle.no_board", severity="warning", message="meta does not name a board"))
-    return Bundle(id=sub_id, agent=agent, seq=parsed[1] if parsed else None, path=path.resolve(), files=files,
+    return Bundle(id=sub_id, agent=agent, seq=seq, path=path.resolve(), files=files,
                   meta=meta, description=description, method=method, claims=claims,
                   content_hash=digest.hexdigest(), findings=findings)
+
+
+def load_submission(arena: Arena, path: Path) -> Bundle:
+    """A bundle of ``arena``: its limits, its declared agents, and its agent's logs folder inside ``logs/``."""
+    bundle = load_bundle(path, arena.config.bundle, [a.id for a in arena.config.agents])
+    arena.agent_logs(bundle.agent)  # a logs/<agent> that leaves logs/ is refused before anything reads it
+    return bundle

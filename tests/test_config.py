@@ -52,8 +52,9 @@ def test_arena_is_found_from_a_bundle(tmp_path):
 
 def test_submission_ids():
     assert parse_submission_id("agent1-003") == ("agent1", 3)
-    assert parse_submission_id("agent1_x-0042") == ("agent1_x", 42)
-    assert parse_submission_id("agent1-3") is None and parse_submission_id("003") is None
+    assert parse_submission_id("agent1_x-042") == ("agent1_x", 42)
+    for bad in ("agent1-3", "003", "agent1_x-0042", "Agent1-003", "agent-1-003", "../x-003", "agent1-003\n"):
+        assert parse_submission_id(bad) is None, bad  # an id is <agent>-<NNN>: lower case, three digits
 
 
 def test_default_rubric(rubric):

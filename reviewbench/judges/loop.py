@@ -185,7 +185,7 @@ class Loop:
         if objection:
             out.reminders.append(objection)
             # the citations named in the reason are the submission's text: they go back fenced
-            return (f"verdict not recorded: the arena's rule is not met. {self.inputs.fence_text(objection, 'rule')} "
+            return (f"verdict not recorded: the arena's rule is not met. {self.inputs.show('rule_objection', objection)} "
                     f"Do that, then submit again."), True
         out.verdict = verdict
         return "recorded", False

@@ -92,17 +92,17 @@ class ToolBox:
             except SearchUnavailable as e:
                 return f"web search unreachable: {e}", True
             # web pages are anyone's text: fenced like the submission's
-            return self.inputs.fence_text(json.dumps([h.model_dump(exclude_none=True) for h in hits],
-                                                     ensure_ascii=False), "web search results"), False
+            return self.inputs.show("web_results", json.dumps([h.model_dump(exclude_none=True) for h in hits],
+                                                              ensure_ascii=False)), False
         if name == "prior_art_search":
             self.searched = True
             k = args.get("k", 5)
             k = k if isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= 10 else 5
             found = load_index().search(str(args.get("query", ""))[:500], k)
-            return json.dumps([{"short_name": h.paper.short_name, "title": h.paper.title, "year": h.paper.year,
-                                "first_author": h.paper.first_author, "arxiv": h.paper.arxiv,
-                                "key_idea": h.paper.key_idea, "bm25": h.score, "cosine": h.cosine} for h in found],
-                              ensure_ascii=False), False
+            rows = [{"short_name": h.paper.short_name, "title": h.paper.title, "year": h.paper.year,
+                     "first_author": h.paper.first_author, "arxiv": h.paper.arxiv, "key_idea": h.paper.key_idea,
+                     "bm25": h.score, "cosine": h.cosine} for h in found]
+            return self.inputs.show("prior_art_hits", json.dumps(rows, ensure_ascii=False)), False
         if name == "read_author_related_work":
             if not self.searched:
                 return "search for prior work first (web_search or prior_art_search), then read the author's account", True
@@ -116,8 +116,8 @@ class ToolBox:
     def _prior(self, sub_id: str) -> tuple[str, bool]:
         ref = next((e for e in self.inputs.earlier if e.id == sub_id), None)
         if ref is None:
-            known = ", ".join(safe_label(e.id) for e in self.inputs.earlier) or "none"
-            return f"no earlier submission {safe_label(sub_id)[:80]!r} (earlier submissions: {known})", True
+            known = self.inputs.field("earlier")  # their ids are their authors' folder names: fenced
+            return f"no earlier submission {safe_label(sub_id)[:80]!r}; the earlier submissions:\n{known}", True
         folder = Path(ref.path)
         try:
             method = (folder / "method.py").read_text(encoding="utf-8")
@@ -128,8 +128,8 @@ class ToolBox:
         body = "\n\n".join(f"## {k}\n{v}" for k, v in {**sections, **related}.items())
         if title:
             body = f"# {title}\n\n{body}"
-        return (self.inputs.fence_text(m, f"{ref.id}/method.py") + "\n"
-                + self.inputs.fence_text(body, f"{ref.id}/DESCRIPTION.md")), False
+        return (self.inputs.show("prior_submission", m, f"{ref.id}/method.py") + "\n"
+                + self.inputs.show("prior_submission", body, f"{ref.id}/DESCRIPTION.md")), False
 
     def _search_log(self, text: str, limit: int = 20) -> tuple[str, bool]:
         if not self.inputs.log_dir or not Path(self.inputs.log_dir).is_dir():
@@ -138,7 +138,9 @@ class ToolBox:
             return "search for at least 3 characters", True
         needle, hits = text.lower(), []
         root = Path(self.inputs.log_dir)
-        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        inside = root.resolve()
+        # only the agent's own files: a link that leads out of its logs folder is not followed
+        for path in sorted(p for p in root.rglob("*") if p.is_file() and p.resolve().is_relative_to(inside)):
             with open(path, encoding="utf-8", errors="replace") as fh:
                 for i, line in enumerate(fh, 1):
                     pos = line.lower().find(needle)
@@ -154,4 +156,4 @@ class ToolBox:
         clean = defang("\n".join(hits), "log")
         note = "".join(f"\n[{f.location.replace('log:', 'hit ')}: a hidden instruction to the reviewer ({f.kind}) was removed]"
                        for f in clean.findings)
-        return self.inputs.fence_text(clean.text, "agent log lines") + note
+        return self.inputs.show("log_lines", clean.text) + note

@@ -6,7 +6,7 @@ from datetime import datetime
 from pathlib import Path
 
 from reviewbench.arena import Arena, Rules, find_arena, load_arena
-from reviewbench.bundle import load_bundle
+from reviewbench.bundle import load_submission
 from reviewbench.errors import UserError
 from reviewbench.logs.audit import AuditReport, run_audit
 
@@ -16,7 +16,7 @@ def official_submissions(arena: Arena) -> list[tuple[str, str, datetime, str]]:
     out: list[tuple[str, str, datetime, str]] = []
     for sub_id in arena.submission_ids():
         try:
-            b = load_bundle(arena.submit_dir / sub_id, arena.config.bundle)
+            b = load_submission(arena, arena.submit_dir / sub_id)
         except UserError:
             continue
         if b.submitted_at is not None:
@@ -45,7 +45,7 @@ def audit_paths(paths: list[Path], arena_dir: Path | None = None, agent: str | N
 
 def audit_agent(arena: Arena, agent: str) -> AuditReport | None:
     """The pipeline's audit of one agent: its logs folder, plus the quota over its official submissions."""
-    folder = arena.logs_dir / agent
+    folder = arena.agent_logs(agent)  # resolved, inside logs/ (refused otherwise)
     if not folder.is_dir():
         return None
     return run_audit([folder], arena.config.rules, agent=agent, agent_ids=[a.id for a in arena.config.agents],
