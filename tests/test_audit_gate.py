@@ -105,9 +105,10 @@ def test_shortcuts_change_no_finding(tmp_path, monkeypatch, cwd):
 
 def test_shortcuts_change_no_finding_on_the_benchmark_sessions(tmp_path, monkeypatch):
     paths = []
-    for name, text in (("tool", tool_heavy_template(steps=600)), ("output", output_heavy_template(steps=80))):
-        p = tmp_path / f"{name}.jsonl"
-        p.write_text(text.replace("@@S@@", "00000000-5b1e-4c38-9d7e-2f1c0de0a001").replace("@@K@@", "0"))
+    for k, (name, text) in enumerate((("tool", tool_heavy_template(steps=600)),
+                                      ("output", output_heavy_template(steps=80)))):
+        p = tmp_path / f"{name}.jsonl"  # (two sessions: their ids differ, as two real sessions' do)
+        p.write_text(text.replace("@@S@@", f"{k:08x}-5b1e-4c38-9d7e-2f1c0de0a001").replace("@@K@@", "0"))
         paths.append(p)
     fast = _findings(paths, agent="agent1")
     _no_shortcuts(monkeypatch)

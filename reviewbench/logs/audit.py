@@ -69,7 +69,7 @@ class FileOut(BaseModel):
     path: str
     format: str
     layout: str
-    client: str | None = None
+    client: str | None = None  # "Claude Code 2.1.214", "Claude Code 2.0.46 (stream-json)", "Codex CLI 0.144.1"
     agent: str | None = None
     agent_from: str = ""  # "--agent", "logs folder", "recorded cwd ...", "parent session"; "" when unknown
     session_cwd: str | None = None
@@ -85,7 +85,7 @@ class BlindSpot(BaseModel):
     """Something the audit cannot see. ``strict``: part of the given input went unread (``--strict`` fails)."""
 
     kind: Literal["skipped_files", "unread_records", "subagent_transcript_missing", "unknown_records",
-                  "network_log_absent", "agent_unknown", "codex_subagents"]
+                  "network_log_absent", "agent_unknown", "codex_subagents", "unresolved_commands"]
     message: str
     count: int
     sources: list[str] = Field(default_factory=list)
@@ -217,11 +217,24 @@ def collect_files(paths: Iterable[Path], fmt: str, stats: ParseStats,
                     continue
             stats.warn(str(child), f"file skipped: {why}")
             skipped.append(SkippedFile(path=str(child), reason=why))
-    out.sort(key=lambda pf: (pf[1] not in NETWORK_FORMATS, str(pf[0])))
+    # network logs first (their IP -> host pairs), stream-json captures after the session files of the same runs
+    # (a call in both is kept where the client itself wrote it)
+    out.sort(key=lambda pf: (pf[1] not in NETWORK_FORMATS, pf[1] == "claude" and is_capture(pf[0]), str(pf[0])))
     return out
 
 
-def _events(info: FileInfo, stats: ParseStats, seen_claude: set[int], seen_codex: set[int]) -> Iterator[Event]:
+def is_capture(path: Path) -> bool:
+    """A ``claude -p --output-format stream-json`` capture: its init record names the CLI version."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16)
+    except OSError:
+        return False
+    return b'"claude_code_version"' in head and b'"subtype":"init"' in head.replace(b'": "', b'":"')
+
+
+def _events(info: FileInfo, stats: ParseStats, seen_claude: dict[int, tuple[int, str]],
+            seen_codex: dict[int, tuple[int, str]]) -> Iterator[Event]:
     if info.fmt == "claude":
         return parse_claude(info, stats, seen_claude)
     if info.fmt == "codex":
@@ -291,8 +304,8 @@ def _run_audit(paths: list[Path], rules: Rules, fmt: str, agent: str | None, log
     seen: set[tuple[str, str, str]] = set()
     by_format: dict[str, int] = {}
     by_tool: dict[str, int] = {}
-    seen_claude: set[int] = set()
-    seen_codex: set[int] = set()
+    seen_claude: dict[int, tuple[int, str]] = {}  # call/record id -> (content hash, first source)
+    seen_codex: dict[int, tuple[int, str]] = {}
     audited = {str(i.path.resolve()) for i in infos}
     net_agents: set[str | None] = set()
     k = 0
@@ -308,6 +321,8 @@ def _run_audit(paths: list[Path], rules: Rules, fmt: str, agent: str | None, log
             by_tool[ev.tool] = tools_get(ev.tool, 0) + 1
             if ev.kind == "net":
                 net_agents.add(ev.agent)
+            elif ev.unresolved is not None:
+                info.unresolved.append(f"{ev.source}: {ev.unresolved}")
             found = check(ev)
             if found:
                 for finding in found:
@@ -319,6 +334,11 @@ def _run_audit(paths: list[Path], rules: Rules, fmt: str, agent: str | None, log
                         findings.append(finding)
         info.events = n
         info.unjudged_agent_paths = auditor.skipped_other_agent - before
+        for edit in info.edited:
+            where, _, what = edit.partition(": ")
+            findings.append(AuditFinding(category="log_edited", severity="warning", agent=info.agent, source=where,
+                                         tool="log", evidence=what[:300], rule="a record's id repeats with other "
+                                         "content: the log was edited after the fact (both versions audited)"))
         if info.fmt in NETWORK_FORMATS:
             net_agents.add(info.agent)
         for sub in _subagent_files(info, audited):  # a session's sub-agents are part of it
@@ -417,6 +437,12 @@ def blind_spots(infos: list[FileInfo], stats: ParseStats, skipped: list[SkippedF
             out.append(BlindSpot(kind="network_log_absent", count=len(missing), sources=missing, message=(
                 f"no network log for {', '.join(missing)}: connections that its tool calls do not show (a "
                 f"program's own downloads, a background process) cannot be checked")))
+    unresolved = [u for i in infos for u in i.unresolved]
+    if unresolved:
+        out.append(BlindSpot(kind="unresolved_commands", count=len(unresolved), strict=True,
+                             sources=_sources(u.partition(": ")[0] for u in unresolved), message=(
+                                 f"{len(unresolved)} command(s) unresolved: computed when the code-mode cell ran "
+                                 f"(not from literals), so not audited: " + "; ".join(unresolved[:3]))))
     spawned = sum(i.spawned_agents for i in infos)
     if spawned:
         out.append(BlindSpot(kind="codex_subagents", count=spawned, sources=_sources(

@@ -5,7 +5,8 @@ and ``claude -p --output-format stream-json`` captures.
 Only assistant lines with a ``tool_use`` (and user lines with a typed ``<bash-input>``) are parsed; the rest,
 most of a transcript's bytes, are only checked for shape: each call is audited when it is made, whether or
 not its result was written. Lines are deduplicated by ``uuid`` and calls by id (resumed sessions copy
-earlier lines). ``Task``/``Agent`` calls are recorded with the sub-agent id their result names, so the audit
+earlier lines) when their content is the same; the same id with other content is kept and reported (a log
+edited after the fact). ``Task``/``Agent`` calls are recorded with the sub-agent id their result names, so the audit
 can say when a sub-agent's own transcript is missing.
 """
 
@@ -32,6 +33,7 @@ INERT_TOOLS = {"TodoWrite", "TodoRead", "ExitPlanMode", "EnterPlanMode", "AskUse
 _BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
 _CWD = re.compile(rb'"cwd"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _VERSION = re.compile(rb'"version"\s*:\s*"([0-9][\w.+-]*)"')
+_STREAM_VERSION = re.compile(rb'"claude_code_version"\s*:\s*"([0-9][\w.+-]*)"')  # stream-json's init record
 _AGENT_ID = re.compile(rb'"agentId"\s*:\s*"([^"\\]+)"')
 _SIDECHAIN = re.compile(rb'"isSidechain"\s*:\s*true')
 _ROOT = re.compile(rb'"parentUuid"\s*:\s*null')
@@ -58,10 +60,15 @@ def tool_event(name: str, inp: dict, source: str, cwd: str | None, time: str | N
         elif name == "NotebookEdit":
             ev.edits = [("", str(inp.get("new_source") or ""))]
     elif name in ("Glob", "LS"):
-        base = str(inp.get("path") or cwd or "")
+        # a pattern without ``path`` is relative to the session's working directory (the event's ``cwd``); with
+        # no directory known it stays relative (unjudged), never rooted at "/"
+        base = str(inp.get("path") or "")
         pattern = str(inp.get("pattern") or "")
         ev.kind = "list"
-        ev.paths = [f"{base.rstrip('/')}/{pattern}" if pattern and not pattern.startswith("/") else pattern or base]
+        if pattern and not pattern.startswith("/"):
+            ev.paths = [f"{base.rstrip('/')}/{pattern}" if base else pattern]
+        else:
+            ev.paths = [pattern or base or "."]
     elif name == "Grep":
         ev.kind = "search"
         ev.paths = [str(inp.get("path") or cwd or ".")]
@@ -116,7 +123,9 @@ def _whole(line: bytes) -> bool:
     return line[:1] == b"{" and line[-1:] == b"}" and line.isascii()
 
 
-def parse_claude(info: FileInfo, stats: ParseStats, seen: set[int]) -> Iterator[Event]:
+def parse_claude(info: FileInfo, stats: ParseStats, seen: dict[int, tuple[int, str]]) -> Iterator[Event]:
+    """Events of one transcript. ``seen`` (id -> content hash, first source) spans the audit: a copy of a
+    record is skipped, a record whose id was seen with other content is audited and reported as edited."""
     path = info.path
     spath = str(path)
     tasks: dict[str, SubagentCall] = {}  # Task/Agent calls waiting for their result
@@ -136,6 +145,9 @@ def parse_claude(info: FileInfo, stats: ParseStats, seen: set[int]) -> Iterator[
                 agent = info.agent
             if need_version and (m := _VERSION.search(line)):
                 info.client, need_version = f"Claude Code {m.group(1).decode()}", False
+            elif need_version and (m := _STREAM_VERSION.search(line)):
+                info.client, need_version = f"Claude Code {m.group(1).decode()} (stream-json)", False
+                info.capture = True
             if not (need_cwd or need_version):
                 header = 0
         j = line.find(b'"isSidechain":', 0, 2048)
@@ -188,21 +200,26 @@ def parse_claude(info: FileInfo, stats: ParseStats, seen: set[int]) -> Iterator[
         uuid, time, cwd = rec.get("uuid"), rec.get("timestamp"), rec.get("cwd")
         msg = rec.get("message")
         content = msg.get("content") if isinstance(msg, dict) else None
+        src = f"{spath}:{lineno}"
         if uuid:
             h = hash(uuid)
-            if h in seen:
+            ck = hash(content) if isinstance(content, str) else hash(orjson.dumps(content))
+            first = seen.get(h)
+            if first is not None and first[0] == ck:
                 stats.duplicates += 1
                 continue
-            seen.add(h)
-        if cwd is not None and not isinstance(cwd, str):
-            cwd = None
+            if first is None:
+                seen[h] = (ck, src)
+            elif isinstance(content, str):  # (a changed tool call is reported by its id below)
+                info.edited.append(f"{src}: record {uuid} differs from its copy at {first[1]}")
+        if cwd is None or not isinstance(cwd, str):
+            cwd = info.session_cwd  # stream-json: only the init record names the working directory
         if need_cwd and cwd:
             info.saw_cwd(cwd)
             need_cwd = False
             agent = info.agent
         if time is not None and not isinstance(time, str):
             time = None
-        src = f"{spath}:{lineno}"
         if isinstance(content, str):
             if rtype == "user":
                 for m2 in _BASH_INPUT.finditer(content):  # a shell command typed by the user, not the agent
@@ -218,14 +235,19 @@ def parse_claude(info: FileInfo, stats: ParseStats, seen: set[int]) -> Iterator[
             if (btype == "tool_use" or btype == "server_tool_use") and rtype == "assistant":
                 tool_id = block.get("id")
                 h = hash(tool_id)
-                if h in seen:
-                    stats.duplicates += 1
-                    continue
-                seen.add(h)
                 name = block.get("name")
                 if name.__class__ is not str:
                     name = str(name or "")
                 inp = block.get("input")
+                ck = hash((name, orjson.dumps(inp, option=orjson.OPT_SORT_KEYS)))
+                first = seen.get(h)
+                if first is not None:
+                    if first[0] == ck:  # a resumed session's copy, or the stream-json capture of the same run
+                        stats.duplicates += 1
+                        continue
+                    info.edited.append(f"{src}: tool call {tool_id} differs from its copy at {first[1]}")
+                else:
+                    seen[h] = (ck, src)
                 ev = tool_event(name, inp if inp.__class__ is dict else {"input": inp}, src, cwd, time, agent)
                 if btype == "server_tool_use":
                     ev.tool = f"server:{ev.tool}"

@@ -19,7 +19,9 @@ import orjson
 
 from reviewbench.logs.events import Event, EventKind, FileInfo, ParseStats, string_values, trim
 from reviewbench.logs.reader import json_records
-from reviewbench.logs.static import MAX_SCRIPT, shell_join
+from reviewbench.logs.static import shell_join
+from reviewbench.logs.static.codemode import analyse_cell, unresolved
+from reviewbench.logs.static.common import _NET_API
 
 ENVELOPE_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state",
                   "inter_agent_communication", "inter_agent_communication_metadata"}
@@ -32,7 +34,6 @@ QUIET_ITEM_TYPES = OUTPUT_TYPES | {"reasoning", "message", "ghost_snapshot", "co
 BARE_ITEM_TYPES = CALL_TYPES | QUIET_ITEM_TYPES
 EXEC_JSON_TYPES = {"thread.started", "turn.started", "turn.completed", "turn.failed", "item.started",
                    "item.updated", "item.completed", "error"}
-_JS_EXEC = re.compile(r"tools\.exec_command\s*\(")
 _SHELLS = ("bash", "sh", "zsh", "dash")
 
 
@@ -46,46 +47,6 @@ def _argv_script(cmd: Any) -> str:
             return argv[2]
         return shell_join(argv)
     return ""
-
-
-def _js_exec_calls(js: str) -> list[dict]:
-    """The object literals passed to ``tools.exec_command({...})`` in a code-mode cell."""
-    out: list[dict] = []
-    js = js[:MAX_SCRIPT]
-    for m in _JS_EXEC.finditer(js):
-        start = js.find("{", m.end())
-        if start < 0:
-            continue
-        depth, i, in_str, esc = 0, start, "", False
-        while i < len(js):
-            ch = js[i]
-            if in_str:
-                if esc:
-                    esc = False
-                elif ch == "\\":
-                    esc = True
-                elif ch == in_str:
-                    in_str = ""
-            elif ch in "\"'`":
-                in_str = ch
-            elif ch == "{":
-                depth += 1
-            elif ch == "}":
-                depth -= 1
-                if depth == 0:
-                    break
-            i += 1
-        literal = js[start : i + 1]
-        try:
-            val = orjson.loads(literal)  # (orjson stops at a nesting depth; json.loads would overflow the stack)
-        except orjson.JSONDecodeError:
-            m2 = re.search(r"""["']?cmd["']?\s*:\s*(["'`])(.*?)(?<!\\)\1""", literal, re.S)
-            if m2:
-                out.append({"cmd": m2.group(2)})
-            continue
-        if isinstance(val, dict):
-            out.append(val)
-    return out
 
 
 def patch_files(patch: str) -> list[tuple[str, str | None, list[tuple[str, str]]]]:
@@ -143,6 +104,52 @@ def patch_events(text: str, tool: str, src: str, agent: str | None, time: str | 
                   edits=hunks) for p, content, hunks in files]
 
 
+def code_mode_events(js: str, src: str, agent: str | None, time: str | None, cwd: str | None) -> list[Event]:
+    """A code-mode cell: one event per tool call it makes (commands resolved from the literals and variables
+    that flow into them), plus what its own JavaScript does outside tool calls. A command that cannot be known
+    before the cell runs is an event with ``unresolved`` set (a blind spot, not a guess)."""
+    cell = analyse_cell(js)
+    out: list[Event] = []
+    for call in cell.calls:
+        args = call.args
+        why = unresolved(args)
+        tool = f"exec:{call.tool}"
+        if call.tool in ("exec_command", "write_stdin"):
+            key = "cmd" if call.tool == "exec_command" else "chars"
+            a = args if isinstance(args, dict) else {key: args}
+            cmd = a.get(key, a.get("command"))
+            workdir = a.get("workdir")
+            why = unresolved(cmd) or (unresolved(workdir) if workdir is not None else None)
+            if why or not isinstance(cmd, (str, list)):
+                out.append(Event(source=src, tool=tool, kind="other", agent=agent, time=time, cwd=cwd,
+                                 unresolved=f"tools.{call.tool}: {why or 'no command'}"))
+                continue
+            out.append(Event(source=src, tool=tool, kind="shell", agent=agent, time=time,
+                             cwd=workdir if isinstance(workdir, str) and workdir else cwd, command=_argv_script(cmd)))
+        elif call.tool == "apply_patch":
+            text = args.get("input", args.get("patch")) if isinstance(args, dict) else args
+            if not isinstance(text, str):
+                out.append(Event(source=src, tool=tool, kind="other", agent=agent, time=time, cwd=cwd,
+                                 unresolved=f"tools.apply_patch: {unresolved(text) or 'no patch text'}"))
+                continue
+            out += patch_events(text, tool, src, agent, time, cwd)  # written files: a later run is analysed
+        else:
+            known = {"args": args} if not why else {}
+            url = args.get("url") if isinstance(args, dict) else None
+            out.append(Event(source=src, tool=tool, kind="fetch" if isinstance(url, str) else (
+                "mcp" if "__" in call.tool else "other"), agent=agent, time=time, cwd=cwd,
+                urls=[url] if isinstance(url, str) else [], strings=string_values(known),
+                unresolved=f"tools.{call.tool}: {why}" if why and "__" in call.tool else None))
+    rest = cell.rest
+    if "://" in rest or _NET_API.search(rest):  # the cell's own code contacts something (fetch, a socket)
+        out.append(Event(source=src, tool="exec", kind="shell", agent=agent, time=time, cwd=cwd,
+                         command=shell_join(["node", "-e", rest])))
+    if not out and cell.calls == [] and "tools." in js:
+        out.append(Event(source=src, tool="exec", kind="other", agent=agent, time=time, cwd=cwd,
+                         unresolved="tools.* called in a way the audit does not follow"))
+    return out
+
+
 def _decode_args(raw: Any) -> dict:
     if isinstance(raw, dict):
         return raw
@@ -196,11 +203,7 @@ def item_events(item: dict, src: str, cwd: str | None, time: str | None, agent: 
         if name == "apply_patch":
             return patch_events(text, name, src, agent, time, cwd)
         if name == "exec":
-            calls = _js_exec_calls(text)
-            if not calls:
-                return [Event(source=src, tool="exec", kind="other", agent=agent, time=time, cwd=cwd, strings=[text])]
-            return [Event(source=src, tool="exec", kind="shell", agent=agent, time=time,
-                          cwd=_str(c.get("workdir")) or cwd, command=str(c.get("cmd", ""))) for c in calls]
+            return code_mode_events(text, src, agent, time, cwd)
         return [Event(source=src, tool=name, kind="other", agent=agent, time=time, cwd=cwd, strings=[text])]
     args = _decode_args(item.get("arguments"))
     workdir = _str(args.get("workdir")) or cwd
@@ -260,7 +263,7 @@ def _exec_json_events(rec: dict, src: str, agent: str | None, cwd: str | None) -
     return []
 
 
-def parse_codex(info: FileInfo, stats: ParseStats, seen: set[int]) -> Iterator[Event]:
+def parse_codex(info: FileInfo, stats: ParseStats, seen: dict[int, tuple[int, str]]) -> Iterator[Event]:
     path = info.path
     cwd: str | None = None
     for lineno, rec in json_records(path, stats, "lines" if info.layout == "lines" else "json"):
@@ -296,7 +299,7 @@ def parse_codex(info: FileInfo, stats: ParseStats, seen: set[int]) -> Iterator[E
             h = hash((str(path), "item", item_id))
             if item_id is not None and h in seen:
                 continue  # started, then completed: one action
-            seen.add(h)
+            seen[h] = (0, src)
             for ev in _exec_json_events(rec, src, info.agent, cwd):
                 yield ev
             continue
@@ -317,10 +320,15 @@ def parse_codex(info: FileInfo, stats: ParseStats, seen: set[int]) -> Iterator[E
         if itype in CALL_TYPES:
             call_id = str(item.get("call_id") or item.get("id") or f"{path}:{lineno}")
             h = hash(call_id)
-            if h in seen:  # forked/resumed sessions copy history
-                stats.duplicates += 1
-                continue
-            seen.add(h)
+            ck = hash((item.get("name"), str(item.get("arguments")), str(item.get("input")), str(item.get("action"))))
+            first = seen.get(h)
+            if first is not None:
+                if first[0] == ck:  # forked/resumed sessions copy history
+                    stats.duplicates += 1
+                    continue
+                info.edited.append(f"{src}: call {call_id} differs from its copy at {first[1]}")
+            else:
+                seen[h] = (ck, src)
             if item.get("name") == "spawn_agent":
                 info.spawned_agents += 1
             yield from item_events(item, src, cwd, time, info.agent)

@@ -40,6 +40,7 @@ class Event:
     method: str | None = None
     nbytes: int | None = None
     strings: Sequence[str] = ()  # other string arguments worth scanning (MCP tools)
+    unresolved: str | None = None  # a call whose command the audit could not know before it ran: why
 
 
 @dataclass(slots=True)
@@ -98,12 +99,15 @@ class FileInfo:
     cwd_agent: str | None = None  # the agent whose home the recorded cwd is in
     session_id: str | None = None
     client: str | None = None  # "Claude Code 2.1.214", "Codex CLI 0.144.1"
+    capture: bool = False  # a headless stdout capture (stream-json), not the client's own session file
     events: int = 0
     subagent_calls: list[SubagentCall] = field(default_factory=list)
     subagent_ids: set[str] = field(default_factory=set)  # sub-agent transcripts this file holds (agentId)
     inline_sidechains: int = 0  # 1.x: sub-agent conversations inline in the session file
     spawned_agents: int = 0  # Codex spawn_agent calls
     unjudged_agent_paths: int = 0  # accesses to agent folders not judged because the agent is unknown
+    unresolved: list[str] = field(default_factory=list)  # "source: why" of commands not resolved (code mode)
+    edited: list[str] = field(default_factory=list)  # "source: id (first at other source)": same id, new content
 
     def saw_cwd(self, cwd: object) -> None:
         """The first working directory a log records is where its session started: it names the agent."""

@@ -1,6 +1,6 @@
 """Audit rules over the event stream. Each finding carries its proof: where (file:line) and the exact
 command, URL or path. Categories are a contract: test_split, huggingface, other_agent, judge_reviews,
-network, gpu_hidden, quota, harness_tamper.
+network, gpu_hidden, quota, harness_tamper, log_edited (a warning: an id repeats with other content).
 
 Rules fire on actions, not mentions: a URL echoed or written in a comment is not a contact; a URL that a
 command fetches, a decoded payload, or a host passed to code is. The wording says how: code contacting a
@@ -27,7 +27,7 @@ from reviewbench.logs.static import (RUNTIMES, SHELLS, URL_RE, Access, Facts, Wo
                                      has_payload, analyse_python, analyse_shell, resolve)
 
 Category = Literal["test_split", "huggingface", "other_agent", "judge_reviews", "network", "gpu_hidden", "quota",
-                   "harness_tamper"]
+                   "harness_tamper", "log_edited"]
 CATEGORIES: tuple[str, ...] = Category.__args__  # type: ignore[attr-defined]
 HF_SUFFIXES = ("huggingface.co", "hf.co", "hf.space", "hf-mirror.com")
 DATASET_IDS = re.compile(

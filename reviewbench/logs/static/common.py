@@ -82,7 +82,7 @@ _HF_LOCAL_SUBCOMMANDS = {"cache", "scan-cache", "delete-cache", "env", "version"
                          "tag", "lfs-enable-largefiles"}
 # bare names that print; a logger's methods count only called on a logger (a function named write may not print)
 _PRINT_CALLS = {"print", "pprint", "puts", "p", "say", "printf", "echo", "alert", "writeln", "cat", "message",
-                "println"}
+                "println", "warn", "die", "croak", "carp", "confess", "warning", "stop", "error_log", "trigger_error"}
 _PRINT_OWNERS = {"console", "logging", "logger", "log", "LOG", "sys.stdout", "sys.stderr", "warnings", "click",
                  "typer", "rich", "STDOUT", "STDERR", "$stdout", "$stderr", "process.stdout", "process.stderr"}
 _WALKERS = {"walk", "fwalk", "rglob", "copytree", "make_archive", "walkSync", "walkdir", "find", "finddepth",

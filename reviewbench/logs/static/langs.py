@@ -120,6 +120,9 @@ def analyse_code(code: str, lang: str, cwd: str | None, files: Mapping[str, str]
                     (j >= n or tokens[j] in (("p", ";"), ("p", "\n"), ("p", ","), ("p", ")"))):
                 names[tokens[i - 2][1].lstrip("$@")] = value
                 names[tokens[i - 2][1]] = value
+                if not stack:  # const URL = "..."; data until a call is handed it (folded again there)
+                    i = j
+                    continue
             direct = prev[1] if prev[0] == "id" and prev[1] not in _KEYWORDS else None
             call = stack[-1] if stack else None
             if call is not None:

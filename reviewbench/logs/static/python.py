@@ -260,6 +260,34 @@ def analyse_python(code: str, cwd: str | None, depth: int = 0, files: Mapping[st
         return facts
 
 
+# Calls that only compute with text: their string arguments are patterns, separators and messages, never a
+# path opened or a URL contacted (``p.replace("/**", "")`` walks nothing).
+_TEXT_METHODS = frozenset({"replace", "split", "rsplit", "strip", "lstrip", "rstrip", "startswith", "endswith",
+                           "find", "rfind", "index", "rindex", "count", "partition", "rpartition", "removeprefix",
+                           "removesuffix", "format", "format_map", "encode", "translate", "maketrans", "center",
+                           "ljust", "rjust", "zfill", "casefold", "splitlines", "expandtabs", "__contains__"})
+_TEXT_CALLS = frozenset({"re.sub", "re.subn", "re.match", "re.search", "re.fullmatch", "re.findall", "re.finditer",
+                         "re.split", "re.compile", "re.escape", "fnmatch.fnmatch", "fnmatch.fnmatchcase",
+                         "fnmatch.filter", "fnmatch.translate", "isinstance", "len", "textwrap.dedent",
+                         "textwrap.indent", "textwrap.wrap", "textwrap.fill", "sys.exit", "exit", "quit",
+                         "warnings.warn", "str", "repr", "hash", "ord", "int", "float", "bool", "setattr",
+                         "hasattr", "urllib.parse.quote", "urllib.parse.urlparse", "urlparse", "quote"})
+# keyword arguments that are prose (argparse's help, an exception's message)
+_TEXT_KWARGS = frozenset({"help", "description", "epilog", "usage", "msg", "message", "title", "label", "desc",
+                          "doc", "prog", "metavar", "xlabel", "ylabel", "name"})
+
+
+def _is_text_op(func: ast.AST, fn: str, last: str) -> bool:
+    """A call that only computes with its string arguments (or raises them as a message)."""
+    if fn in _TEXT_CALLS:
+        return True
+    if isinstance(func, ast.Attribute) and last in _TEXT_METHODS:
+        if last == "replace" and isinstance(func.value, ast.Call) and dotted(func.value.func).endswith("Path"):
+            return False  # Path(a).replace(b) renames a file
+        return True
+    return last[:1].isupper() and last.endswith(("Error", "Exception", "Warning", "Exit"))
+
+
 def _analyse_python_tree(tree: ast.AST, code: str, cwd: str | None, depth: int,
                          files: Mapping[str, str] | None) -> Facts:
     facts = Facts()
@@ -268,11 +296,16 @@ def _analyse_python_tree(tree: ast.AST, code: str, cwd: str | None, depth: int,
     write_targets: list[str] = []
     imports = _harness_imports(tree, code) if "harness" in code or "sys.path" in code else {}
     nodes = list(ast.walk(tree))
+    loops: dict[str, list[str]] = {}  # for x in ["a", "b"]: x is each of them
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             val = folder.fold(node.value)
             if val is not None:
                 folder.names[node.targets[0].id] = val
+        elif isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name):
+            seq = folder.fold(node.iter)
+            if isinstance(seq, list):
+                loops[node.target.id] = seq
     for node in nodes:
         if isinstance(node, ast.Call):
             fn = dotted(node.func)
@@ -281,8 +314,12 @@ def _analyse_python_tree(tree: ast.AST, code: str, cwd: str | None, depth: int,
             kw = {k.arg: folder.fold(k.value) for k in node.keywords}
             kw_true = {k.arg for k in node.keywords if isinstance(k.value, ast.Constant) and k.value.value is True}
             vals = [v for v in folded if isinstance(v, str)]
-            kw_vals = [v for v in kw.values() if isinstance(v, str)]
-            if _is_print(fn):
+            if loops:
+                for a, v in zip(node.args, folded):
+                    if v is None and isinstance(a, ast.Name) and a.id in loops:
+                        vals += loops[a.id]
+            kw_vals = [v for k, v in kw.items() if isinstance(v, str) and k not in _TEXT_KWARGS]
+            if _is_print(fn) or _is_text_op(node.func, fn, last):
                 for v in vals + kw_vals:
                     facts.mentioned_urls += URL_RE.findall(v)
                 continue
@@ -337,9 +374,7 @@ def _analyse_python_tree(tree: ast.AST, code: str, cwd: str | None, depth: int,
                     key, value = folder.fold(target.slice), folder.fold(node.value)
                     if isinstance(key, str):
                         facts.env[key] = value if isinstance(value, str) else "<dynamic>"
-            val = folder.fold(node.value)
-            if isinstance(val, str):
-                strings.append(val)
+            # (an assigned string is data: it counts where a call is handed it, folded there)
         elif isinstance(node, ast.Subscript) and imports and isinstance(node.ctx, ast.Load):
             origin = _harness_origin(dotted(node.value), imports)
             if origin is not None and folder.fold(node.slice) == "test":
