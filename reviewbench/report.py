@@ -25,6 +25,7 @@ from reviewbench.arena import Arena
 from reviewbench.bundle import Bundle
 from reviewbench.contracts import (AuditData, BenchmarkData, BundleData, EvidenceData, JudgesData, LedgerData,
                                    PointsData, VerdictData)
+from reviewbench.judges.sanitize import markdown_block
 from reviewbench.pipeline import EarlierSubmission, StageReport
 from reviewbench.rubric import Rubric
 
@@ -177,6 +178,7 @@ def _env() -> Environment:
     env.filters["num"] = lambda v: "–" if v is None else f"{v:g}"
     env.filters["pct"] = lambda v: "–" if v is None else f"{100 * v:.1f} %"
     env.filters["tool_args"] = _tool_args
+    env.filters["untrusted_block"] = markdown_block  # a method's own words: normalised, cut, in a code fence
     return env
 
 

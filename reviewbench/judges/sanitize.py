@@ -258,3 +258,13 @@ def shrink_fenced(text: str, max_chars: int) -> str:
         pos = m.end(2)
     out.append(text[pos:])
     return "".join(out)
+
+
+def markdown_block(lines: list[str], limit: int = 300) -> str:
+    """Untrusted lines (a method's error text) for a human's Markdown report: each normalised (no invisible or
+    control characters), cut to ``limit`` characters, inside a code fence longer than any backtick run in them,
+    so nothing in them renders as markup or closes the block."""
+    body = "\n".join(" ".join(normalise(str(x)).split())[:limit] for x in lines)
+    run = max((len(m.group(0)) for m in re.finditer(r"`+", body)), default=0)
+    fence_mark = "`" * max(3, run + 1)
+    return f"{fence_mark}text\n{body}\n{fence_mark}"
