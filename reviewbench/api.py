@@ -34,6 +34,13 @@ def pandas_module() -> Any:
     return pandas
 
 
+def numeric(frame: "pd.DataFrame", floats: list[str], ints: tuple[str, ...] = ()) -> "pd.DataFrame":
+    """Number columns as numbers, never ``object`` (see :func:`reviewbench.boardview.numeric`)."""
+    from reviewbench.boardview import numeric as typed
+
+    return typed(frame, floats, ints)
+
+
 def _frame(rows: list[dict[str, Any]], columns: list[str]) -> "pd.DataFrame":
     extra = sorted({k for r in rows for k in r} - set(columns))
     return pandas_module().DataFrame(rows, columns=columns + extra)
@@ -103,7 +110,8 @@ def reviews_df(arena: str | Path, partial: bool = False) -> "pd.DataFrame":
     and the board's best before it; ``partial=True`` adds the drafts, marked in the ``partial`` column."""
     frame = _frame(review_rows(arena, partial), REVIEW_COLUMNS)
     frame["submitted_at"] = pandas_module().to_datetime(frame["submitted_at"], utc=True)
-    return frame
+    return numeric(frame, ["judge_points", "benchmark_points", "points", "penalty", "overall", "best_before_overall",
+                           *(c for c in frame.columns if c.startswith("score_"))], ints=("run_id",))
 
 
 # --- calibration --------------------------------------------------------------------------------------------
@@ -129,7 +137,9 @@ def calibration_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def calibration_frame(report: Mapping[str, Any]) -> "pd.DataFrame":
-    return _frame(calibration_rows(report), CALIBRATION_COLUMNS)
+    frame = _frame(calibration_rows(report), CALIBRATION_COLUMNS)
+    return numeric(frame, ["cost_usd", "seconds", *(c for c in frame.columns if c.startswith("score_"))],
+                   ints=("input_tokens", "output_tokens"))
 
 
 def calibration_df(report: str | Path) -> "pd.DataFrame":

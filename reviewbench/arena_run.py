@@ -155,19 +155,15 @@ def one_at_a_time(stages: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(s if s.name in OVERLAP else replace(s, run=locked(s.run)) for s in stages)
 
 
-def run_ahead(arena: Arena, p: Planned, listener: Listener) -> None:
-    """The :data:`AHEAD` stages of one submission, their results stored for its review to replay. Set up as
-    ``reviewbench.review.review`` sets up a review (same inputs, same input hashes); nothing else is written."""
-    from reviewbench.bundle import load_bundle
-    from reviewbench.pipeline import StageContext, run_stages
-    from reviewbench.review import arena_rubric, earlier_submissions
+def run_ahead(arena: Arena, p: Planned, listener: Listener, executor: Any = None) -> None:
+    """The :data:`AHEAD` stages of one submission, their results stored for its review to replay. Opened by
+    :func:`reviewbench.review.open_review`, as its review will be (same inputs, same input hashes); nothing
+    else is written."""
+    from reviewbench.pipeline import run_stages
+    from reviewbench.review import open_review
     from reviewbench.stages import STAGES
     from reviewbench.store import Store
 
-    bundle = load_bundle(p.path, arena.config.bundle)
-    earlier, findings = earlier_submissions(arena, bundle)
-    agent = arena.config.agent(bundle.agent)
-    bundle = bundle.model_copy(update={"findings": [*bundle.findings, *findings]})
     titles = {s.name: s.title for s in STAGES}
     current = {"stage": ""}
 
@@ -183,12 +179,11 @@ def run_ahead(arena: Arena, p: Planned, listener: Listener) -> None:
             listener.activity(p.id, f"{report.title} failed ahead (its review runs it again): {report.reason}")
 
     with Store(arena.store_path) as store:
-        ctx = StageContext(arena=arena, bundle=bundle, rubric=arena_rubric(arena), store=store,
-                           author_family=agent.family if agent else "other", earlier=earlier, progress=progress)
+        ctx = open_review(arena, p.path, executor, store=store, progress=progress)
         run_stages(one_at_a_time(STAGES), ctx, only=set(AHEAD), on_start=on_start, on_stage=on_stage)
 
 
-def review_one(arena: Arena, p: Planned, listener: Listener) -> Outcome:
+def review_one(arena: Arena, p: Planned, listener: Listener, executor: Any = None) -> Outcome:
     """The full review of one submission (its stages run ahead replay from the store)."""
     from reviewbench.review import review
     from reviewbench.stages import STAGES
@@ -205,7 +200,7 @@ def review_one(arena: Arena, p: Planned, listener: Listener) -> Outcome:
 
     try:
         report, out_dir = review(p.path, arena.root, on_start=on_start, progress=progress,
-                                 stages=one_at_a_time(STAGES))
+                                 stages=one_at_a_time(STAGES), executor=executor)
     except BundleError as e:
         return Outcome(p.id, "refused", e.one_line(), seconds=time.monotonic() - t0)
     judges = report.stage("judges")
@@ -217,8 +212,9 @@ class _Ahead:
     """Daemon threads that run the ahead stages of the planned submissions, in submission order, ``parallel``
     at a time (daemon: an interrupted run exits without waiting for them; what they stored is kept)."""
 
-    def __init__(self, arena: Arena, todo: list[Planned], parallel: int, listener: Listener) -> None:
-        self.arena, self.listener = arena, listener
+    def __init__(self, arena: Arena, todo: list[Planned], parallel: int, listener: Listener,
+                 executor: Any = None) -> None:
+        self.arena, self.listener, self.executor = arena, listener, executor
         self.futures: dict[str, Future[None]] = {p.id: Future() for p in todo}
         self.stop = threading.Event()
         self.jobs: queue.Queue[Planned] = queue.Queue()
@@ -235,7 +231,7 @@ class _Ahead:
                 return
             fut = self.futures[p.id]
             try:
-                run_ahead(self.arena, p, self.listener)
+                run_ahead(self.arena, p, self.listener, self.executor)
                 fut.set_result(None)
             except BaseException as e:  # noqa: BLE001 - its review meets the same problem and reports it
                 self.listener.activity(p.id, f"running ahead failed ({type(e).__name__}: {e}); its review runs "
@@ -247,17 +243,22 @@ class _Ahead:
 
 
 def run_arena(arena: Arena, todo: list[Planned], parallel: int, listener: Listener,
-              cancel: Callable[[], None] | None = None) -> list[Outcome]:
+              cancel: Callable[[], None] | None = None, executor: Any = None) -> list[Outcome]:
     """Review ``todo`` (planned, in submission order). Stops at the first review that fails outright: the
     submissions after it would be scored without its result (a refused bundle is not on any board, so the run
-    goes on past it). ``cancel`` stops the harness runs in flight when the run is interrupted."""
+    goes on past it). ``cancel`` stops the harness runs in flight when the run is interrupted. ``executor``: where
+    every harness run of the run goes (default: arena.toml's ``[harness] executor``), one for all its reviews."""
     import reviewbench.report  # noqa: F401  (the stages' and the report's modules imported here, before any thread)
     import reviewbench.stages  # noqa: F401
     from reviewbench.store import Store
 
     with Store(arena.store_path):  # created and migrated here: two threads migrating a new store at once collide
         pass
-    ahead = _Ahead(arena, todo, parallel, listener) if parallel > 1 and len(todo) > 1 else None
+    if executor is None:
+        from reviewbench.executor import executor_for
+
+        executor = executor_for(arena.config.harness, config_file=arena.root / "arena.toml")
+    ahead = _Ahead(arena, todo, parallel, listener, executor) if parallel > 1 and len(todo) > 1 else None
     outcomes: list[Outcome] = []
     try:
         for p in todo:
@@ -265,7 +266,7 @@ def run_arena(arena: Arena, todo: list[Planned], parallel: int, listener: Listen
                 ahead.wait(p.id)
             t0 = time.monotonic()
             try:
-                outcome = review_one(arena, p, listener)
+                outcome = review_one(arena, p, listener, executor)
             except UserError:
                 raise  # the arena's own mistake (a config, a rubric): the same for every submission
             except Exception as e:  # noqa: BLE001 - stop here: every later review would read this one's result

@@ -106,8 +106,8 @@ def benchmark_stage(ctx: StageContext) -> StageOutput[BenchmarkData]:
     manifest = split_manifest(ctx.arena, board)
     cfg = run_config(ctx.arena, board, manifest, [str(b.path)])
     try:
-        result = run_harness(cfg, ctx.arena.config.harness.worker_wall_hours * 3600, ctx.progress,
-                             f"benchmark {board.name}")
+        result = ctx.harness().run_harness(cfg, ctx.arena.config.harness.worker_wall_hours * 3600, ctx.progress,
+                                           f"benchmark {board.name}")
     except SandboxError as e:
         return StageOutput(status="failed", reason=str(e))
     if result.data_hash != manifest.content_hash:

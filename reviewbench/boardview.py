@@ -16,8 +16,11 @@ from harness.io import atomic_write_bytes, atomic_write_text
 from reviewbench.leaderboard import Leaderboard
 from reviewbench.tables import NARROW_BELOW, fold_table, plain
 
-FLAT_COLUMNS = ("board", "id", "kind", "agent", "submitted_at", "overall", "accuracy", "memory", "speed", "overhead",
-                "length", "best_before", "best_before_overall", "benchmark_points", "points", "flags")
+FLAT_COLUMNS = ("board", "rank", "id", "kind", "agent", "submitted_at", "overall", "accuracy", "memory", "speed",
+                "overhead", "length", "best_before", "best_before_overall", "benchmark_points", "points", "flags")
+#: the flat columns that hold numbers (float64 in a DataFrame and in Parquet, whatever rows a board has)
+NUMBER_COLUMNS = ["overall", "accuracy", "memory", "speed", "overhead", "length", "best_before_overall",
+                  "benchmark_points", "points"]
 
 
 def _f(v: float | None, spec: str = ".4f") -> str:
@@ -30,7 +33,7 @@ def flat_rows(lb: Leaderboard) -> list[dict[str, Any]]:
     for t in lb.boards:
         for r in t.rows:
             c = r.components
-            out.append({"board": t.board, "id": r.id, "kind": r.kind, "agent": r.agent,
+            out.append({"board": t.board, "rank": r.rank, "id": r.id, "kind": r.kind, "agent": r.agent,
                         "submitted_at": r.submitted_at.isoformat() if r.submitted_at else None,
                         "overall": r.overall, "accuracy": c.accuracy if c else None, "memory": c.memory if c else None,
                         "speed": c.speed if c else None, "overhead": c.overhead if c else None,
@@ -58,6 +61,21 @@ def board_export(lb: Leaderboard, fmt: str, out: Path | None) -> None:
         atomic_write_bytes(out, buf2.getvalue())
 
 
+def numeric(frame: Any, floats: list[str], ints: tuple[str, ...] = ()) -> Any:
+    """Number columns as numbers: float64 (a missing value is NaN) and nullable Int64, never ``object`` (a column
+    whose rows are all None, e.g. the points of a board that has only baselines, would otherwise be one, and
+    Parquet would store it as nulls of no type)."""
+    import pandas
+
+    for c in floats:
+        if c in frame.columns:
+            frame[c] = pandas.to_numeric(frame[c], errors="coerce").astype("float64")
+    for c in ints:
+        if c in frame.columns:
+            frame[c] = pandas.to_numeric(frame[c], errors="coerce").astype("Int64")
+    return frame
+
+
 def board_frame(lb: Leaderboard) -> Any:
     """The flat rows as a pandas DataFrame (pandas is the optional ``analysis`` extra)."""
     try:
@@ -68,12 +86,13 @@ def board_frame(lb: Leaderboard) -> Any:
         raise UserError(None, "this needs pandas: pip install 'reviewbench[analysis]'") from None
     frame = pandas.DataFrame(flat_rows(lb), columns=list(FLAT_COLUMNS))
     frame["submitted_at"] = pandas.to_datetime(frame["submitted_at"], utc=True)  # timestamps, not strings
-    return frame
+    return numeric(frame, NUMBER_COLUMNS, ints=("rank",))
 
 
 def print_board(lb: Leaderboard, console: Console) -> None:
-    """Per board a table; below ``NARROW_BELOW`` columns the Overall's components move to a second table so that
-    ids, the best before and the flags are never cut (every cell folds; nothing ends in an ellipsis)."""
+    """Per board a table ranked by Overall. The rank, entry, Overall, points and flags come first, so they stay on
+    screen at any width; below ``NARROW_BELOW`` columns the Overall's components move to a second table (every
+    cell folds; nothing ends in an ellipsis). A board whose Overall has a length term shows it as a column."""
     wide = console.width >= NARROW_BELOW
     for t in lb.boards:
         unit = "tokens/layer" if t.budget_kind == "tokens" else "keep"
@@ -81,27 +100,33 @@ def print_board(lb: Leaderboard, console: Console) -> None:
         caption = (f"board best: {t.best.id} {t.best.overall:.4f}" if t.best else "no measured entry") + \
             "".join(f"\n{n}" for n in t.notes)
         title = f"Board {t.board} ({unit} {', '.join(f'{b:g}' for b in t.budgets)}; {w})"
-        main = ["entry", "agent", "Overall", *(["acc", "mem", "speed", "ovh"] if wide else []), "best before",
-                "bench", "points", "flags"]
+        length = bool(t.weights.get("length"))
+        short = ["acc", "mem", "speed", "ovh", *(["len"] if length else [])]
+        long = ["accuracy", "memory", "speed", "overhead", *(["length"] if length else [])]
+        # narrow: the agent (the entry id starts with it) and the components go to the second table
+        main = ["#", "entry", "Overall", "points", "flags", *(["agent"] if wide else []), "bench", "best before",
+                *(short if wide else [])]
         console.print(Text(title, style="bold", overflow="fold"))  # not the table's title: rich crops those
         if not t.rows:
             console.print(Text(caption, overflow="fold"), highlight=False)
             continue
         keep = {"entry": min(24, max(len(r.id) for r in t.rows)), "flags": 14}  # ids and flag names whole
         table = fold_table(*main, caption=caption, min_width=keep, styles={"flags": "bold red"},
-                           numeric=("Overall", "acc", "mem", "speed", "ovh", "bench", "points"))
-        parts = fold_table("entry", "accuracy", "memory", "speed", "overhead", title=f"Board {t.board}: components",
-                           numeric=("accuracy", "memory", "speed", "overhead"), min_width=keep)
+                           numeric=("#", "Overall", "points", "bench", *short))
+        parts = fold_table("#", "entry", "agent", *long, title=f"Board {t.board}: components",
+                           numeric=("#", *long), min_width=keep)
         for r in t.rows:
             c = r.components
             comps = [_f(c.accuracy if c else None, ".3f"), _f(c.memory if c else None, ".3f"),
-                     _f(c.speed if c else None, ".3f"), _f(c.overhead if c else None, ".3f")]
+                     _f(c.speed if c else None, ".3f"), _f(c.overhead if c else None, ".3f"),
+                     *([_f(c.length if c else None, ".3f")] if length else [])]
+            rank = "" if r.rank is None else str(r.rank)
             table.add_row(*(plain(v) for v in (
-                r.id, r.agent or "", _f(r.overall), *(comps if wide else []),
+                rank, r.id, _f(r.overall), _f(r.points, "g"), ",".join(r.flags), *([r.agent or ""] if wide else []),
+                _f(r.benchmark_points, "g"),
                 (f"{r.best_before.id} {r.best_before.overall:.4f}" if wide else r.best_before.id)
-                if r.best_before else "",
-                _f(r.benchmark_points, "g"), _f(r.points, "g"), ",".join(r.flags))))
-            parts.add_row(*(plain(v) for v in (r.id, *comps)))
+                if r.best_before else "", *(comps if wide else []))))
+            parts.add_row(*(plain(v) for v in (rank, r.id, r.agent or "", *comps)))
         console.print(table)
         if not wide:
             console.print(parts)

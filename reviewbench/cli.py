@@ -187,8 +187,8 @@ def board_cmd(
         raise UserError(a.store_path, "no reviews yet in this arena")
     if fmt is not None and fmt not in ("json", "csv", "parquet"):
         raise UserError(None, f"--format: expected json, csv or parquet, got {fmt!r}")
-    if (html or fmt == "parquet") and out is None:
-        raise UserError(None, "--html and --format parquet need --out FILE")
+    if out is None and (html or fmt == "parquet"):  # name the option the user gave, not one they did not
+        raise UserError(None, f"{'--html' if html else '--format parquet'} needs --out FILE")
     with Store(a.store_path) as store:
         lb = build_leaderboard(a, store)
     if html:

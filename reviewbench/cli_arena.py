@@ -109,7 +109,7 @@ def arena_run_cmd(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan and review nothing.")] = False,
 ) -> None:
     from reviewbench.arena_run import check_boards, plan, run_arena
-    from reviewbench.executor import RayExecutor, check_address, executor_for, use_executor
+    from reviewbench.executor import RayExecutor, check_address, executor_for
     from reviewbench.review import open_arena
 
     if ray not in (None, "auto", "local"):
@@ -136,8 +136,7 @@ def arena_run_cmd(
                   highlight=False, markup=False)
     display = ArenaProgress(console, len(todo))
     try:
-        with use_executor(ex):
-            outcomes = run_arena(a, todo, parallel, display, cancel=ex.cancel)
+        outcomes = run_arena(a, todo, parallel, display, cancel=ex.cancel, executor=ex)
     finally:
         display.close()
     reviewed = [o for o in outcomes if o.status == "complete"]

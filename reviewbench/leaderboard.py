@@ -8,7 +8,7 @@ another split are left out with the reason said. Partial reviews (``--only``/``-
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,6 +19,9 @@ from reviewbench.contracts import BenchmarkData
 from reviewbench.overall import BoardMeasurement, BoardStanding, Components, measure
 from reviewbench.points import AgentStanding, BoardEntry, SubmissionPoints, board_best, standings
 from reviewbench.store import ReviewRecord, Store
+
+if TYPE_CHECKING:
+    from reviewbench.pipeline import StageContext
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -74,9 +77,24 @@ def prior_board(arena: Arena, store: Store, board: Board, split_hash: str | None
     return PriorBoard(entries=entries, measurements=measurements, notes=notes)
 
 
+def own_measurement(ctx: "StageContext", board: Board, bench: BenchmarkData) -> BoardMeasurement:
+    """This review's own measurement on its board: computed once per review (judges and points read it)."""
+    return ctx.once(f"measurement:{board.name}:{bench.split_hash}", lambda: measure_benchmark(bench, board))
+
+
+def board_standing(ctx: "StageContext", board: Board, split_hash: str | None) -> PriorBoard:
+    """The board as it stood before this review's submission (baselines and earlier complete results on the same
+    split): computed once per review, whichever of the judges, verdict and points stages asks first, instead of
+    re-measuring every earlier entry for each."""
+    earlier = {e.id for e in ctx.earlier}
+    return ctx.once(f"standing:{board.name}:{split_hash}",
+                    lambda: prior_board(ctx.arena, ctx.store, board, split_hash, earlier))
+
+
 class LeaderboardRow(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    rank: int | None = None  # 1 = the highest Overall on the board (baselines ranked too); None: not measured
     id: str
     kind: Literal["baseline", "submission"]
     agent: str | None
@@ -124,8 +142,22 @@ def _when(rec: ReviewRecord) -> tuple[datetime, str]:
     return (t if t.tzinfo else t.replace(tzinfo=timezone.utc)), rec.submission_id
 
 
+def ranked(rows: list[LeaderboardRow]) -> list[LeaderboardRow]:
+    """Rows by Overall, highest first, each with its rank (equal Overall, equal rank); unmeasured rows last, unranked.
+    Ties keep their order (baselines, then submission order)."""
+    order = sorted(rows, key=lambda r: (r.overall is None, -(r.overall or 0.0)))
+    out: list[LeaderboardRow] = []
+    for n, r in enumerate(order, 1):
+        rank = None
+        if r.overall is not None:
+            rank = out[-1].rank if out and out[-1].overall == r.overall else n
+        out.append(r.model_copy(update={"rank": rank}))
+    return out
+
+
 def build_leaderboard(arena: Arena, store: Store) -> Leaderboard:
-    """Every board as the arena's results table: baselines first, then submissions in submission order."""
+    """Every board as the arena's results table, ranked by Overall (the best before each submission is still the
+    board as it stood at that submission's time)."""
     records = store.complete_reviews()
     points = {r.submission_id: SubmissionPoints.model_validate_json(r.points) for r in records if r.points}
     tables: list[BoardTable] = []
@@ -159,7 +191,7 @@ def build_leaderboard(arena: Arena, store: Store) -> Leaderboard:
         best = board_best(seen)
         tables.append(BoardTable(board=board.name, setting=board.setting, budgets=list(board.budgets),
                                  budget_kind=board.budget_kind, weights=board.overall_weights.model_dump(),
-                                 best=prior.standing(best) if best else None, rows=rows, notes=notes))
+                                 best=prior.standing(best) if best else None, rows=ranked(rows), notes=notes))
     boarded = {b.name for b in arena.config.boards}
     return Leaderboard(arena=arena.config.arena.name, boards=tables, agents=standings(list(points.values())),
                        unboarded=[p for p in points.values() if p.board not in boarded])

@@ -118,6 +118,26 @@ class StageContext:
     current: Stage[Any] | None = None  # the stage running now: what it may read
     progress: Callable[[str], None] | None = None  # live progress lines of long stages (harness items, judges)
     fresh_judges: bool = False  # query the judges again instead of replaying their stored calls
+    # where this review's harness runs go (local subprocesses, Ray): chosen once by ``open_review``, carried here
+    # rather than set process-wide; None: the process's default (``reviewbench.executor.current``)
+    executor: Any = None
+    # values computed once per review and read by several stages (the board standing): never stored, never
+    # part of an input hash (each is a function of what the reading stages already hash)
+    memo: dict[str, Any] = field(default_factory=dict)
+
+    def harness(self) -> Any:
+        """The executor that runs this review's harness workers."""
+        if self.executor is None:
+            from reviewbench.executor import current
+
+            return current()
+        return self.executor
+
+    def once(self, key: str, compute: Callable[[], Any]) -> Any:
+        """``compute()`` the first time ``key`` is asked for in this review, its stored value after."""
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return self.memo[key]
 
     def _allowed(self, key: StageKey[Any]) -> None:
         if self.current is not None and key.name not in {k.name for k in self.current.needs}:

@@ -11,17 +11,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from reviewbench.arena import Arena, find_arena, load_arena
 from reviewbench.bundle import Bundle, load_bundle
 from reviewbench.errors import BundleError, ConfigError, UserError
-from reviewbench.executor import select_for
+from reviewbench.executor import Executor, executor_for
 from reviewbench.findings import Finding
 from reviewbench.pipeline import EarlierSubmission, Stage, StageContext, StageReport, run_stages
 from reviewbench.rubric import Rubric, load_rubric, resolve_rubric_path
 from reviewbench.stagelist import STAGE_NAMES
 from reviewbench.store import ReviewRecord, Store
+
+if TYPE_CHECKING:
+    from reviewbench.report import ReviewReport
 
 
 def open_arena(bundle_dir: Path | None, arena_dir: Path | None) -> Arena:
@@ -75,6 +78,39 @@ def earlier_submissions(arena: Arena, bundle: Bundle) -> tuple[list[EarlierSubmi
     return out, findings
 
 
+ReviewContext = StageContext  # what a review's stages share: the arena, the bundle, the store, the executor
+
+
+def open_review(arena: Arena, bundle_dir: Path | Bundle, executor: Executor | None = None, *, store: Store,
+                progress: Callable[[str], None] | None = None, fresh_judges: bool = False,
+                history: bool = True) -> ReviewContext:
+    """The one way a review is set up — the single review, ``review arena run`` (its stages run ahead and its
+    full review) and calibration all come here — so the same submission gets the same context, hence the same
+    input hashes and the same stored results, whichever command reviews it.
+
+    ``executor``: where its harness runs go (default: ``[harness] executor`` of arena.toml); it travels on the
+    context, nothing process-wide is set. ``history=False`` (a calibration case, on no board): no earlier
+    submissions and no findings about them."""
+    bundle = bundle_dir if isinstance(bundle_dir, Bundle) else load_bundle(bundle_dir, arena.config.bundle)
+    earlier: list[EarlierSubmission] = []
+    if history:
+        earlier, arena_findings = earlier_submissions(arena, bundle)
+        bundle = bundle.model_copy(update={"findings": [*bundle.findings, *arena_findings]})
+    agent = arena.config.agent(bundle.agent)
+    if executor is None:
+        executor = executor_for(arena.config.harness, config_file=arena.root / "arena.toml")
+    return StageContext(arena=arena, bundle=bundle, rubric=arena_rubric(arena), store=store,
+                        author_family=agent.family if agent else "other", earlier=earlier, progress=progress,
+                        fresh_judges=fresh_judges, executor=executor)
+
+
+class Reviewed(NamedTuple):
+    """What :func:`review` returns (unpacks as ``report, out_dir``)."""
+
+    report: "ReviewReport"
+    out_dir: Path
+
+
 def _check_selection(only: set[str] | None, skip: set[str], rerun: set[str]) -> None:
     for name in (only or set()) | set(skip) | set(rerun):
         if name not in STAGE_NAMES:
@@ -93,8 +129,10 @@ def review(
     progress: Callable[[str], None] | None = None,
     stages: tuple[Stage[Any], ...] | None = None,
     fresh_judges: bool = False,
-) -> tuple[Any, Path]:
-    """Review one bundle; returns (the report, the folder it was written to)."""
+    executor: Executor | None = None,
+) -> Reviewed:
+    """Review one bundle; returns the report and the folder it was written to. Refuses (a :class:`UserError`,
+    nothing written) a bundle, arena, panel, rubric, bars file or test split that cannot be used."""
     from reviewbench.report import build_report, write_report
     from reviewbench.stages import STAGES
 
@@ -118,18 +156,15 @@ def review(
             from reviewbench.benchmark import split_manifest
 
             split_manifest(arena, board)  # a missing test split too
-    earlier, arena_findings = earlier_submissions(arena, bundle)
-    agent = arena.config.agent(bundle.agent)
-    family = agent.family if agent else "other"
-    bundle = bundle.model_copy(update={"findings": [*bundle.findings, *arena_findings]})
-    select_for(arena)  # where its harness runs go: [harness] executor, unless the command line pinned one
 
+    if executor is None:  # chosen before anything is written: an unreachable Ray cluster refuses the review
+        executor = executor_for(arena.config.harness, config_file=arena.root / "arena.toml")
     with Store(arena.store_path) as store:
+        ctx = open_review(arena, bundle, executor, store=store, progress=progress, fresh_judges=fresh_judges)
+        bundle, family, earlier = ctx.bundle, ctx.author_family, ctx.earlier
         store.upsert_submission(bundle.id, bundle.agent, bundle.board, bundle.submitted_at, bundle.content_hash,
                                 bundle.path)
         run_id = store.start_run(bundle.id, bundle.content_hash, partial=partial)
-        ctx = StageContext(arena=arena, bundle=bundle, rubric=rubric, store=store, author_family=family,
-                           earlier=earlier, progress=progress, fresh_judges=fresh_judges)
         try:
             reports = run_stages(stages or STAGES, ctx, only=only, skip=skip, rerun=rerun, on_stage=on_stage,
                                  on_start=on_start)
@@ -141,7 +176,7 @@ def review(
             store.finish_run(run_id, "interrupted", None)
             raise
         store.finish_run(run_id, "partial" if partial else "complete", out_dir)
-    return report, out_dir
+    return Reviewed(report, out_dir)
 
 
 def _record(bundle: Bundle, run_id: int, report: Any) -> ReviewRecord:

@@ -21,7 +21,7 @@ from reviewbench.evidence.stage import evidence_stage
 from reviewbench.findings import Finding
 from reviewbench.flags.rule_violation import rule_violation_flags
 from reviewbench.judges.stage import board_inputs, family_offsets, judges_stage, panel_inputs
-from reviewbench.leaderboard import measure_benchmark, prior_board
+from reviewbench.leaderboard import board_standing, own_measurement
 from reviewbench.logs.arena_audit import audit_agent
 from reviewbench.pipeline import Stage, StageContext, StageOutput
 from reviewbench.points import BoardEntry, score_submission
@@ -151,11 +151,10 @@ def points_stage(ctx: StageContext) -> StageOutput[PointsData]:
     bench = ctx.get(BENCHMARK)
     measurement = prior = None
     if board is not None:
-        prior = prior_board(ctx.arena, ctx.store, board, bench.split_hash if bench else None,
-                            {e.id for e in ctx.earlier})
+        prior = board_standing(ctx, board, bench.split_hash if bench else None)
     measured = None
     if board is not None and bench is not None:
-        measurement = measure_benchmark(bench, board)
+        measurement = own_measurement(ctx, board, bench)
         measured = BoardEntry(id=b.id, agent=b.agent, kind="submission", board=board.name,
                               submitted_at=b.submitted_at, item_scores=measurement.item_overall)
     rs_name, rules = ctx.rubric.rule_set(ctx.arena.config.points.rule_set)

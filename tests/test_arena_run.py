@@ -214,7 +214,7 @@ def test_stages_run_ahead_in_parallel_and_reviews_follow_in_order(plan_arena, mo
         with lock:
             events.append(("ahead", ctx.bundle.id))
 
-    def fake_review(a, p, listener):
+    def fake_review(a, p, listener, executor=None):
         with lock:
             events.append(("review", p.id))
         if p.id == "agent1-002":

@@ -236,8 +236,9 @@ def test_fit_widths():
 
 def test_board_is_one_table_per_board_on_a_wide_terminal(small):
     r = _review("board", "--arena", str(small), COLUMNS="140")
-    header = next(line for line in r.stdout.splitlines() if line.startswith("entry"))
-    assert header.split()[:7] == ["entry", "agent", "Overall", "acc", "mem", "speed", "ovh"]
+    header = next(line for line in r.stdout.splitlines() if line.startswith("#"))
+    assert header.split()[:6] == ["#", "entry", "Overall", "points", "flags", "agent"]  # ranked; points, flags first
+    assert header.split()[-4:] == ["acc", "mem", "speed", "ovh"]
     assert "components" not in r.stdout
 
 

@@ -42,8 +42,13 @@ def test_board_csv_on_stdout_is_one_row_per_entry(small, capsys):
     assert rc == 0, err
     rows = list(csv.DictReader(io.StringIO(out)))
     assert list(rows[0]) == list(FLAT_COLUMNS)
-    assert [r["id"] for r in rows] == ["baseline:expected_attention", "baseline:snapkv", "baseline:window",
-                                       "agent1-001", "agent2-001", "agent1-002"]
+    assert sorted(r["id"] for r in rows) == sorted(["baseline:expected_attention", "baseline:snapkv",
+                                                    "baseline:window", "agent1-001", "agent2-001", "agent1-002"])
+    # ranked by Overall within each board, rank 1 first
+    for board in {r["board"] for r in rows}:
+        mine = [r for r in rows if r["board"] == board]
+        assert [float(r["overall"]) for r in mine] == sorted((float(r["overall"]) for r in mine), reverse=True)
+        assert mine[0]["rank"] == "1"
     by = {r["id"]: r for r in rows}
     assert by["agent2-001"]["flags"] == "RULE_VIOLATION" and by["agent2-001"]["points"] == "0.0"
     assert by["agent1-002"]["best_before"] == "agent1-001"  # agent2-001 scored higher but is flagged
@@ -72,7 +77,8 @@ def test_board_json_and_parquet_files_agree_with_the_api(small, tmp_path, capsys
 
 @pytest.mark.parametrize("args,message", [
     (("--format", "xml"), "expected json, csv or parquet"),
-    (("--format", "parquet"), "--format parquet need --out"),
+    (("--format", "parquet"), "--format parquet needs --out FILE"),
+    (("--html",), "--html needs --out FILE"),
 ])
 def test_board_export_mistakes_are_one_line(small, capsys, args, message):
     rc, _, err = _cli(capsys, "board", "--arena", str(small), *args)

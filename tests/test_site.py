@@ -197,8 +197,8 @@ def test_filters_from_the_hash_in_the_browser(built):
     doc = _dom(url + "#agent=agent1")
     assert _visible_rows(doc, "review") == ["agent1-001", "agent1-002"]
     assert _visible_rows(doc, "entry") == ["agent1-001", "agent1-002"]
-    assert _visible_rows(doc, "baseline") == ["baseline:expected_attention", "baseline:snapkv",
-                                              "baseline:window"]  # the bar stays in view
+    assert _visible_rows(doc, "baseline") == ["baseline:snapkv", "baseline:expected_attention",
+                                              "baseline:window"]  # the bar stays in view (ranked by Overall)
     assert [e["attrs"]["data-agent-row"] for e in doc.all("tr") if "data-agent-row" in e["attrs"]
             and "hidden" not in e["attrs"]] == ["agent1"]
     assert next(e for e in doc.all("output"))["text"] == "2 of 4 reviews shown"

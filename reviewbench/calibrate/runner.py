@@ -19,14 +19,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from reviewbench.arena import Arena, JudgeSpec, Panel, load_arena
-from reviewbench.bundle import load_bundle
 from reviewbench.calibrate.suite import Case
 from reviewbench.errors import UserError
 from reviewbench.judges.panel import KEY_ENV, default_provider
 from reviewbench.judges.stage import judges_stage
 from reviewbench.contracts import AUDIT, BUNDLE, EVIDENCE, HARNESS, JUDGES, VERDICT, JudgesData
 from reviewbench.pipeline import Stage, StageContext, StageReport, run_stages
-from reviewbench.review import arena_rubric
+from reviewbench.review import open_review
 from reviewbench.stages import STAGES
 from reviewbench.store import Store
 
@@ -122,12 +121,11 @@ class Hooks:
 
 
 def run_case(arena: Arena, case_dir: Path, store: Store, stages: list[Stage], show_evidence: bool,
-             with_evidence: bool, hooks: Hooks = Hooks()) -> CaseResult:
+             with_evidence: bool, hooks: Hooks = Hooks(), executor: Any = None) -> CaseResult:
     t0 = time.perf_counter()
-    bundle = load_bundle(case_dir, arena.config.bundle)
-    agent = arena.config.agent(bundle.agent)
-    ctx = StageContext(arena=arena, bundle=bundle, rubric=arena_rubric(arena), store=store,
-                       author_family=agent.family if agent else "other", earlier=[], progress=hooks.line)
+    # opened as every review is; a blinded case is on no board and has no history (no earlier submissions)
+    ctx = open_review(arena, case_dir, executor, store=store, progress=hooks.line, history=False)
+    bundle = ctx.bundle
     store.upsert_submission(bundle.id, bundle.agent, bundle.board, bundle.submitted_at, bundle.content_hash, bundle.path)
     reports = run_stages(stages, ctx, on_start=hooks.stage_start, on_stage=hooks.stage_done)
     res = CaseResult(code=bundle.id, evidence_to_judges=show_evidence,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from harness.results import RunConfig
 from reviewbench.arena import Arena
@@ -24,7 +25,7 @@ from reviewbench.pipeline import StageContext, StageOutput
 MAX_CLAIM_ITEMS = 200  # a claim asking for more items is re-run at this size (and says so)
 
 
-def run_claims(claims: list[LedgerClaim], method_dir: Path, arena: Arena) -> list[LedgerEntry]:
+def run_claims(claims: list[LedgerClaim], method_dir: Path, arena: Arena, executor: Any = None) -> list[LedgerEntry]:
     from harness.sandbox import SandboxError
 
     hs = arena.config.harness
@@ -46,7 +47,7 @@ def run_claims(claims: list[LedgerClaim], method_dir: Path, arena: Arena) -> lis
                         tasks=[task] if task else None, split="dev", items=n_items, length=length,
                         seeds=hs.claim_seeds, model=board.model_spec, threads=hs.threads, limits=hs.method_limits())
         try:
-            result = run_harness(cfg, hs.worker_wall_hours * 3600)
+            result = (executor.run_harness if executor is not None else run_harness)(cfg, hs.worker_wall_hours * 3600)
         except (SandboxError, FileNotFoundError, ValueError) as e:
             entries += [LedgerEntry(claim=c, status="unverifiable", reason=f"the harness run failed: {e}") for c in group]
             continue
@@ -72,7 +73,7 @@ def ledger_stage(ctx: StageContext) -> StageOutput[LedgerData]:
                            data=LedgerData(ledger=[], digest=["claim ledger: the submission claims no numbers"],
                                            candidate_flags=[]))
     hs = ctx.arena.config.harness
-    entries = run_claims(claims, b.path, ctx.arena)
+    entries = run_claims(claims, b.path, ctx.arena, ctx.harness())
     flags = contradicted_claim_flags(entries)
     findings = [Finding(code=f"harness.claim_{e.status}", location=e.claim.source,
                         severity={"reproduced": "info", "contradicted": "error", "unverifiable": "warning"}[e.status],

