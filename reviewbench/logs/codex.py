@@ -141,7 +141,7 @@ def code_mode_events(js: str, src: str, agent: str | None, time: str | None, cwd
                 urls=[url] if isinstance(url, str) else [], strings=string_values(known),
                 unresolved=f"tools.{call.tool}: {why}" if why and "__" in call.tool else None))
     rest = cell.rest
-    if "://" in rest or _NET_API.search(rest):  # the cell's own code contacts something (fetch, a socket)
+    if _NET_API.search(rest):  # the cell's own code contacts something (fetch, a socket)
         out.append(Event(source=src, tool="exec", kind="shell", agent=agent, time=time, cwd=cwd,
                          command=shell_join(["node", "-e", rest])))
     if not out and cell.calls == [] and "tools." in js:
