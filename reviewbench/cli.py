@@ -437,6 +437,8 @@ def main(argv: list[str] | None = None) -> int:
     help and exits 2, as click >= 8.2 does: a missing command is a usage error); no traceback for a mistake."""
     try:
         rc = app(args=argv, prog_name="review", standalone_mode=False)  # an Exit comes back as its code here
+        if rc == 130:  # typer turns Ctrl-C inside a command into a silent Exit(130): say what happened
+            _say(interrupted_line(sys.argv[1:] if argv is None else argv))
     except UserError as e:
         _say(f"error: {e.one_line()}")
         return e.exit_code
@@ -466,9 +468,27 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except KeyboardInterrupt:
-        _say("interrupted")
+        _say(interrupted_line(sys.argv[1:] if argv is None else argv))
         return 130
     return rc if isinstance(rc, int) else 0
+
+
+#: the commands whose work is stored as it finishes (stage results, judge calls, harness runs): a rerun resumes
+RESUMABLE = ("run", "arena", "calibrate", "harness")
+
+
+def interrupted_line(argv: list[str]) -> str:
+    """What Ctrl-C prints: one line, and for a command that stores its work as it goes, how to resume."""
+    import shlex
+
+    words = [w for w in argv if not w.startswith("-")]
+    first = words[0] if words else ""
+    if first in RESUMABLE or (first and first not in typer.main.get_command(app).commands  # type: ignore[attr-defined]
+                              and Path(first).exists()):
+        return (f"interrupted: what finished is stored; resume with `{shlex.join(['review', *argv])}` "
+                "(stored stages and judge calls replay)")
+    return "interrupted"
+
 
 
 if __name__ == "__main__":

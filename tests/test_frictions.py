@@ -135,3 +135,71 @@ def test_reviews_df_points_are_numbers(small):
 def test_parquet_without_out_names_out_not_html(small, capsys):
     rc, _, err = _cli(capsys, "board", "--arena", str(small), "--format", "parquet")
     assert rc == 2 and "--out" in err and "--html" not in err, err
+
+
+# --- the board standing, once per review ------------------------------------------------------------------------
+def test_the_board_standing_is_computed_once_per_review(small, monkeypatch):
+    """The judges (their benchmark lines and the evidence judge's board facts) and the points all read the board
+    as it stood before the submission: one look at the store and one measurement of each earlier entry, not three."""
+    import reviewbench.leaderboard as leaderboard
+    from reviewbench.bundle import load_bundle
+    from reviewbench.contracts import BENCHMARK, VERDICT
+    from reviewbench.judges.stage import benchmark_lines, board_fact
+    from reviewbench.pipeline import EarlierSubmission, StageContext
+    from reviewbench.report import load_report
+    from reviewbench.review import arena_rubric, open_arena
+    from reviewbench.stages import points_stage
+    from reviewbench.store import Store
+    from tests.conftest import EXAMPLE_ARENA
+
+    arena = open_arena(None, small)
+    report = load_report(arena.reviews_dir / "agent1-002" / "review.json")
+    bundle = load_bundle(EXAMPLE_ARENA / "submit" / "agent1-002").model_copy(update={"board": "A"})
+    earlier = [EarlierSubmission(id=e, agent=e.split("-")[0], board="A", submitted_at=None, short_name=None, path="")
+               for e in ("agent1-001", "agent2-001")]
+    calls: list[str] = []
+    real = leaderboard.prior_board
+    monkeypatch.setattr(leaderboard, "prior_board", lambda *a, **k: calls.append("prior") or real(*a, **k))
+    with Store(arena.store_path) as store:
+        ctx = StageContext(arena=arena, bundle=bundle, rubric=arena_rubric(arena), store=store,
+                           author_family="anthropic", earlier=earlier)
+        ctx.reports["benchmark"] = report.stage("benchmark")  # type: ignore[assignment]
+        ctx.reports["verdict"] = report.stage("benchmark").model_copy(  # type: ignore[union-attr]
+            update={"name": "verdict", "data": report.verdict})
+        bench = ctx.get(BENCHMARK)
+        assert bench is not None and ctx.get(VERDICT) is not None
+        benchmark_lines(ctx, bench)
+        fact, _ = board_fact(ctx, bench)
+        points = points_stage(ctx)
+    assert calls == ["prior"]
+    assert fact is not None and fact.best_id == "agent1-001"  # agent2-001 scored higher but is flagged
+    assert points.data is not None and points.data.best_before is not None
+    assert points.data.best_before.id == "agent1-001"
+
+
+# --- Ctrl-C -----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("args", [["run", "submit/agent1-002"], ["submit/agent1-002", "--skip", "judges"],
+                                  ["arena", "run"], ["calibrate", "--only", "k01-001"]])
+def test_ctrl_c_says_how_to_resume_in_one_line_and_exits_130(args, monkeypatch, capsys):
+    import reviewbench.arena_run as arena_run
+    import reviewbench.calibrate.command as command
+    import reviewbench.review as review
+
+    def interrupt(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent / "examples" / "arena")
+    for mod, name in ((review, "review"), (arena_run, "plan"), (command, "calibrate")):
+        monkeypatch.setattr(mod, name, interrupt)
+    rc, _, err = _cli(capsys, *args)
+    assert rc == 130
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "resume with `review " + " ".join(args) + "`" in lines[0], err
+
+
+def test_ctrl_c_in_a_command_that_stores_nothing_is_just_interrupted(small, monkeypatch, capsys):
+    import reviewbench.leaderboard as leaderboard
+
+    monkeypatch.setattr(leaderboard, "build_leaderboard", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
+    rc, _, err = _cli(capsys, "board", "--arena", str(small))
+    assert rc == 130 and err.strip() == "interrupted"
