@@ -25,7 +25,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterable, Protocol
 
 import torch
 
@@ -73,8 +73,68 @@ class MethodHandle(Protocol):
     def close(self) -> None: ...
 
 
-def _one_line(text: str, limit: int = 400) -> str:
-    return " ".join(str(text).split())[:limit]
+MAX_TEXT = 400  # the most of a method's own text (its error, its stderr) that enters a result
+REDACTED = "[redacted]"
+MIN_SHARED = 12  # a run of this many characters shared with the current item's text is taken from it
+
+
+def _one_line(text: object, limit: int = MAX_TEXT) -> str:
+    """A method's text as data: one line of printable characters (controls, bidi overrides and other
+    non-printables become '?'), at most ``limit`` characters (cut with an ellipsis)."""
+    flat = " ".join(str(text).split())
+    clean = "".join(c if c.isprintable() else "?" for c in flat)
+    return clean if len(clean) <= limit else clean[: max(0, limit - 1)] + "…"
+
+
+_PROTECTED: list[str] = []  # the texts of the items this process runs: no method's text may carry them out
+
+
+def protect(texts: Iterable[str]) -> None:
+    """Registers item texts (contexts, questions, answers) that every later error a sandboxed method causes in
+    this process is redacted against (:func:`redact`). The trusted worker calls it with the items it loads."""
+    _PROTECTED.extend(t for t in texts if isinstance(t, str) and t.strip())
+
+
+def item_texts(items: Iterable[Any]) -> list[str]:
+    """What :func:`protect` needs of ``harness.tasks.Item`` objects: contexts, questions and answers."""
+    out: list[str] = []
+    for it in items:
+        out.append(str(getattr(it, "context", "")))
+        for q in getattr(it, "questions", []) or []:
+            out += [str(getattr(q, "text", "")), *map(str, getattr(q, "answers", []) or [])]
+    return out
+
+
+def redact(text: str, secrets: Iterable[str], min_shared: int = MIN_SHARED) -> str:
+    """``text`` without what it shares with ``secrets`` (the current item's context, questions and answers):
+    every run of ``min_shared`` or more characters that also occurs in a secret (case and whitespace
+    ignored), and every whole secret shorter than that (an answer, a needle) wherever it occurs, become
+    ``[redacted]``. A method never sees an item's text, but what it reports must not carry any of it out
+    should it find a way to reconstruct it."""
+    secrets = [" ".join(t.split()).lower() for t in secrets if t and t.strip()]
+    if not text or not secrets:
+        return text
+    low = text.lower()
+    hit = [False] * len(text)
+    for i in range(len(low) - min_shared + 1):
+        window = low[i: i + min_shared]
+        if window.strip() and any(window in sec for sec in secrets):
+            hit[i: i + min_shared] = [True] * min_shared
+    for sec in (t for t in secrets if len(t) < min_shared and len(t) >= 3):
+        start = low.find(sec)
+        while start >= 0:
+            hit[start: start + len(sec)] = [True] * len(sec)
+            start = low.find(sec, start + 1)
+    out, i = [], 0
+    while i < len(text):
+        if hit[i]:
+            while i < len(text) and hit[i]:
+                i += 1
+            out.append(REDACTED)
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
 
 
 # --- trusted reference methods, in process ---------------------------------------------------------------------
@@ -281,7 +341,7 @@ class SandboxedMethod:
         self.name = _one_line(name, MAX_NAME) or "unnamed"
         qw = attrs.get("query_window")
         if not isinstance(qw, int) or isinstance(qw, bool) or qw < 0:
-            raise MethodError(f"query_window must be a non-negative integer, got {qw!r}")
+            raise MethodError(f"query_window must be a non-negative integer, got {_one_line(repr(qw), 40)}")
         # a window longer than any context means every query (the harness's own H2O once asked for 1 << 30)
         self.attrs = MethodAttrs(query_window=min(qw, MAX_QUERY_WINDOW),
                                  question_queries=attrs.get("question_queries") is True,
@@ -302,6 +362,15 @@ class SandboxedMethod:
             pass
 
     def _call(self, msg: dict[str, Any], timeout: float, fd: int | None = None) -> dict[str, Any]:
+        """One request and its answer. Every error, as it leaves the boundary, is one clean line redacted
+        against the items this process protects (the method's own words and its stderr among it)."""
+        try:
+            return self._exchange(msg, timeout, fd)
+        except MethodError as e:
+            text = redact(_one_line(str(e)), _PROTECTED)
+            raise (MethodTimeout if isinstance(e, MethodTimeout) else MethodError)(text) from None
+
+    def _exchange(self, msg: dict[str, Any], timeout: float, fd: int | None = None) -> dict[str, Any]:
         if self._dead is not None:
             raise MethodError(f"the method's process was stopped earlier: {self._dead}")
         what = str(msg.get("hook") or msg["op"])
@@ -319,8 +388,8 @@ class SandboxedMethod:
             how = (f"killed by signal {-code}" if code is not None and code < 0 else
                    f"exited with status {code}" if code is not None else "stopped")
             tail = self._stderr.last_line()
-            raise MethodError(f"the method's process {how} during {what}"
-                              + (f": {tail}" if tail else f" ({_one_line(str(e), 100)})")) from None
+            raise MethodError(_one_line(f"the method's process {how} during {what}"
+                                        + (f": {tail}" if tail else f" ({_one_line(str(e), 100)})"))) from None
         if reply.get("ok") is not True:
             raise MethodError(_one_line(str(reply.get("error", "the method failed without saying why"))))
         return reply
@@ -429,7 +498,7 @@ class SandboxedMethod:
             values = self._tensor(base + aligned(kv_bytes), kv_bytes, view.keys.dtype, (total, dim))
             pos = self._tensor(base + aligned(aligned(kv_bytes) + kv_bytes), 8 * total, torch.int64, (total,))
             return Rewrite(tuple(keys.split(lengths)), tuple(values.split(lengths)), tuple(pos.split(lengths)))
-        raise MethodError(f"layer {view.layer}: unknown answer kind {kind!r}")
+        raise MethodError(f"layer {view.layer}: unknown answer kind {_one_line(repr(kind), 40)}")
 
     def _read(self, off: int, size: int) -> bytes:
         data = os.pread(self._resp, size, off) if size else b""
@@ -498,4 +567,4 @@ def open_method(spec: str, limits: MethodLimits = MethodLimits(), isolate: bool 
 
 
 __all__ = ["DTYPES", "InProcessMethod", "MethodAttrs", "MethodError", "MethodHandle", "MethodTimeout",
-           "SandboxedMethod", "guarded_call", "open_method", "proc_cpu_seconds"]
+           "SandboxedMethod", "guarded_call", "open_method", "proc_cpu_seconds", "redact"]

@@ -65,6 +65,9 @@ def _items(cfg: RunConfig, eng: Any, seed_idx: int) -> list[Any]:
                 out += load_items(path)[seed_idx * cfg.items: (seed_idx + 1) * cfg.items]
         else:
             out += generate(task, cfg.split, cfg.items, eng.n_tokens, cfg.resolved_length(), offset=seed_idx * cfg.items)
+    from harness.boundary import item_texts, protect
+
+    protect(item_texts(out))  # no method's error may carry these items' text out (harness.boundary.redact)
     return out
 
 
