@@ -188,7 +188,7 @@ def test_api_panel_calibration_offsets_replay_and_fail_under(tmp_path, monkeypat
     assert report["calibration"]["family_offsets"]["openai"]["novelty"] == 1.0
     assert rows["anthropic-claude-sonnet-4-5"]["cost_usd"] > 0
     assert report["calibration"]["confusion"]["anthropic-claude-sonnet-4-5"] == {"snapkv": "snapkv", "h2o": "h2o"}
-    assert report["answer_key"]["cases"] and (root / "reports" / Path(report["panel"] + "-" + report["generated_at"][:10] + ".html")).is_file()
+    assert report["answer_key"]["cases"] and (root / "reports" / Path(report["panel"] + "-" + report["generated_at"][:10] + "-only.html")).is_file()
     # the answer key never reaches a judge; the blinded code does
     def ours(req: dict) -> dict:  # what we wrote: the judges' own earlier turns (echoed back on a nudge) are theirs
         keep = lambda m: m.get("role") != "assistant" and m.get("type") not in ("function_call", "message")  # noqa: E731

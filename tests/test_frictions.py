@@ -203,3 +203,28 @@ def test_ctrl_c_in_a_command_that_stores_nothing_is_just_interrupted(small, monk
     monkeypatch.setattr(leaderboard, "build_leaderboard", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
     rc, _, err = _cli(capsys, "board", "--arena", str(small))
     assert rc == 130 and err.strip() == "interrupted"
+
+
+# --- review calibrate --only --------------------------------------------------------------------------------------
+def test_calibrate_only_writes_a_new_report_and_never_replaces_a_fuller_one(tmp_path):
+    import shutil
+
+    from reviewbench.calibrate.report import CalibrationReport, write
+
+    full_json = Path(__file__).resolve().parent.parent / "calibration" / "reports" / "local-2026-12-03.json"
+    full = CalibrationReport.model_validate_json(full_json.read_text())
+    assert len(full.cases) > 2
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    shutil.copyfile(full_json, reports / full_json.name)
+    before = (reports / full_json.name).read_bytes()
+    one = full.model_copy(update={"only": [full.cases[0].code], "cases": full.cases[:1]})
+    paths = write(one, reports)
+    assert paths[0].name == "local-2026-12-03-only.json"
+    assert (reports / full_json.name).read_bytes() == before  # the committed full report is untouched
+    two = full.model_copy(update={"only": [c.code for c in full.cases[:2]], "cases": full.cases[:2]})
+    assert write(two, reports)[0].name == "local-2026-12-03-only.json"  # more cases: replaces the smaller draft
+    assert write(one, reports)[0].name == "local-2026-12-03-only-2.json"  # fewer: never replaces it
+    # a full run whose name holds a fuller report (the suite shrank) takes the next free name too
+    assert write(full.model_copy(update={"cases": full.cases[:3]}), reports)[0].name == "local-2026-12-03-2.json"
+    assert (reports / full_json.name).read_bytes() == before

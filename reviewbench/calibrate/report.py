@@ -88,9 +88,30 @@ def bar_chart(report: CalibrationReport, path: Path) -> None:
     tmp.replace(path)
 
 
+def _cases_in(path: Path) -> int | None:
+    """How many cases the report at ``path`` holds (None: no such file, or not a report)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return len(data["cases"]) if isinstance(data, dict) and isinstance(data.get("cases"), list) else None
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def report_stem(report: CalibrationReport, out_dir: Path) -> str:
+    """``<panel>-<date>`` for a run of the whole suite, ``<panel>-<date>-only`` for ``--only``; a name already
+    holding a report with more cases than this one is never reused (``-2``, ``-3``, ... instead), so a one-case
+    run never replaces the same day's full report."""
+    base = f"{report.panel}-{report.generated_at.date().isoformat()}" + ("-only" if report.only else "")
+    n, stem = 1, base
+    while (held := _cases_in(out_dir / f"{stem}.json")) is not None and held > len(report.cases):
+        n += 1
+        stem = f"{base}-{n}"
+    return stem
+
+
 def write(report: CalibrationReport, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"{report.panel}-{report.generated_at.date().isoformat()}"
+    stem = report_stem(report, out_dir)
     paths = {"json": out_dir / f"{stem}.json", "html": out_dir / f"{stem}.html", "png": out_dir / f"{stem}.png"}
     bar_chart(report, paths["png"])
     env = Environment(loader=PackageLoader("reviewbench", "templates"),  # judges' text is untrusted: escape it
