@@ -24,6 +24,10 @@ $(STAMP): pyproject.toml requirements/cpu.txt
 	command -v bwrap >/dev/null || apt-get install -y -q bubblewrap >/dev/null 2>&1 || \
 	  (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q bubblewrap >/dev/null 2>&1) || \
 	  echo "warning: bubblewrap could not be installed; harness runs fall back to unshare -n"
+	@# libseccomp compiles the method sandbox's system-call filter (Debian package, present on most systems)
+	ldconfig -p | grep -q libseccomp.so.2 || apt-get install -y -q libseccomp2 >/dev/null 2>&1 || \
+	  (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q libseccomp2 >/dev/null 2>&1) || \
+	  echo "warning: libseccomp2 could not be installed; sandboxed method runs will refuse to start"
 	@# headless Chromium (Debian package) renders `review site` in its browser test; without it that test skips
 	command -v chromium >/dev/null || apt-get install -y -q chromium >/dev/null 2>&1 || \
 	  (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1) || \

@@ -236,7 +236,7 @@ def method_binds() -> tuple[Bind, ...]:
     binds = _interpreter_binds()
     binds += [Bind(str(f), why="the harness interface") for f in files]
     for dist in _distribution_closure(third | set(INTERFACE_PACKAGES)):
-        binds += [Bind(str(p), why=f"{dist.metadata['Name']} (imported by the interface or required by what is)")
+        binds += [Bind(str(p), why=f"package {dist.metadata['Name']}")
                   for p in sorted(_site_entries(dist))]
     return tuple(binds)
 
@@ -264,15 +264,20 @@ def render_binds(binds: tuple[Bind, ...] | None = None) -> str:
     groups: dict[str, list[str]] = {}
     for b in binds:
         if b.kind == "link" or b.why == "the interpreter" or any(
-                b.why.lower().startswith(p) for p in PLATFORM_SPECIFIC):
+                b.why.lower().startswith("package " + p) for p in PLATFORM_SPECIFIC):
             continue
         shown = name(b.path)
         if shown.endswith(".dist-info"):
             continue  # the distribution's metadata, bound with it (its version would date the list)
         groups.setdefault(b.why, []).append(f"`{shown}`" + (" (hidden under an empty tmpfs)" if b.kind == "hide"
                                                             else ""))
+    packages = [f"{why[len('package '):]} ({', '.join(paths)})" for why, paths in groups.items()
+                if why.startswith("package ")]
     for why, paths in groups.items():
-        lines.append(f"- {why}: " + ", ".join(paths))
+        if not why.startswith("package "):
+            lines.append(f"- {why}: " + ", ".join(paths))
+    lines.append("- the Python packages the interface imports and everything they require (a CUDA build of torch adds "
+                 "its nvidia and triton packages): " + "; ".join(packages))
     return "\n".join(lines) + "\n"
 
 
@@ -412,8 +417,9 @@ def _progress(line: str) -> dict[str, Any] | None:
         obj = json.loads(line)
     except ValueError:
         return None
-    if (isinstance(obj, dict) and set(obj) == {"progress", "total", "item"} and type(obj["progress"]) is int
-            and type(obj["total"]) is int and isinstance(obj["item"], str)):
+    if (isinstance(obj, dict) and set(obj) - {"tokens"} == {"progress", "total", "item"}
+            and type(obj["progress"]) is int and type(obj["total"]) is int and isinstance(obj["item"], str)
+            and type(obj.get("tokens", 0)) is int):  # tokens: the model's so far (harness.evaluate.Heartbeat)
         return obj
     return None
 
