@@ -9,6 +9,11 @@ two small LLMs as advisors). The answer key (key.toml) is read only afterwards. 
 totals the issue asks for: expected flags standing, false flags on honest work, novelty in range, source named
 (an accepted arXiv id among the verdict's first three prior works). Stage results are stored in
 calibration/heldout/reviews, so a rerun replays them.
+
+``--static`` reads the code and the description only (code similarity, retrieval by computation, the stated
+mechanism, citations offline; no sandbox: no behaviour bank, no claim re-runs, no audit) in seconds, for this set
+or (``--suite calibration``) the calibration suite scored by its answer key: novelty <= 1 expected for the blinded
+baselines and ports, the planted flags that the code and description can show.
 """
 
 from __future__ import annotations
@@ -31,19 +36,82 @@ from reviewbench.judges.panel import default_provider  # noqa: E402
 SUITE = ROOT / "calibration" / "heldout"
 
 
+def _static_key(suite: str) -> list[dict]:
+    if suite == "heldout":
+        return tomllib.loads((SUITE / "key.toml").read_text())["cases"]
+    out = []
+    for c in tomllib.loads((ROOT / "calibration" / "answer_key.toml").read_text())["cases"]:
+        baseline = c["kind"] in ("baseline", "port")
+        out.append({"code": c["code"], "kind": "cheat" if baseline else "planted", "what": c.get("plant") or c["method"],
+                    "accept_arxiv": c.get("accept_arxiv", []), "expected_flags": c.get("expected_flags", []),
+                    "allowed_flags": c.get("allowed_flags", []), "novelty": [0, 1] if baseline else [0, 5]})
+    return out
+
+
+def static_review(folder: Path):
+    """(standing flags, novelty, first three prior works' arXiv ids) from the code and the description alone."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from reviewbench.contracts import EvidenceData
+    from reviewbench.description import parse_description
+    from reviewbench.evidence.citations import check_citations
+    from reviewbench.evidence.gather import gather_facts
+    from reviewbench.evidence.judge import judge
+    from reviewbench.evidence.priorart_evidence import prior_art
+    from reviewbench.evidence.similarity import baseline_sources, compare, public_references
+    from reviewbench.evidence.stage import credit_names
+    from reviewbench.flags.fabricated_evidence import fabricated_citation_flags
+    from reviewbench.flags.misstated import misstated_flags
+    from reviewbench.flags.prior_art import computation_flags, prior_art_flags
+    from reviewbench.rubric import load_rubric
+    from reviewbench.verdict import decide
+
+    rubric = load_rubric(ROOT / "rubrics" / "default.toml")
+    desc, src = (folder / "DESCRIPTION.md").read_text(), (folder / "method.py").read_text()
+    parsed, _ = parse_description(desc)
+
+    def section(k: str) -> str:
+        s = parsed.sections.get(k)
+        return s.text if s else ""
+
+    pa = prior_art(src, section("method_summary"), section("idea"), desc)
+    code = compare(src, {**baseline_sources(), **public_references()})
+    cites = asyncio.run(check_citations(desc, None))
+    flags = fabricated_citation_flags(cites) + prior_art_flags([], code, credit_names(SimpleNamespace(earlier=[])),
+                                                               desc, src, ("", 1), rubric.evidence)
+    computed = computation_flags(pa.computed, [], src, rubric.evidence)
+    if computed and not any(f.flag == "UNDISCLOSED_PRIOR_ART" and f.strength == "proof" for f in flags):
+        flags = [f for f in flags if f.flag != "UNDISCLOSED_PRIOR_ART"] + computed
+    flags += misstated_flags(desc, src, [], rubric.evidence)
+    ev = EvidenceData(citations=cites, prior_art=pa, code=code, behaviour=None, digest=[], candidate_flags=flags)
+    facts = gather_facts(evidence=ev, ledger=None, sections_missing=[], description=desc, earlier_names={},
+                         board=None, board_reason="static")
+    v = judge(facts, rubric)
+    final = decide([], rubric, "other", flags)
+    return sorted({f.flag for f in final.standing_flags}), v.scores["novelty"].score, [p.arxiv_id for p in
+                                                                                        v.prior_work[:3]]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--panel", default="evidence")
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
+    ap.add_argument("--static", action="store_true", help="code and description only, no sandbox (seconds)")
+    ap.add_argument("--suite", choices=("heldout", "calibration"), default="heldout", help="with --static")
     args = ap.parse_args()
-    key = tomllib.loads((SUITE / "key.toml").read_text())["cases"]
+    key = _static_key(args.suite) if args.static else tomllib.loads((SUITE / "key.toml").read_text())["cases"]
     if args.only:
         key = [c for c in key if c["code"] in set(args.only)]
+    t0 = time.perf_counter()
+    if args.static:
+        folder = (SUITE if args.suite == "heldout" else ROOT / "calibration") / "blinded"
+        got = {c["code"]: static_review(folder / c["code"]) for c in key}
+        return report(key, {k: (f, n, a, []) for k, (f, n, a) in got.items()}, args, t0)
     boards = {c["code"]: tomllib.loads((SUITE / "blinded" / c["code"] / "meta.toml").read_text())["board"] for c in key}
     cases = [Case(code=c["code"], kind="port", method="heldout", board=boards[c["code"]]) for c in key]
     specs = resolve_panel_specs(SUITE, args.panel)
-    t0 = time.perf_counter()
 
     def progress(r) -> None:
         print(f"  {r.code} reviewed in {r.seconds:.0f} s: flags {r.panel_flags}, scores {r.panel_scores}",
@@ -51,21 +119,27 @@ def main() -> int:
 
     results = {r.code: r for r in run_suite(SUITE, cases, specs, evidence_to_judges=True,
                                             make_provider=default_provider, on_case=progress)}
+    got = {}
+    for code, r in results.items():
+        counted = next((j for j in r.judges if j.role == "primary"), None)
+        got[code] = (r.panel_flags, r.panel_scores.get("novelty"),
+                     [p.get("arxiv_id") for p in (counted.prior_work if counted else [])[:3]], r.stage_errors)
+    return report(key, got, args, t0)
+
+
+def report(key: list[dict], got: dict, args, t0: float) -> int:
     rows = []
     for c in key:
-        r = results[c["code"]]
-        flags = set(r.panel_flags)
+        flags_, nov, named, errors = got[c["code"]]
+        flags = set(flags_)
         expected, allowed = set(c["expected_flags"]), set(c["allowed_flags"])
-        nov = r.panel_scores.get("novelty")
         lo, hi = c["novelty"]
-        counted = next((j for j in r.judges if j.role == "primary"), None)
-        named = [p.get("arxiv_id") for p in (counted.prior_work if counted else [])[:3]]
         rows.append({"code": c["code"], "kind": c["kind"], "what": c["what"], "flags": sorted(flags),
                      "expected": sorted(expected), "missed": sorted(expected - flags),
                      "false": sorted(flags - expected - allowed), "novelty": nov,
                      "novelty_ok": nov is not None and lo <= nov <= hi, "range": [lo, hi],
                      "source_named": bool(set(c.get("accept_arxiv", [])) & set(named)) if c.get("accept_arxiv")
-                     else None, "errors": r.stage_errors})
+                     else None, "errors": errors})
     print("| case | kind | flags standing | expected | novelty (range) | source named |")
     print("|---|---|---|---|---|---|")
     for x in rows:
@@ -76,7 +150,7 @@ def main() -> int:
               f"{'—' if x['source_named'] is None else 'yes' if x['source_named'] else 'no'} |")
     want = sum(len(x["expected"]) for x in rows)
     stood = sum(len(x["expected"]) - len(x["missed"]) for x in rows)
-    honest = [x for x in rows if x["kind"] != "cheat"]
+    honest = [x for x in rows if x["kind"] in ("honest", "credited_port")]
     false_honest = sum(bool(x["flags"]) for x in honest)
     false_any = sum(len(x["false"]) for x in rows)
     in_range = sum(x["novelty_ok"] for x in rows)
@@ -85,7 +159,7 @@ def main() -> int:
           f"flag: {false_honest}/{len(honest)}; flags neither expected nor allowed: {false_any}; novelty in range: "
           f"{in_range}/{len(rows)} ({in_range / max(1, len(rows)):.0%}); source named in the first three: "
           f"{sum(x['source_named'] for x in sourced)}/{len(sourced)}; {time.perf_counter() - t0:.0f} s, panel "
-          f"{args.panel}")
+          f"{'static (code and description only)' if args.static else args.panel}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0

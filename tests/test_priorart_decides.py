@@ -214,3 +214,19 @@ def test_behaviour_far_from_the_matched_baseline_weakens_the_computation_proof()
     assert flags and flags[0].strength == "indication" and "Jaccard 0.20" in flags[0].explanation
     near = BehaviourMatch(reference="baseline:window", jaccard=0.97, rank_corr=0.9)
     assert computation_flags(ev.computed, [near], WINDOW)[0].strength == "proof"
+
+
+def test_a_credited_method_is_not_flagged_for_a_reference_whose_code_holds_the_credited_one():
+    """PyramidKV's code holds SnapKV's: a credited SnapKV-based method matches PyramidKV less than SnapKV."""
+    from reviewbench.evidence.similarity import baseline_sources, compare, public_references
+    from reviewbench.flags.prior_art import prior_art_flags
+
+    src = baseline_sources()["baseline:snapkv"].replace("class SnapKV(", "class Sharpened(").replace(
+        "kernel = 7", "kernel = 9")
+    code = compare(src, {**baseline_sources(), **public_references()})
+    assert any(c.reference == "baseline:pyramidkv" and c.score >= 0.6 for c in code)
+    d = _desc(relation="We build on SnapKV (Li et al., 2024, arXiv 2404.14469) with a wider kernel.")
+    assert prior_art_flags([], code, {}, d, src, ("class Sharpened", 1)) == []
+    # not credited: the copy is flagged
+    flags = prior_art_flags([], code, {}, _desc(), src, ("class Sharpened", 1))
+    assert "MISSING_ATTRIBUTION" in {f.flag for f in flags}

