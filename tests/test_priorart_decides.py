@@ -230,3 +230,16 @@ def test_a_credited_method_is_not_flagged_for_a_reference_whose_code_holds_the_c
     # not credited: the copy is flagged
     flags = prior_art_flags([], code, {}, _desc(), src, ("class Sharpened", 1))
     assert "MISSING_ATTRIBUTION" in {f.flag for f in flags}
+
+
+def test_behaviour_makes_a_misstatement_a_proof_only_when_the_matched_baseline_lacks_the_mechanism_too():
+    from reviewbench.evidence.behaviour import BehaviourMatch
+
+    calls_log = WINDOW.replace("s[:, :2] = 2.0", "s[:, :2] = torch.log(torch.tensor(9.0))")
+    d = _desc(summary="Tokens are ranked by the entropy of their attention.")
+    like_window = [BehaviourMatch(reference="baseline:window", jaccard=0.98, rank_corr=0.9)]
+    assert misstated_flags(d, calls_log, like_window)[0].strength == "proof"  # StreamingLLM computes no entropy
+    recency = _desc(summary="Heavy tokens are kept together with the most recent tokens.")
+    like_h2o = [BehaviourMatch(reference="baseline:h2o", jaccard=0.95, rank_corr=0.9)]
+    flags = misstated_flags(recency, DECAYED, like_h2o)  # H2O's own rule keeps a recent window
+    assert flags and flags[0].strength == "indication"

@@ -133,6 +133,23 @@ def _computes(method_src: str) -> tuple[str, str]:
     return (", ".join(sorted(feats)) or "no scoring operation it can name"), quote
 
 
+def _same_baseline_lacking(mechanism: str, behaviour: Sequence[BehaviourMatch], rules: EvidenceRules) -> str | None:
+    """A baseline the method keeps the same tokens as (``behaviour_same``) whose own code lacks the mechanism too:
+    then the method is that baseline, and the mechanism is not in it."""
+    from reviewbench.evidence.similarity import baseline_sources
+
+    mech = next(m for m in MECHANISMS if m.label == mechanism)
+    sources = baseline_sources()
+    for b in behaviour:
+        if b.jaccard < rules.behaviour_same or not b.reference.startswith("baseline:"):
+            continue
+        name = b.reference.split(":", 1)[1].split("?")[0]
+        src = sources.get(f"baseline:{name}")
+        if src is not None and not (mech.features & set(computation(src).features)):
+            return name
+    return None
+
+
 def misstated_flags(description: str, method_src: str, behaviour: Sequence[BehaviourMatch] = (),
                     rules: EvidenceRules | None = None) -> list[FlagClaim]:
     """One MISSTATED_METHOD candidate for the first stated mechanism the code lacks (a proof when strict or when the
@@ -142,9 +159,9 @@ def misstated_flags(description: str, method_src: str, behaviour: Sequence[Behav
         return []
     rules = rules or EvidenceRules()
     computes, code_quote = _computes(method_src)
-    same = [b for b in behaviour if b.jaccard >= rules.behaviour_same and b.reference.startswith("baseline:")]
-    base = same[0].reference.split(":", 1)[1].split("?")[0] if same else None
     first = sorted(found, key=lambda m: not m.strict)[0]
+    base = _same_baseline_lacking(first.mechanism, behaviour, rules)
+    same = [b for b in behaviour if base and b.reference.split(":", 1)[-1].split("?")[0] == base]
     proof = first.strict or base is not None
     why = (f"the description states {first.mechanism} (DESCRIPTION.md:{first.line}), which the code does not compute: "
            f"it computes {computes} ({code_quote})")
