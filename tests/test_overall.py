@@ -115,13 +115,13 @@ def test_novelty_is_capped_at_what_distance_can_show(rubric):
 
 
 def _board(overall: float, gains: list[tuple[float, float, float]], best: float = 0.8, random: float = 0.3,
-           weakest: float = 0.5) -> BoardFact:
+           weakest: float = 0.5, n_items: int = 4) -> BoardFact:
     from reviewbench.overall import BoardMeasurement, Components
 
     m = BoardMeasurement(method="m", overall=overall, components=Components(accuracy=1, memory=0, speed=0,
                                                                              overhead=1, length=1),
                          weights=OverallWeights(), item_overall={}, per_budget=[], accuracy_basis="task accuracy",
-                         n_items=4, errors=[])
+                         n_items=n_items, errors=[])
     return BoardFact(measurement=m, best_id="baseline:snapkv", best_overall=best, random_overall=random,
                      weakest_overall=weakest, margin=0.005,
                      gains=[BudgetGain(budget=b, gain=g, lower=g - 0.05 * 0 - lo, upper=g + lo) for b, g, lo in gains])
@@ -132,7 +132,9 @@ def _board(overall: float, gains: list[tuple[float, float, float]], best: float 
     (_board(0.25, []), 0),
     (_board(0.4, []), 1),
     (_board(0.6, [(0.1, -0.2, 0.05), (0.5, -0.1, 0.05)]), 2),
-    (_board(0.78, [(0.1, -0.2, 0.05), (0.5, -0.01, 0.05)]), 3),
+    (_board(0.78, [(0.1, -0.2, 0.05), (0.5, -0.01, 0.02)], n_items=40), 3),  # on par: a narrow CI over 40 items
+    (_board(0.78, [(0.1, -0.2, 0.05), (0.5, -0.01, 0.05)]), 2),  # 4 items: too few to tell (issue 23)
+    (_board(0.78, [(0.1, -0.2, 0.05), (0.5, -0.01, 0.05)], n_items=40), 2),  # a CI of +-0.05: too wide to say
     (_board(0.85, [(0.1, 0.1, 0.05), (0.5, -0.01, 0.05)]), 4),
     (_board(0.9, [(0.1, 0.1, 0.05), (0.5, 0.08, 0.05)]), 5),
 ])
