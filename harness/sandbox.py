@@ -151,7 +151,7 @@ def _distribution_closure(tops: set[str]) -> list[Any]:
     from packaging.markers import default_environment
     from packaging.requirements import InvalidRequirement, Requirement
 
-    env = {**default_environment(), "extra": ""}
+    env: dict[str, str] = {**{k: str(v) for k, v in default_environment().items()}, "extra": ""}
     todo: list[str] = []
     unknown = []
     for top in sorted(tops):

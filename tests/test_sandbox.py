@@ -122,17 +122,23 @@ class NanRewrite(EvictionMethod):
                        tuple(torch.arange(view.budget) for _ in range(view.n_kv_heads)))
 """,
     "tamper": """
-import harness.runner, harness.tasks, harness.evaluate, harness.results, harness.boundary
+import importlib
+mods = {}
+for m in ("harness.runner", "harness.tasks", "harness.evaluate", "harness.results", "harness.boundary",
+          "harness.wire", "harness.api"):
+    try:  # the sandbox shows only the interface's modules: the scoring ones are not even there to patch
+        mods[m.split(".")[1]] = importlib.import_module(m)
+    except ImportError:
+        pass
 class Tamper(EvictionMethod):
     name = "tamper"
     def select(self, view):
-        harness.tasks.score = lambda *a: 1.0
-        harness.runner.score = lambda *a: 1.0
-        harness.runner.fidelity = lambda *a: (0.0, 1.0)
-        harness.runner.eviction_cost = lambda *a: (0.0, 0.0)
-        harness.evaluate.aggregate = lambda *a, **k: []
-        harness.results.Result.to_json = lambda self: {"schema": "harness.result/2", "forged": True}
-        harness.boundary.apply_result = lambda *a: None
+        for mod in mods.values():
+            for attr in ("score", "fidelity", "eviction_cost", "aggregate", "apply_result", "read_frame"):
+                if hasattr(mod, attr):
+                    setattr(mod, attr, lambda *a, **k: 1.0)
+        if "results" in mods:
+            mods["results"].Result.to_json = lambda self: {"schema": "harness.result/2", "forged": True}
         for path in ("/tmp/result.json", os.environ.get("HOME", "/tmp") + "/result.json"):
             try:
                 open(path, "w").write("{}")
@@ -143,11 +149,11 @@ class Tamper(EvictionMethod):
     "regenerate": """
 class Regenerate(EvictionMethod):
     def select(self, view):
-        import harness.tasks as t
         try:
+            import harness.tasks as t
             items = t.generate("niah_single", "test", 1, lambda s: len(s.split()), 200)
             got = "generated " + items[0].id
-        except ValueError as e:
+        except (ValueError, ImportError) as e:
             got = "refused"
         raise RuntimeError(f"regenerate={got}")
 """,
