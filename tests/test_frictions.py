@@ -228,3 +228,18 @@ def test_calibrate_only_writes_a_new_report_and_never_replaces_a_fuller_one(tmp_
     # a full run whose name holds a fuller report (the suite shrank) takes the next free name too
     assert write(full.model_copy(update={"cases": full.cases[:3]}), reports)[0].name == "local-2026-12-03-2.json"
     assert (reports / full_json.name).read_bytes() == before
+
+
+# --- judge names --------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("model,name", [
+    ("Qwen/Qwen3-8B", "qwen-Qwen3-8B"),
+    ("/models/gguf/llama-3.1-8b-q4.gguf", "qwen-llama-3.1-8b-q4"),
+    ("hf.co/bartowski/Qwen2.5-7B-Instruct-GGUF:Q4_K_M", "qwen-Qwen2.5-7B-Instruct-GGUF:Q4_K_M"),
+    ("qwen2.5:7b", "qwen-qwen2.5:7b"),
+    ("claude-sonnet-4-5", "qwen-claude-sonnet-4-5"),
+])
+def test_judge_names_are_short(model, name):
+    from reviewbench.arena import JudgeSpec
+    from reviewbench.judges.panel import judge_name
+
+    assert judge_name(JudgeSpec(family="qwen", provider="openai_compatible", model=model)) == name

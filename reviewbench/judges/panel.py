@@ -225,7 +225,7 @@ class PanelRunner:
         if not primaries:
             raise ValueError("a panel needs a counted judge")
         counted = primaries[:2]
-        ids = [f"{s.family}-{s.model}" for s in counted + advisors]
+        ids = [judge_name(s) for s in counted + advisors]
         if len(set(ids)) < len(ids):
             ids = [f"{x}-{i + 1}" for i, x in enumerate(ids)]
         roles: list[Role] = [*(["primary"] * len(counted)), *(["advisory"] * len(advisors))]  # type: ignore[list-item]
@@ -237,7 +237,7 @@ class PanelRunner:
             tie = decide_tie_break(verdicts[0], verdicts[1], self.rubric, self.author_family, self.family_offsets)
             if tie.needed:
                 spec = next((s for s in primaries if s.family == tie.family), counted[0])
-                third_id = f"{spec.family}-{spec.model}-tiebreak"
+                third_id = f"{judge_name(spec)}-tiebreak"
                 # a different run of the same family: the next sample, and for a deterministic provider its variant
                 variant = registry.capabilities(spec.provider).tie_break_variant
                 outcomes.append(await self.run_judge(spec, "tie_break", third_id, variant))
@@ -254,6 +254,17 @@ class PanelRunner:
             f"{o.judge_id}: {o.error or 'no verdict'}" for o in outcomes if o.role != "advisory")
         return PanelResult(note=panel.note, local=panel.local, outcomes=outcomes, tie_break=tie, usage=usage,
                            corpus=corpus, verdicts=n, no_verdict=none)
+
+
+def judge_name(spec: JudgeSpec) -> str:
+    """A judge's short name in reports and tables: its family and the model's own name, without the repository
+    or folder a server or a path puts before it (``qwen-Qwen3-8B``, not ``qwen-Qwen/Qwen3-8B``;
+    ``meta-llama-3.1-8b-q4`` for ``/models/gguf/llama-3.1-8b-q4.gguf``). The model as configured stays in the
+    outcome's ``model``."""
+    model = spec.model.rstrip("/").rsplit("/", 1)[-1] or spec.model
+    for ext in (".gguf", ".safetensors", ".bin", ".pt"):
+        model = model.removesuffix(ext)
+    return f"{spec.family}-{model}"
 
 
 def merge_samples(runs: list[JudgeOutcome]) -> JudgeOutcome:
