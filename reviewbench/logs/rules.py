@@ -25,6 +25,7 @@ from reviewbench.logs.events import Event
 from reviewbench.logs.network import split_host
 from reviewbench.logs.static import (RUNTIMES, SHELLS, URL_RE, Access, Facts, Workspace,
                                      has_payload, analyse_python, analyse_shell, resolve)
+from reviewbench.logs.static.common import Relevance
 
 Category = Literal["test_split", "huggingface", "other_agent", "judge_reviews", "network", "gpu_hidden", "quota",
                    "harness_tamper", "log_edited"]
@@ -203,6 +204,18 @@ class AgentState:
         self.write(path, text, counter)
 
 
+class _Bound:
+    """``near_protected`` for one agent and its state (a relevance test that outlives one command)."""
+
+    __slots__ = ("auditor", "agent", "__self__")
+
+    def __init__(self, auditor: "Auditor", agent: str | None, st: AgentState) -> None:
+        self.auditor, self.agent, self.__self__ = auditor, agent, st
+
+    def __call__(self, path: str) -> bool:
+        return self.auditor.near_protected(path, self.agent, self.__self__)
+
+
 class Auditor:
     """Stateful across one audit: symlinks and written files per agent, IP -> host from the network logs."""
 
@@ -226,6 +239,7 @@ class Auditor:
         self._counter = 0
         self._gate: dict[tuple[str, str | None, str | None], tuple[bool, int]] = {}
         self._shell_cache: dict[tuple[object, ...], tuple[Facts, tuple[tuple[str, int], ...]]] = {}
+        self._relevances: dict[str | None, Relevance] = {}
 
     def identify(self, cwd: str) -> str | None:
         """The agent whose home (``[rules] agent_home``) a working directory is in, if it is a known agent."""
@@ -388,9 +402,7 @@ class Auditor:
         if hit is not None and all(st.versions.get(p, 0) == v for p, v in hit[1]):
             cached = hit[0]
         else:
-            agent = ev.agent
-            cached = analyse_shell(cmd, ev.cwd, ev.env, Workspace(st.files, lambda p: self.near_protected(p, agent,
-                                                                                                       st)))
+            cached = analyse_shell(cmd, ev.cwd, ev.env, Workspace(st.files, self._relevance(ev.agent, st)))
             if ev.env:
                 cached.env = {**ev.env, **cached.env}
             if len(self._shell_cache) >= 8192:
@@ -400,6 +412,20 @@ class Auditor:
         return Facts(accesses=cached.accesses, urls=cached.urls, hosts=cached.hosts,
                      mentioned_urls=cached.mentioned_urls, env=cached.env, hf_calls=cached.hf_calls,
                      symlinks=cached.symlinks, files_written=cached.files_written, split_calls=cached.split_calls)
+
+    def _relevance(self, agent: str | None, st: AgentState) -> Relevance:
+        """The relevance test the analysers skip work by, with the anchor words of the protected folders (the
+        longest name in each root and in the agents' homes: code that builds one of them from pieces names it)."""
+        rel = self._relevances.get(agent)
+        if rel is None or rel.test.__self__ is not st:  # type: ignore[attr-defined]
+            anchors = set()
+            for root in (*self._roots, self.homes_prefix.rstrip("/")):
+                parts = [c for c in root.split("/") if c and not any(ch in c for ch in "*?[{")]
+                if parts:
+                    anchors.add(max(parts, key=len))
+            rel = Relevance(_Bound(self, agent, st), frozenset(anchors) if anchors else None)
+            self._relevances[agent] = rel
+        return rel
 
     # --- rules --------------------------------------------------------------------------------------------------
     def check(self, ev: Event) -> list[AuditFinding]:

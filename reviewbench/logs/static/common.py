@@ -146,6 +146,21 @@ class Facts:
         self.consulted |= other.consulted
 
 
+class Relevance:
+    """Which absolute paths could matter to a rule (``test``), and ``anchors``: words that any code building
+    such a path from pieces must contain (the most distinctive folder name of each protected root), so a
+    script holding none of them, and no literal that is itself relevant, need not be parsed."""
+
+    __slots__ = ("test", "anchors")
+
+    def __init__(self, test: Callable[[str], bool], anchors: frozenset[str] | None = None) -> None:
+        self.test = test
+        self.anchors = anchors
+
+    def __call__(self, path: str) -> bool:
+        return self.test(path)
+
+
 class Workspace(Mapping[str, str]):
     """The files an agent wrote earlier (path -> text, what scripts run later are analysed with) and, from an
     auditor that knows the protected folders, which absolute paths could matter to a rule at all: analyses
