@@ -81,14 +81,14 @@ def _order(p: Planned) -> tuple[bool, datetime, str]:
 
 def plan(arena: Arena) -> list[Planned]:
     """Every submission of the arena in submission order, with what ``review arena run`` will do with it."""
-    from reviewbench.bundle import load_bundle
+    from reviewbench.bundle import load_submission
     from reviewbench.store import Store
 
     subs: list[tuple[Planned, str | None]] = []
     for sub_id in arena.submission_ids():
         path = arena.submit_dir / sub_id
         try:
-            b = load_bundle(path, arena.config.bundle)
+            b = load_submission(arena, path)
         except UserError as e:
             subs.append((Planned(sub_id, path, None, None, "refused", e.message), None))
             continue

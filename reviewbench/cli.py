@@ -113,11 +113,14 @@ def run_cmd(
             raise UserError(None, f"--fresh takes 'judges', got {fresh!r}")
         rerun_set.add("judges")
     live = StageProgress(console, quiet=as_json)
-    if not as_json:
-        console.print(f"[bold]Reviewing {bundle_dir}[/]")
+
+    def ready(_bundle: Any) -> None:  # only once the bundle, the arena and its files are validated
+        if not as_json:
+            console.print(f"Reviewing {bundle_dir}", style="bold", markup=False, highlight=False, soft_wrap=True)
+
     report, out_dir = review(bundle_dir, arena, only=_stage_set(only), skip=_stage_set(skip) or set(),
                              rerun=rerun_set, on_stage=live.done, on_start=live.start, progress=live.line,
-                             fresh_judges=fresh is not None)
+                             fresh_judges=fresh is not None, on_ready=ready)
     if as_json:
         sys.stdout.write(report.to_json())
     else:
@@ -488,7 +491,6 @@ def interrupted_line(argv: list[str]) -> str:
         return (f"interrupted: what finished is stored; resume with `{shlex.join(['review', *argv])}` "
                 "(stored stages and judge calls replay)")
     return "interrupted"
-
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from reviewbench.arena import Arena, find_arena, load_arena
-from reviewbench.bundle import Bundle, load_bundle
+from reviewbench.bundle import Bundle, load_submission
 from reviewbench.errors import BundleError, ConfigError, UserError
 from reviewbench.executor import Executor, executor_for
 from reviewbench.findings import Finding
@@ -51,7 +51,7 @@ def earlier_submissions(arena: Arena, bundle: Bundle) -> tuple[list[EarlierSubmi
         if sub_id == bundle.id:
             continue
         try:
-            other = load_bundle(arena.submit_dir / sub_id, arena.config.bundle)
+            other = load_submission(arena, arena.submit_dir / sub_id)
         except UserError as e:
             findings.append(Finding(code="arena.unreadable_submission", severity="warning",
                                     message=f"earlier-submission check skipped {sub_id}: {e.message}",
@@ -91,7 +91,7 @@ def open_review(arena: Arena, bundle_dir: Path | Bundle, executor: Executor | No
     ``executor``: where its harness runs go (default: ``[harness] executor`` of arena.toml); it travels on the
     context, nothing process-wide is set. ``history=False`` (a calibration case, on no board): no earlier
     submissions and no findings about them."""
-    bundle = bundle_dir if isinstance(bundle_dir, Bundle) else load_bundle(bundle_dir, arena.config.bundle)
+    bundle = bundle_dir if isinstance(bundle_dir, Bundle) else load_submission(arena, bundle_dir)
     earlier: list[EarlierSubmission] = []
     if history:
         earlier, arena_findings = earlier_submissions(arena, bundle)
@@ -130,9 +130,11 @@ def review(
     stages: tuple[Stage[Any], ...] | None = None,
     fresh_judges: bool = False,
     executor: Executor | None = None,
+    on_ready: Callable[[Bundle], None] | None = None,
 ) -> Reviewed:
     """Review one bundle; returns the report and the folder it was written to. Refuses (a :class:`UserError`,
-    nothing written) a bundle, arena, panel, rubric, bars file or test split that cannot be used."""
+    nothing written) a bundle, arena, panel, rubric, bars file or test split that cannot be used. ``on_ready``
+    is called once all of that is validated, before anything is written (the CLI's "Reviewing ..." line)."""
     from reviewbench.report import build_report, write_report
     from reviewbench.stages import STAGES
 
@@ -143,7 +145,7 @@ def review(
     check_panel(arena.config.panel, arena.root / "arena.toml")
     rubric = arena_rubric(arena)
     rubric.rule_set(arena.config.points.rule_set)  # fail early on an unknown rule set
-    bundle = load_bundle(bundle_dir, arena.config.bundle)
+    bundle = load_submission(arena, bundle_dir)
     if not bundle.path.is_relative_to(arena.root):
         raise BundleError(bundle_dir, f"bundle is not inside the arena {arena.root}")
     board = arena.config.board(bundle.board) if bundle.board else None
@@ -157,6 +159,8 @@ def review(
 
             split_manifest(arena, board)  # a missing test split too
 
+    if on_ready is not None:
+        on_ready(bundle)
     if executor is None:  # chosen before anything is written: an unreachable Ray cluster refuses the review
         executor = executor_for(arena.config.harness, config_file=arena.root / "arena.toml")
     with Store(arena.store_path) as store:

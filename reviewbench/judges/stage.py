@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from typing import Any
+from typing import Any, NamedTuple
 
 from reviewbench.contracts import AUDIT, BENCHMARK, BUNDLE, EVIDENCE, HARNESS, BenchmarkData, JudgesData
 from reviewbench.evidence.facts import BoardFact, BudgetGain, EvidenceFacts
 from reviewbench.evidence.gather import gather_facts
 from reviewbench.findings import Finding
-from reviewbench.judges.inputs import EarlierRef, build_inputs
+from reviewbench.judges.inputs import EarlierRef, JudgeInputs, build_inputs
 from reviewbench.judges.panel import PanelRunner, default_provider, resolve_panel
 from reviewbench.leaderboard import board_standing, own_measurement
 from reviewbench.offsets import load_offsets
@@ -56,14 +56,24 @@ def evidence_lines(ctx: StageContext) -> list[str]:
             + _stage_lines("harness", ctx.report(HARNESS), ledger.digest if ledger else []))
 
 
-def benchmark_lines(ctx: StageContext, bench: BenchmarkData | None) -> list[str]:
+class BenchmarkText(NamedTuple):
+    """The benchmark as the judges read it: the arena's numbers (trusted), and what others wrote that comes with
+    them: the method's own error text and the board's earlier entries, named by their folders (untrusted)."""
+
+    lines: list[str]
+    method_errors: list[str]
+    board_entries: list[str]
+
+
+def benchmark_lines(ctx: StageContext, bench: BenchmarkData | None) -> BenchmarkText:
     """The arena's own measurement, as the judges read it (effectiveness is judged from this, not from claims)."""
     board = ctx.arena.config.board(ctx.bundle.board) if ctx.bundle.board else None
     if board is None:
-        return ["the submission names no board of this arena: it was not measured"]
+        return BenchmarkText(["the submission names no board of this arena: it was not measured"], [], [])
     report = ctx.report(BENCHMARK)
-    if bench is None:
-        return [f"not measured on board {board.name}: {report.reason if report else 'the benchmark did not run'}"]
+    if bench is None:  # why may quote the method (its failure): it goes with the untrusted text
+        return BenchmarkText([f"not measured on board {board.name} (why: below, in the method's own error text)"],
+                             [report.reason if report and report.reason else "the benchmark did not run"], [])
     m = own_measurement(ctx, board, bench)
     unit = "tokens per layer" if board.budget_kind == "tokens" else "of the KV cache"
     budgets = ", ".join(f"{b.budget:g}" if board.budget_kind == "tokens" else f"{100 * b.budget:g} %"
@@ -77,17 +87,21 @@ def benchmark_lines(ctx: StageContext, bench: BenchmarkData | None) -> list[str]
              f"memory saved {c.memory:.3f}, speed {c.speed:.3f}, overhead term {c.overhead:.3f}, length {c.length:.3f}",
              "per budget: " + "; ".join(f"{b.budget:g}: Overall {b.overall:.3f}, accuracy {b.components.accuracy:.3f}"
                                         for b in m.per_budget)]
+    errors: list[str] = []
     if m.errors:
-        lines.append("the method failed at some budgets (scored 0 there): " + "; ".join(m.errors)[:300])
+        lines.append(f"the method failed at {sum(b.errors > 0 for b in m.per_budget)} of {len(m.per_budget)} budgets "
+                     "(scored 0 there); its error text is shown apart")
+        errors = [e[:300] for e in m.errors[:4]]
     prior = board_standing(ctx, board, bench.split_hash)
     best = prior.best()
+    entries: list[str] = []
     if best is None:
         lines.append("the board has no measured entry to compare with yet")
     else:
-        lines.append(f"the board's best before this submission: {best.id} with Overall {best.mean:.3f}")
-        for e in sorted(prior.entries, key=lambda e: -e.mean)[:6]:
-            lines.append(f"- {e.id}: Overall {e.mean:.3f}" + (" (flagged)" if e.flagged else ""))
-    return lines
+        lines.append(f"the board's best before this submission has Overall {best.mean:.3f} (its id with the entries)")
+        entries = [f"{'best: ' if e.id == best.id else ''}{e.id}: Overall {e.mean:.3f}"
+                   + (" (flagged)" if e.flagged else "") for e in sorted(prior.entries, key=lambda e: -e.mean)[:6]]
+    return BenchmarkText(lines, errors, entries)
 
 
 def board_fact(ctx: StageContext, bench: BenchmarkData | None) -> tuple[BoardFact | None, str]:
@@ -136,10 +150,8 @@ def facts_for(ctx: StageContext, bench: BenchmarkData | None) -> EvidenceFacts:
                         description=ctx.bundle.description.text, earlier_names=names, board=board, board_reason=why)
 
 
-def judges_stage(ctx: StageContext, make_provider: Any = default_provider,
-                 show_evidence: bool = True) -> StageOutput[JudgesData]:
-    """``show_evidence=False`` (calibration of the LLM judges) keeps the machine evidence out of the prompts; the
-    evidence judge still gets its measured facts, which are its only input."""
+def judge_inputs(ctx: StageContext, show_evidence: bool = True) -> JudgeInputs:
+    """Everything the panel is shown, from the upstream stages: each string a field of the prompt inventory."""
     b = ctx.bundle
     board = ctx.arena.config.board(b.board) if b.board else None
     audit_report = ctx.report(AUDIT)
@@ -147,15 +159,24 @@ def judges_stage(ctx: StageContext, make_provider: Any = default_provider,
     bench = ctx.get(BENCHMARK)
     bench_lines = benchmark_lines(ctx, bench)
     inputs = build_inputs(
-        submission_id=b.id, board=b.board, board_setting=board.setting if board else "",
+        submission_id=b.id, board=board.name if board else None, board_setting=board.setting if board else "",
         method_src=b.method.source, description=b.description.text,
         audit_summary=audit_report.summary if audit is not None and audit_report is not None else None,
         audit_findings=[f.model_dump() for f in audit_report.findings] if audit_report is not None else [],
-        evidence_lines=evidence_lines(ctx) if show_evidence else [], benchmark_lines=bench_lines,
+        evidence_lines=evidence_lines(ctx) if show_evidence else [], benchmark_lines=bench_lines.lines,
+        method_errors=bench_lines.method_errors, board_entries=bench_lines.board_entries,
         earlier=[EarlierRef(id=e.id, agent=e.agent, board=e.board, short_name=e.short_name, path=e.path)
                  for e in ctx.earlier],
-        log_dir=ctx.arena.logs_dir / b.agent, short_name=b.meta.short_name, agent=b.agent)
-    inputs = inputs.model_copy(update={"facts": facts_for(ctx, bench)})
+        log_dir=ctx.arena.agent_logs(b.agent), short_name=b.meta.short_name, agent=b.meta.agent,
+        meta_board=b.board if board is None else None)
+    return inputs.model_copy(update={"facts": facts_for(ctx, bench)})
+
+
+def judges_stage(ctx: StageContext, make_provider: Any = default_provider,
+                 show_evidence: bool = True) -> StageOutput[JudgesData]:
+    """``show_evidence=False`` (calibration of the LLM judges) keeps the machine evidence out of the prompts; the
+    evidence judge still gets its measured facts, which are its only input."""
+    inputs = judge_inputs(ctx, show_evidence)
     panel = resolve_panel(ctx.arena.config.panel)
     runner = PanelRunner(inputs=inputs, rubric=ctx.rubric, author_family=ctx.author_family, store=ctx.store,
                          make_provider=make_provider, family_offsets=family_offsets(ctx), replay=not ctx.fresh_judges)
@@ -183,5 +204,5 @@ def judges_stage(ctx: StageContext, make_provider: Any = default_provider,
                       criteria=[c.id for c in ctx.rubric.criteria],
                       outcomes=result.outcomes,
                       tie_break=result.tie_break, usage=result.usage, corpus=result.corpus,
-                      injection=inputs.injection, benchmark_digest=bench_lines, facts=inputs.facts)
+                      injection=inputs.injection, benchmark_digest=inputs.benchmark_digest, facts=inputs.facts)
     return StageOutput(status="ok", summary=summary, findings=findings, data=data)
