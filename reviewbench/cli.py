@@ -360,6 +360,10 @@ def calibrate_cmd(
     quiet = as_json or (fmt is not None and out is None)  # stdout carries data: progress goes to stderr
     live = CalibrationProgress(err_console if quiet else console)
     live.console.print(f"Calibrating the {panel} panel on {root}", highlight=False, markup=False)
+    if no_evidence:
+        live.console.print("--no-evidence: the evidence judge gets no code or behaviour evidence, so it cannot score "
+                           "novelty (it gives 0, marked 'not scored'): its novelty row measures nothing",
+                           highlight=False, markup=False, soft_wrap=True)
     report, paths = calibrate(root, panel, only=only, fail_under=thresholds, with_evidence=not no_evidence,
                               evidence_to_judges=evidence_to_judges, hooks=live.hooks())
     if fmt is not None:

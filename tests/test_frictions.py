@@ -243,3 +243,17 @@ def test_judge_names_are_short(model, name):
     from reviewbench.judges.panel import judge_name
 
     assert judge_name(JudgeSpec(family="qwen", provider="openai_compatible", model=model)) == name
+
+
+# --- --no-evidence ------------------------------------------------------------------------------------------------
+def test_without_evidence_the_evidence_judge_never_defaults_novelty_high(rubric):
+    """`review calibrate --no-evidence` skips the evidence stage; the counted evidence judge scored a blinded
+    SnapKV copy novelty 3 because no match read as "distinct from every reference measured"."""
+    from reviewbench.evidence.gather import gather_facts
+    from reviewbench.evidence.judge import judge
+
+    facts = gather_facts(evidence=None, ledger=None, sections_missing=[], description="We keep the top tokens.",
+                         earlier_names={}, board=None, board_reason="not measured")
+    verdict = judge(facts, rubric)
+    assert verdict.scores["novelty"].score == 0
+    assert verdict.scores["novelty"].rationale.startswith("not scored")

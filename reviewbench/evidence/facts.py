@@ -95,3 +95,6 @@ class EvidenceFacts(_Closed):
     citations_found: int = 0  # citations found in the description
     board: BoardFact | None = None
     board_reason: str = ""  # why there is no board measurement
+    # why no code, behaviour or computation evidence was gathered ("" when it was): novelty is then not measured,
+    # and an empty list of matches must not read as "distinct from every reference"
+    evidence_missing: str = ""

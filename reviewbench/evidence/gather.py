@@ -66,4 +66,6 @@ def gather_facts(*, evidence: EvidenceData | None, ledger: LedgerData | None, se
                          unverifiable=sum(e.status == "unverifiable" for e in ledger.ledger))
     return EvidenceFacts(code=code, behaviour=behaviour, behaviour_measured=measured, prior_art=prior, ledger=led,
                          citations=cites, sections_missing=sections_missing, board=board, board_reason=board_reason,
-                         computed=computed, misstated=misstated, claims=n_claims, citations_found=n_citations)
+                         computed=computed, misstated=misstated, claims=n_claims, citations_found=n_citations,
+                         evidence_missing="" if isinstance(evidence, EvidenceData) else
+                         "the evidence stage gave no result (not run, skipped or failed)")

@@ -37,6 +37,9 @@ def _nearest(facts: EvidenceFacts) -> tuple[SimilarityFact | None, SimilarityFac
 
 def novelty(facts: EvidenceFacts, rubric: Rubric) -> CriterionScore:
     r = rubric.evidence
+    if facts.evidence_missing:  # nothing measured is not "distinct from everything measured": never a default 3
+        return CriterionScore(score=0, rationale=f"not scored: {facts.evidence_missing}, so no distance to any "
+                                                 "reference was measured (0 here is no evidence, not a finding)")
     code, beh = _nearest(facts)
     b = beh.score if beh else 0.0
     c = code.score if code else 0.0
