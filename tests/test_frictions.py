@@ -257,3 +257,46 @@ def test_without_evidence_the_evidence_judge_never_defaults_novelty_high(rubric)
     verdict = judge(facts, rubric)
     assert verdict.scores["novelty"].score == 0
     assert verdict.scores["novelty"].rationale.startswith("not scored")
+
+
+# --- a live line while a judge is thinking --------------------------------------------------------------------------
+def test_a_slow_judge_server_shows_a_ticking_waiting_line(rubric, monkeypatch):
+    """A real (slow) OpenAI-compatible server on loopback: while its reply is outstanding the review says which
+    judge it waits for and for how long, again and again, not nothing for 17 minutes."""
+    import asyncio
+    import json
+    import sys
+    import time
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import reviewbench.judges.loop as loop
+    from reviewbench.arena import JudgeSpec
+    from reviewbench.judges.inputs import build_inputs
+    from reviewbench.judges.panel import PanelRunner, ResolvedPanel, default_provider
+    from test_judges_api import chat_completion, verdict_input
+    from test_judges_isolation import serve
+
+    body = json.dumps(chat_completion([("submit_verdict", verdict_input())])).encode()
+
+    def slow():
+        time.sleep(0.5)
+        return 200, "application/json", body
+
+    monkeypatch.setattr(loop, "WAIT_TICK_S", 0.1)
+    server = serve(slow)
+    lines: list[str] = []
+    try:
+        spec = JudgeSpec(family="qwen", provider="openai_compatible", model="Qwen/Qwen3-0.6B", web_search=False,
+                         timeout=20, base_url=f"http://127.0.0.1:{server.server_port}/v1")
+        inputs = build_inputs(submission_id="x-001", board=None, board_setting="", method_src="x = 1\n",
+                              description="# T\n", audit_summary=None, audit_findings=[], evidence_lines=[],
+                              earlier=[], log_dir=None, classify=False)
+        runner = PanelRunner(inputs=inputs, rubric=rubric, author_family="anthropic", store=None,
+                             make_provider=default_provider, make_web=lambda: None, progress=lines.append)
+        result = asyncio.run(runner.run(ResolvedPanel(judges=[spec], local=False, note="slow")))
+    finally:
+        server.shutdown()
+    assert result.outcomes[0].verdict is not None
+    waiting = [x for x in lines if x.startswith("waiting for judge qwen-Qwen3-0.6B (")]
+    assert len(waiting) >= 3, lines  # it ticks while the reply is outstanding
+    assert waiting[0].endswith("(0 s)") and all(x.endswith(" s)") for x in waiting)

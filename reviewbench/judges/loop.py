@@ -11,9 +11,11 @@ judge's failure never touches another's verdict.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +35,7 @@ from reviewbench.judges.schema import NUDGE, SUBMIT_TOOL, InvalidOutput, parse_s
 from reviewbench.judges.tools import ToolBox, tool_specs
 from reviewbench.verdict import JudgeVerdict
 
+WAIT_TICK_S = 5.0  # how often "waiting for judge X (N s)" is said while a model request is outstanding
 MAX_INVALID = 3  # invalid structured outputs sent back to the model before the judge gives up
 _RESERVE_TOKENS = 64  # chat-template overhead per request, on top of the estimate
 
@@ -89,6 +92,26 @@ class Loop:
     toolbox: ToolBox
     inputs: JudgeInputs
     exchanges: list[dict[str, Any]] = field(default_factory=list)
+    # a live line while a request is outstanding: a CPU server can take many minutes a reply, and a review that
+    # says nothing for that long looks hung
+    progress: Callable[[str], None] | None = None
+
+    async def step(self, req: StepRequest) -> Any:
+        """One provider step; while it is outstanding, "waiting for judge X (N s)" every ``WAIT_TICK_S``."""
+        if self.progress is None:
+            return await self.provider.step(req)
+        say, t0 = self.progress, time.perf_counter()
+
+        async def tick() -> None:
+            while True:
+                say(f"waiting for judge {self.task.judge_id} ({time.perf_counter() - t0:.0f} s)")
+                await asyncio.sleep(WAIT_TICK_S)
+
+        ticker = asyncio.create_task(tick())
+        try:
+            return await self.provider.step(req)
+        finally:
+            ticker.cancel()
 
     async def run(self) -> JudgeOutcome:
         task, spec, caps = self.task, self.task.spec, self.provider.capabilities
@@ -109,7 +132,7 @@ class Loop:
                               tools=tools, response_schema=verdict_schema(task.rubric) if structured else None,
                               max_tokens=max_tokens, server_search=web and caps.server_search)
             try:
-                res = await self.provider.step(req)
+                res = await self.step(req)
             except Exception as e:  # any failure of this judge's step is this judge's error, and only its
                 out.error = describe_error(e)
                 break

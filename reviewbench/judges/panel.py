@@ -149,6 +149,7 @@ class PanelRunner:
     make_web: Callable[[], WebSearch | None] = WebSearch
     family_offsets: dict[str, dict[str, float]] | None = None
     replay: bool = True  # False (`review --fresh judges`): query every judge again; the new calls replace the old
+    progress: Callable[[str], None] | None = None  # live lines: "waiting for judge X (N s)"
     _providers: dict[str, Any] = field(default_factory=dict)
 
     def provider(self, spec: JudgeSpec) -> JudgeProvider:
@@ -192,7 +193,7 @@ class PanelRunner:
         provider = self.provider(spec)
         web = self.make_web() if can_web_search(task, provider) and not caps.server_search else None
         toolbox = ToolBox(inputs=self.inputs, web=web)
-        loop = Loop(provider=provider, task=task, toolbox=toolbox, inputs=self.inputs)
+        loop = Loop(provider=provider, task=task, toolbox=toolbox, inputs=self.inputs, progress=self.progress)
         try:
             out = await loop.run()
         finally:

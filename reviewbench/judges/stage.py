@@ -179,7 +179,8 @@ def judges_stage(ctx: StageContext, make_provider: Any = default_provider,
     inputs = judge_inputs(ctx, show_evidence)
     panel = resolve_panel(ctx.arena.config.panel)
     runner = PanelRunner(inputs=inputs, rubric=ctx.rubric, author_family=ctx.author_family, store=ctx.store,
-                         make_provider=make_provider, family_offsets=family_offsets(ctx), replay=not ctx.fresh_judges)
+                         make_provider=make_provider, family_offsets=family_offsets(ctx), replay=not ctx.fresh_judges,
+                         progress=ctx.progress)
     result = asyncio.run(runner.run(panel))
     findings = [Finding(code="judges.injection", severity="warning", location=f.location,
                         message=f"hidden instruction to the reviewer ({f.kind}, {f.chars} characters, sha256 "
