@@ -240,6 +240,7 @@ class Auditor:
         self._gate: dict[tuple[str, str | None, str | None], tuple[bool, int]] = {}
         self._shell_cache: dict[tuple[object, ...], tuple[Facts, tuple[tuple[str, int], ...]]] = {}
         self._relevances: dict[str | None, Relevance] = {}
+        self._relevance_versions: dict[str | None, int] = {}
 
     def identify(self, cwd: str) -> str | None:
         """The agent whose home (``[rules] agent_home``) a working directory is in, if it is a known agent."""
@@ -425,6 +426,9 @@ class Auditor:
                     anchors.add(max(parts, key=len))
             rel = Relevance(_Bound(self, agent, st), frozenset(anchors) if anchors else None)
             self._relevances[agent] = rel
+        if self._relevance_versions.get(agent) != st.gate_version:  # a new file or symlink: verdicts may change
+            rel.verdicts.clear()
+            self._relevance_versions[agent] = st.gate_version
         return rel
 
     # --- rules --------------------------------------------------------------------------------------------------

@@ -151,11 +151,12 @@ class Relevance:
     such a path from pieces must contain (the most distinctive folder name of each protected root), so a
     script holding none of them, and no literal that is itself relevant, need not be parsed."""
 
-    __slots__ = ("test", "anchors")
+    __slots__ = ("test", "anchors", "verdicts")
 
     def __init__(self, test: Callable[[str], bool], anchors: frozenset[str] | None = None) -> None:
         self.test = test
         self.anchors = anchors
+        self.verdicts: dict[tuple[bytes, str | None], bool] = {}  # (content hash, cwd) -> the script is inert
 
     def __call__(self, path: str) -> bool:
         return self.test(path)

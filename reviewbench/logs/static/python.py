@@ -225,11 +225,37 @@ _PY_TRIGGERS = re.compile(
 # the constructs whose strings are built from what no literal shows (decoders, chr), or handed to a shell, the
 # environment, the harness, the Hub or the network. Building a protected path from plain pieces ("/".join,
 # os.path.join, Path / "x") needs a piece holding one of the relevance test's anchors: checked separately.
-_PY_CODE_TRIGGERS = re.compile(
-    r"\\[xuUN0-7]|chr\(|fromhex|b64|base64|hexlify|codecs|\[::-1\]|environ|putenv|os\.system|subprocess|popen|"
-    r"spawn|pty\.|\bexec\(|\beval\(|(?:import|from)\s+harness\b|harness\.|symlink|sys\.path|PYTHONPATH|hugging|"
-    r"hf[._-]|modelscope|__import__|getattr|importlib|socket|urllib|requests|httpx|aiohttp|http\.client|pycurl|"
-    r"wget|curl|" + "|".join(sorted(HF_PY_CALLS)))
+_PY_CODE_WORDS = ("chr(", "fromhex", "b64", "base64", "hexlify", "codecs", "[::-1]", "environ", "putenv",
+                  "os.system", "subprocess", "popen", "spawn", "pty.", "exec(", "eval(", "import harness",
+                  "from harness", "harness.", "symlink",
+                  "sys.path", "PYTHONPATH", "hugging", "hf.", "hf_", "hf-", "modelscope", "__import__", "getattr",
+                  "importlib", "socket", "urllib", "requests", "httpx", "aiohttp", "http.client", "pycurl", "wget",
+                  "curl", *sorted(HF_PY_CALLS))
+_PY_CODE_ESCAPES = re.compile(r"\\[xuUN0-7]")  # escapes that spell a character: text a literal does not show
+
+
+def _py_code_trigger(code: str) -> bool:
+    """Substring tests (C speed; one alternation regex over a 16 KB script cost ~6 ms)."""
+    return any(w in code for w in _PY_CODE_WORDS) or ("\\" in code and bool(_PY_CODE_ESCAPES.search(code)))
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z]+[0-9]*")  # ScoreBlend98: a name, not base64 (whose digits are spread)
+_B64_STRICT = re.compile(r"[A-Za-z0-9+/]*[0-9+/][A-Za-z0-9+/]*={0,2}|[A-Za-z0-9+/]{24,}={0,2}")
+
+
+def _literal_payload(literals: list[str]) -> bool:
+    """A base64/hex payload among string literals. Words and identifiers (ArgumentParser, HeavyHitterPress)
+    are not: a base64 token under 24 characters counts when it holds a digit, "+" or "/" (text encodes so)
+    and is not a name with a number after it."""
+    text = "\n".join(literals)
+    if not has_payload(text):
+        return False
+    for tok in text.split():
+        for piece in re.findall(r"[A-Za-z0-9+/]{12,}={0,2}", tok):
+            if not (piece.islower() or piece.isupper()) and _B64_STRICT.fullmatch(piece) \
+                    and not _IDENTIFIER.fullmatch(piece):
+                return True
+    return bool(re.search(r"[0-9a-fA-F]{16,}|(?:\\x[0-9a-fA-F]{2}){4,}", text))
 _TRIPLE = re.compile(r'"""(.*?)"""|\'\'\'(.*?)\'\'\'', re.S)
 _BUILDERS = re.compile(r"join|sep\b|Path|\+|format|%")
 _SCHEMES = {"http", "https", "ftp", "hf", "s3", "gs", "ws", "wss", "ssh", "git", "tcp"}
@@ -254,16 +280,20 @@ def _python_inert(code: str, cwd: str | None, relevant: Callable[[str], bool] | 
     """True when the analysis of ``code`` cannot yield a fact a rule uses (so the parse is skipped)."""
     if relevant is None:
         return not _PY_TRIGGERS.search(code) and not has_payload(code)
-    if _PY_CODE_TRIGGERS.search(code) or has_payload(code):
+    if _py_code_trigger(code):
+        return False
+    literals = [a or b for a, b in _STR_LIT.findall(code)]
+    if _literal_payload(literals):  # (a payload is a string: identifiers like ArgumentParser are not)
         return False
     if cwd and cwd.startswith("/") and relevant(cwd.rstrip("/") or "/"):
         return False  # run in or near a protected folder: any relative name may be one of its files
     anchors = getattr(relevant, "anchors", None)
-    if anchors is None or any(a in code for a in anchors):
+    # a piece of a path has no blank: "written by the harness" in a docstring builds nothing
+    if anchors is None or any(a in lit for lit in literals if " " not in lit for a in anchors):
         if _BUILDERS.search(code):  # (without any anchor, no piece can build a relevant path)
             return False
-    for a, b in _STR_LIT.findall(code):
-        if (a or b) and _literal_matters(a or b, cwd, relevant):
+    for lit in literals:
+        if lit and _literal_matters(lit, cwd, relevant):
             return False
     if "\"\"\"" in code or "\'\'\'" in code:  # docstrings and other long strings: their path-like words
         for a, b in _TRIPLE.findall(code):
@@ -283,9 +313,20 @@ cache_stats = {"hits": 0, "misses": 0}
 
 def analyse_python(code: str, cwd: str | None, depth: int = 0, files: Mapping[str, str] | None = None) -> Facts:
     facts = Facts()
-    if _python_inert(code, cwd, files.relevant if isinstance(files, Workspace) else None):
+    digest = hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    relevant = files.relevant if isinstance(files, Workspace) else None
+    verdicts = getattr(relevant, "verdicts", None)
+    if verdicts is not None:  # the same script run again (other arguments): its verdict is known
+        inert = verdicts.get((digest, cwd))
+        if inert is None:
+            if len(verdicts) >= _CACHE_ENTRIES:
+                verdicts.pop(next(iter(verdicts)))
+            inert = verdicts[(digest, cwd)] = _python_inert(code, cwd, relevant)
+    else:
+        inert = _python_inert(code, cwd, relevant)
+    if inert:
         return facts
-    key = (hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).digest(), cwd, depth)
+    key = (digest, cwd, depth)
     hit = _CACHE.get(key)
     if hit is not None:
         cache_stats["hits"] += 1
