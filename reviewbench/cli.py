@@ -400,6 +400,24 @@ def calibrate_build_cmd(suite: SuiteOpt = None) -> None:
                   highlight=False)
 
 
+@app.command("init", help="Write the skeleton of AGENT's next submission (submit/<agent>-<NNN>/: method.py on the "
+                           "harness interface, DESCRIPTION.md with every required section, meta.toml, an empty "
+                           "claims.json) that passes the bundle checks as written; fill it in, then review it.")
+def init_cmd(
+    agent: Annotated[str, typer.Argument(help="The agent id, as declared in arena.toml, e.g. agent1.")],
+    arena: ArenaOpt = None,
+    board: Annotated[Optional[str], typer.Option(help="The board it is for (default: the arena's first).")] = None,
+    short_name: Annotated[Optional[str], typer.Option("--short-name", help="The method's short name (default: "
+                                                      "<agent>_<NNN>).")] = None,
+) -> None:
+    from reviewbench.review import open_arena
+    from reviewbench.scaffold import init_submission
+
+    folder = init_submission(open_arena(None, arena), agent, board=board, short_name=short_name)
+    console.print(f"wrote {folder}/ (method.py, DESCRIPTION.md, meta.toml, claims.json); when it is ready: "
+                  f"`review {folder}`", highlight=False, markup=False, soft_wrap=True)
+
+
 @app.command("schema", help="Print (or write) the JSON Schema of review.json.")
 def schema_cmd(out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None) -> None:
     from reviewbench.report import review_json_schema

@@ -300,3 +300,41 @@ def test_a_slow_judge_server_shows_a_ticking_waiting_line(rubric, monkeypatch):
     waiting = [x for x in lines if x.startswith("waiting for judge qwen-Qwen3-0.6B (")]
     assert len(waiting) >= 3, lines  # it ticks while the reply is outstanding
     assert waiting[0].endswith("(0 s)") and all(x.endswith(" s)") for x in waiting)
+
+
+# --- review init ----------------------------------------------------------------------------------------------------
+def test_review_init_writes_a_skeleton_that_passes_the_bundle_stage(tmp_path, capsys):
+    import shutil
+
+    from reviewbench.bundle import load_bundle
+    from reviewbench.pipeline import StageContext
+    from reviewbench.review import arena_rubric, open_arena
+    from reviewbench.stages import bundle_stage
+    from reviewbench.store import Store
+    from tests.conftest import EXAMPLE_ARENA
+
+    root = tmp_path / "arena"
+    shutil.copytree(EXAMPLE_ARENA, root, ignore=shutil.ignore_patterns("reviews", "benchmark", "data", "logs"))
+    before = sorted(p.name for p in (root / "submit").iterdir())
+    rc, out, err = _cli(capsys, "init", "agent1", "--arena", str(root), "--board", "A")
+    assert rc == 0, err
+    new = sorted(set(p.name for p in (root / "submit").iterdir()) - set(before))
+    assert new == ["agent1-005"], new  # one past the agent's highest number; nothing else touched
+    assert "agent1-005" in out
+    arena = open_arena(None, root)
+    bundle = load_bundle(root / "submit" / "agent1-005", arena.config.bundle)
+    with Store(tmp_path / "s.sqlite") as store:
+        out_stage = bundle_stage(StageContext(arena=arena, bundle=bundle, rubric=arena_rubric(arena), store=store,
+                                              author_family="anthropic", earlier=[]))
+    data = out_stage.data
+    assert data is not None and data.method_class is not None and data.board == "A" and data.board_known
+    assert data.sections_missing == [] and data.claims == []
+    assert not [f for f in out_stage.findings if f.severity in ("error", "warning")], out_stage.findings
+    assert "2309.17453" in bundle.description.text  # an unchanged skeleton credits the rule it starts from
+    # a second init takes the next number; an undeclared agent or board is one line, nothing written
+    assert _cli(capsys, "init", "agent1", "--arena", str(root))[0] == 0
+    assert (root / "submit" / "agent1-006").is_dir()
+    for args in (["init", "nobody", "--arena", str(root)], ["init", "agent1", "--arena", str(root), "--board", "Q"]):
+        rc, _, err = _cli(capsys, *args)
+        assert rc == 2 and len(err.strip().splitlines()) == 1, err
+    assert sorted(p.name for p in (root / "submit").iterdir()) == sorted([*before, "agent1-005", "agent1-006"])
