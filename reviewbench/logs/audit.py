@@ -26,9 +26,11 @@ from reviewbench.logs.generic import parse_generic
 from reviewbench.logs.network import SQUID_LINE, parse_connlog, parse_har, parse_squid
 from reviewbench.logs.reader import Layout, first_byte, json_records, raw_lines, sample_layout
 from reviewbench.logs.rules import AuditFinding, Auditor, quota_findings
+from reviewbench.logs.trajectories import TRAJECTORY_FORMATS, classify_trajectory, is_aider, parse_trajectory
 
-Format = Literal["claude", "codex", "jsonl", "squid", "har", "connlog"]
-FORMATS: tuple[Format, ...] = ("claude", "codex", "jsonl", "squid", "har", "connlog")
+Format = Literal["claude", "codex", "jsonl", "squid", "har", "connlog", "gemini", "openhands", "sweagent", "aider"]
+FORMATS: tuple[Format, ...] = ("claude", "codex", "jsonl", "squid", "har", "connlog", "gemini", "openhands",
+                               "sweagent", "aider")
 NETWORK_FORMATS = {"squid", "har", "connlog"}
 AUDIT_SCHEMA: Literal["reviewbench.audit/1"] = "reviewbench.audit/1"
 # files in a logs folder that are not logs: skipped without a warning
@@ -137,6 +139,9 @@ def classify(rec: dict) -> Format | None:
             return "claude"
     if isinstance(rec.get("log"), dict) or (isinstance(rec.get("request"), dict) and "response" in rec):
         return "har"
+    traj = classify_trajectory(rec)
+    if traj is not None:
+        return traj  # type: ignore[return-value]
     if "tool" in rec:
         return "jsonl"
     if any(k in rec for k in ("host", "dst_host", "sni", "dst_ip")):
@@ -152,6 +157,8 @@ def detect(path: Path) -> tuple[Format | None, Layout, str]:
     fb = first_byte(path)
     if not fb:
         return None, "lines", "empty or unreadable"
+    if is_aider(path):
+        return "aider", "lines", ""
     if fb not in (b"{", b"["):
         for n, (_, raw) in enumerate(raw_lines(path, ParseStats(), 1 << 16)):
             line = raw.strip()
@@ -195,15 +202,20 @@ def collect_files(paths: Iterable[Path], fmt: str, stats: ParseStats,
         if p.is_file():
             f, layout, why = one(p)
             if f is None:
-                raise UserError(p, f"not a log format reviewbench reads (claude, codex, jsonl, squid, har, "
-                                   f"connlog): {why}; use --format to force one")
+                raise UserError(p, f"not a log format reviewbench reads ({', '.join(FORMATS)}): {why}; use "
+                                   f"--format to force one")
             out.append((p, f, layout))
             continue
         for child in sorted(p.rglob("*")):
             rel = child.relative_to(p)
-            if not child.is_file() or any(part.startswith(".") for part in rel.parts):
+            aider = child.name.endswith(".aider.chat.history.md")  # (a dot file, in .md: Aider's chat history)
+            if not child.is_file() or any(part.startswith(".") for part in rel.parts[:-1]) or (
+                    rel.parts[-1].startswith(".") and not aider):
                 continue
             suffix = child.suffix.lower()
+            if aider:
+                out.append((child, "aider", "lines"))
+                continue
             if suffix in NOT_LOGS or child.name.endswith((".meta.json", ".txt.meta")) or child.name in SIDE_FILES \
                     or any(part in SIDE_DIRS for part in rel.parts[:-1]):
                 stats.ignored_files += 1
@@ -243,6 +255,8 @@ def _events(info: FileInfo, stats: ParseStats, seen_claude: dict[int, tuple[int,
         return parse_generic(info, stats)
     if info.fmt == "squid":
         return parse_squid(info, stats)
+    if info.fmt in TRAJECTORY_FORMATS:
+        return parse_trajectory(info, stats)
     if info.fmt == "har":
         return parse_har(info, stats)
     return parse_connlog(info, stats)
