@@ -19,7 +19,7 @@ from typer.core import TyperGroup
 
 from reviewbench import __version__
 from reviewbench.errors import UserError
-from reviewbench.stagelist import STAGE_NAMES
+from reviewbench.stagelist import STAGE_NAMES, check_stage, stage_names
 from reviewbench.tables import fold_table, plain, print_rows
 
 console = Console()
@@ -86,8 +86,8 @@ def _stage_set(value: str | None) -> set[str] | None:
         return None
     names = {v.strip() for v in value.split(",") if v.strip()}
     for n in names:
-        if n not in STAGE_NAMES:
-            raise UserError(None, f"unknown stage {n!r} (stages: {', '.join(STAGE_NAMES)})")
+        if not check_stage(n):
+            raise UserError(None, f"unknown stage {n!r} (stages: {', '.join(stage_names())})")
     return names
 
 

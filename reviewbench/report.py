@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, Union
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from pydantic import BaseModel, ConfigDict, Field
@@ -64,13 +64,35 @@ class PointsStageReport(StageReport[PointsData]):
     name: Literal["points"]
 
 
-AnyStageReport = Annotated[Union[BundleStageReport, AuditStageReport, EvidenceStageReport, HarnessStageReport,
-                                 BenchmarkStageReport, JudgesStageReport, VerdictStageReport, PointsStageReport],
-                           Field(discriminator="name")]
-REPORT_TYPES: dict[str, type[StageReport[Any]]] = {
+_BUILT_IN: dict[str, type[StageReport[Any]]] = {
     "bundle": BundleStageReport, "audit": AuditStageReport, "evidence": EvidenceStageReport,
     "harness": HarnessStageReport, "benchmark": BenchmarkStageReport, "judges": JudgesStageReport,
     "verdict": VerdictStageReport, "points": PointsStageReport}
+
+
+def _report_types() -> dict[str, type[StageReport[Any]]]:
+    """The report type of every registered stage (``reviewbench.stages.STAGES``): the built-in ones above (their
+    names are in the committed schema), and for a stage added to the registry one made from its declared output
+    model, so adding a stage is its module and its line in STAGES — the report and the schema follow."""
+    from pydantic import create_model
+
+    from reviewbench.stages import STAGES
+
+    types = dict(_BUILT_IN)
+    for stage in STAGES:
+        if stage.name not in types:
+            title = "".join(w.capitalize() for w in stage.name.split("_")) + "StageReport"
+            name: Any = Literal[stage.name]
+            base: Any = StageReport[stage.key.model]  # type: ignore[name-defined]
+            types[stage.name] = create_model(title, __base__=base, name=(name, ...))
+    return types
+
+
+REPORT_TYPES: dict[str, type[StageReport[Any]]] = _report_types()
+if TYPE_CHECKING:
+    AnyStageReport = StageReport[Any]
+else:  # the discriminated union of every registered stage's report
+    AnyStageReport = Annotated[Union[tuple(REPORT_TYPES.values())], Field(discriminator="name")]
 
 
 class SubmissionInfo(BaseModel):

@@ -20,7 +20,7 @@ from reviewbench.executor import Executor, executor_for
 from reviewbench.findings import Finding
 from reviewbench.pipeline import EarlierSubmission, Stage, StageContext, StageReport, run_stages
 from reviewbench.rubric import Rubric, load_rubric, resolve_rubric_path
-from reviewbench.stagelist import STAGE_NAMES
+from reviewbench.stagelist import STAGE_NAMES, check_stage, stage_names
 from reviewbench.store import ReviewRecord, Store
 
 if TYPE_CHECKING:
@@ -113,8 +113,8 @@ class Reviewed(NamedTuple):
 
 def _check_selection(only: set[str] | None, skip: set[str], rerun: set[str]) -> None:
     for name in (only or set()) | set(skip) | set(rerun):
-        if name not in STAGE_NAMES:
-            raise UserError(None, f"unknown stage {name!r} (stages: {', '.join(STAGE_NAMES)})")
+        if not check_stage(name):
+            raise UserError(None, f"unknown stage {name!r} (stages: {', '.join(stage_names())})")
 
 
 def review(

@@ -2,3 +2,17 @@
 --help read it without loading the stages)."""
 
 STAGE_NAMES: tuple[str, ...] = ("bundle", "audit", "evidence", "harness", "benchmark", "judges", "verdict", "points")
+
+
+def stage_names() -> tuple[str, ...]:
+    """Every registered stage in order: the built-in ones, and any stage added to ``reviewbench.stages.STAGES``
+    (imported only when needed: a name outside STAGE_NAMES)."""
+    from reviewbench.stages import STAGES
+
+    return tuple(s.name for s in STAGES)
+
+
+def check_stage(name: str) -> bool:
+    """Whether ``name`` is a stage (``--only``/``--skip``/``--rerun``): the built-in list first, without importing
+    the stages."""
+    return name in STAGE_NAMES or name in stage_names()

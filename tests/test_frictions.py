@@ -338,3 +338,75 @@ def test_review_init_writes_a_skeleton_that_passes_the_bundle_stage(tmp_path, ca
         rc, _, err = _cli(capsys, *args)
         assert rc == 2 and len(err.strip().splitlines()) == 1, err
     assert sorted(p.name for p in (root / "submit").iterdir()) == sorted([*before, "agent1-005", "agent1-006"])
+
+
+# --- adding a stage is one module and one line -------------------------------------------------------------------
+TOY_MODULE = '''
+"""A toy stage: counts the bundle's files."""
+from pydantic import BaseModel, ConfigDict
+
+from reviewbench.contracts import BUNDLE
+from reviewbench.pipeline import Stage, StageKey, StageOutput
+
+
+class ToyData(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    files: int
+
+
+TOY = StageKey("toy", ToyData)
+
+
+def run(ctx):
+    bundle = ctx.get(BUNDLE)
+    return StageOutput(status="ok", summary=f"{len(bundle.files)} files", data=ToyData(files=len(bundle.files)))
+
+
+STAGE = Stage(TOY, "Toy count", "1", (BUNDLE,), run)
+'''
+
+TOY_DRIVER = '''
+import json, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import reviewbench.stages as stages
+import toy_stage
+assert "reviewbench.report" not in sys.modules
+stages.STAGES = (*stages.STAGES, toy_stage.STAGE)  # the one line (in reviewbench/stages.py: its entry in STAGES)
+
+from reviewbench.arena import load_arena
+from reviewbench.cli import _stage_set
+from reviewbench.pipeline import run_stages
+from reviewbench.report import ReviewReport, build_report, review_json_schema
+from reviewbench.review import arena_rubric, open_review
+from reviewbench.store import Store
+
+schema = json.dumps(review_json_schema())
+assert "ToyStageReport" in schema and "ToyData" in schema, "the schema describes the new stage"
+assert _stage_set("toy,bundle") == {"toy", "bundle"}  # --only/--skip/--rerun know it
+arena = load_arena(Path(sys.argv[2]))
+with Store(Path(sys.argv[1]) / "store.sqlite") as store:
+    ctx = open_review(arena, arena.submit_dir / "agent1-002", store=store, history=False)
+    reports = run_stages(stages.STAGES, ctx, only={"bundle", "toy"})
+    report = build_report(arena, ctx.bundle, "anthropic", arena_rubric(arena), 1, reports, [], True)
+again = ReviewReport.model_validate_json(report.to_json())
+toy = again.stage("toy")
+assert toy is not None and toy.status == "ok" and toy.data.files == len(ctx.bundle.files) and toy.title == "Toy count"
+print("ok", toy.summary)
+'''
+
+
+def test_a_toy_stage_is_one_module_and_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    from reviewbench.stagelist import STAGE_NAMES, stage_names
+    from tests.conftest import EXAMPLE_ARENA, ROOT
+
+    assert stage_names() == STAGE_NAMES  # the import-free list names the built-in stages, in order
+    (tmp_path / "toy_stage.py").write_text(TOY_MODULE)
+    (tmp_path / "driver.py").write_text(TOY_DRIVER)
+    r = subprocess.run([sys.executable, str(tmp_path / "driver.py"), str(tmp_path), str(EXAMPLE_ARENA)],
+                       capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert r.returncode == 0 and r.stdout.startswith("ok "), r.stderr[-3000:]
