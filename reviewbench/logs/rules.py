@@ -426,9 +426,11 @@ class Auditor:
                     anchors.add(max(parts, key=len))
             rel = Relevance(_Bound(self, agent, st), frozenset(anchors) if anchors else None)
             self._relevances[agent] = rel
-        if self._relevance_versions.get(agent) != st.gate_version:  # a new file or symlink: verdicts may change
+        # a new symlink may make a path relevant; a new file only matters to code that runs it (a shell
+        # command, runpy: never inert)
+        if self._relevance_versions.get(agent) != len(st.symlinks):
             rel.verdicts.clear()
-            self._relevance_versions[agent] = st.gate_version
+            self._relevance_versions[agent] = len(st.symlinks)
         return rel
 
     # --- rules --------------------------------------------------------------------------------------------------

@@ -228,7 +228,7 @@ _PY_TRIGGERS = re.compile(
 _PY_CODE_WORDS = ("chr(", "fromhex", "b64", "base64", "hexlify", "codecs", "[::-1]", "environ", "putenv",
                   "os.system", "subprocess", "popen", "spawn", "pty.", "exec(", "eval(", "import harness",
                   "from harness", "harness.", "symlink",
-                  "sys.path", "PYTHONPATH", "hugging", "hf.", "hf_", "hf-", "modelscope", "__import__", "getattr",
+                  "sys.path", "PYTHONPATH", "runpy", "run_path", "run_module", "hugging", "hf.", "hf_", "hf-", "modelscope", "__import__", "getattr",
                   "importlib", "socket", "urllib", "requests", "httpx", "aiohttp", "http.client", "pycurl", "wget",
                   "curl", *sorted(HF_PY_CALLS))
 _PY_CODE_ESCAPES = re.compile(r"\\[xuUN0-7]")  # escapes that spell a character: text a literal does not show
@@ -265,6 +265,8 @@ _PLACEHOLDER = re.compile(r"\{[^{}]*\}|%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[sdri
 
 
 def _literal_matters(lit: str, cwd: str | None, relevant: Callable[[str], bool]) -> bool:
+    if "/" not in lit and "." not in lit and ":" not in lit and "~" not in lit:
+        return False  # a word: no path, no URL piece, no climb
     if "{" in lit or "%" in lit:  # a format string: its fixed text (what fills it is another literal, or unknown)
         lit = _PLACEHOLDER.sub("", lit)
     if not lit:
