@@ -4,7 +4,9 @@ TypeScript CLI's single JSON document (``{"session", "items"}``), and ``codex ex
 
 Actions are counted from ``response_item`` only (``event_msg`` repeats them). Every shell shape is
 normalised to one script string: ``shell``/``container.exec`` argv, ``shell_command``, ``exec_command``,
-``local_shell_call`` and code-mode ``exec`` whose input is JavaScript calling ``tools.exec_command``.
+``local_shell_call`` and code-mode ``exec`` cells, whose JavaScript is evaluated as a small program
+(``static/codemode.py``: literals and variables flowing into ``tools.exec_command``/``tools.apply_patch``; a
+command known only at run time is an ``unresolved`` blind spot).
 ``apply_patch`` becomes one write per file, with the text it adds (scripts written this way are analysed
 when they are run).
 """

@@ -5,9 +5,11 @@ runtimes, ``bash -c``/``eval``, scripts written earlier and run later (also exec
 variables, ``cd``, string concatenation in any of those languages, ``os.path.join``, ``chr`` joins, reversed
 strings, base64 and hex payloads are all resolved where that can be done without running anything.
 
-A URL counts as contacted when code does something with it (a network command's operand, an argument of a
-call that is not a print, a literal in code that uses a network API); a URL that is only printed or written
-in a comment is a mention. The shell tokenizer is one regular expression (``shlex`` cost ~10x more), because
+Facts come from what code does, not from literals lying about: a path is read, walked or written, and a URL
+contacted, when it resolves into the argument of a call that acts (a network command's operand, ``open``,
+``os.walk``, ``fetch``); a string that is only printed (``print``, ``process.stderr.write``, a logger, an
+exception's message), handed to a text operation (``.replace("/**", "")``, ``re.sub``) or assigned and never
+used is a mention. Relative paths resolve against the working directory the log records. The shell tokenizer is one regular expression (``shlex`` cost ~10x more), because
 agents run tens of thousands of commands per session and each is analysed.
 
 One module per analyser: ``shell`` (scripts and the commands in them), ``python`` (an AST folder), ``langs``
