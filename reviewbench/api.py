@@ -1,8 +1,10 @@
-"""A small Python API for analysis: reviews, board entries and calibration rows as pandas DataFrames (the way
-Inspect's ``evals_df`` works). pandas is an optional extra: ``pip install 'reviewbench[analysis]'``.
+"""The Python API: run a review, and read reviews, board entries and calibration rows as pandas DataFrames (the
+way Inspect's ``evals_df`` works). pandas is an optional extra: ``pip install 'reviewbench[analysis]'``.
 
-    from reviewbench.api import reviews_df, board_df, calibration_df
-    board_df("examples/arena").sort_values("overall", ascending=False)
+    from reviewbench.api import review, reviews_df, board_df, calibration_df
+    report, out_dir = review("examples/arena/submit/agent1-002")   # as `review submit/agent1-002` does
+    report.outcome, report.verdict, report.stage("benchmark")
+    board_df("examples/arena")                                      # ranked by Overall per board
 
 The row builders (``board_rows``, ``review_rows``, ``calibration_rows``) need no pandas: the CLI's CSV exports
 use them, so a CSV and a DataFrame of the same thing always have the same columns.
@@ -22,6 +24,18 @@ REVIEW_COLUMNS = ["submission", "agent", "board", "submitted_at", "run_id", "par
 CALIBRATION_COLUMNS = ["case", "kind", "method", "judge", "family", "model", "role", "flags", "expected_flags",
                        "prior_work", "prior_work_arxiv", "error", "input_tokens", "output_tokens", "cost_usd",
                        "seconds", "cached"]  # then score_<criterion> per criterion
+
+
+def review(bundle_dir: str | Path, arena_dir: str | Path | None = None, **options: Any) -> Any:
+    """Review one submission in this process, exactly as ``review BUNDLE_DIR`` does (stored stages replay), and
+    return ``Reviewed(report, out_dir)``: the ``ReviewReport`` (review.json's model) and the folder written.
+    ``options``: ``only``/``skip``/``rerun`` (sets of stage names), ``fresh_judges``, ``progress`` (a callable
+    given live lines), ``on_start``/``on_stage`` (called per stage), ``executor`` (e.g.
+    ``reviewbench.executor.ray_executor("HOST:PORT")``). Bad input raises ``reviewbench.errors.UserError``
+    (``.one_line()`` says which file and what), with nothing written."""
+    from reviewbench.review import review as run
+
+    return run(Path(bundle_dir), Path(arena_dir) if arena_dir is not None else None, **options)
 
 
 def pandas_module() -> Any:

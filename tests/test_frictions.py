@@ -410,3 +410,16 @@ def test_a_toy_stage_is_one_module_and_one_line(tmp_path):
     r = subprocess.run([sys.executable, str(tmp_path / "driver.py"), str(tmp_path), str(EXAMPLE_ARENA)],
                        capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert r.returncode == 0 and r.stdout.startswith("ok "), r.stderr[-3000:]
+
+
+def test_the_python_api_reviews_and_refuses_bad_input_with_one_line(tmp_path):
+    from reviewbench import api
+    from reviewbench.errors import UserError
+    from tests.conftest import EXAMPLE_ARENA
+
+    with pytest.raises(UserError) as e:
+        api.review(str(EXAMPLE_ARENA / "submit" / "nobody-001"))
+    assert "no such" in e.value.one_line() and "\n" not in e.value.one_line()
+    with pytest.raises(UserError) as e:
+        api.review(EXAMPLE_ARENA / "submit" / "agent1-002", only={"nonsense"})
+    assert "unknown stage 'nonsense'" in e.value.one_line()
