@@ -26,6 +26,7 @@ from reviewbench.logs.network import split_host
 from reviewbench.logs.static import (RUNTIMES, SHELLS, URL_RE, Access, Facts, Workspace,
                                      has_payload, analyse_python, analyse_shell, resolve)
 from reviewbench.logs.static.common import Relevance
+from reviewbench.logs.static.python import carry_verdict
 
 Category = Literal["test_split", "huggingface", "other_agent", "judge_reviews", "network", "gpu_hidden", "quota",
                    "harness_tamper", "log_edited"]
@@ -309,7 +310,15 @@ class Auditor:
             if ev.content is not None:
                 st.write(path, ev.content, self._counter)
             else:
+                before = st.files.get(path)
                 st.edit(path, ev.edits, self._counter)
+                rel = self._relevances.get(ev.agent)
+                if rel is not None and before is not None and len(ev.edits) == 1 and path.endswith(".py"):
+                    old_s, new_s = ev.edits[0]
+                    at = before.find(old_s) if old_s else -1
+                    after = st.files.get(path)
+                    if at >= 0 and after is not None and len(after) == len(before) - len(old_s) + len(new_s):
+                        carry_verdict(rel, before, after, at, at + len(new_s))  # judge the edited lines only
         if f is None:
             return
         new_text = ev.content if ev.content is not None else "\n".join(new for _, new in ev.edits)

@@ -313,9 +313,39 @@ _CACHE_ENTRIES = 4096
 cache_stats = {"hits": 0, "misses": 0}
 
 
+def digest_of(code: str) -> bytes:
+    return hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def carry_verdict(relevant: object, old: str, new: str, start: int, end: int) -> None:
+    """An edit of a script already judged inert: judge only the lines it touched (``new[start:end]`` is the
+    inserted text). Sound because every test of ``_python_inert`` is local to a line (trigger words, one-line
+    literals, words of long strings) except the anchor test, which pairs a piece with a builder anywhere: an
+    edit whose lines hold a builder, an anchor, a long-string quote or a backslash is judged whole instead."""
+    verdicts = getattr(relevant, "verdicts", None)
+    if not verdicts:
+        return
+    old_key = digest_of(old)
+    cwds = [cwd for (d, cwd), inert in verdicts.items() if d == old_key and inert]
+    if not cwds:
+        return
+    a = new.rfind("\n", 0, max(0, start - 1)) + 1  # the whole lines around the edit, and one more each side
+    b = new.find("\n", min(len(new), end + 1))
+    b = len(new) if b < 0 else new.find("\n", b + 1) if new.find("\n", b + 1) >= 0 else len(new)
+    region = new[a:b]
+    anchors = getattr(relevant, "anchors", None) or ()
+    if _BUILDERS.search(region) or any(x in region for x in anchors) or '"""' in region or "\'\'\'" in region \
+            or "\\" in region:
+        return
+    new_key = digest_of(new)
+    for cwd in cwds:
+        if (new_key, cwd) not in verdicts and _python_inert(region, cwd, relevant):
+            verdicts[(new_key, cwd)] = True
+
+
 def analyse_python(code: str, cwd: str | None, depth: int = 0, files: Mapping[str, str] | None = None) -> Facts:
     facts = Facts()
-    digest = hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    digest = digest_of(code)
     relevant = files.relevant if isinstance(files, Workspace) else None
     verdicts = getattr(relevant, "verdicts", None)
     if verdicts is not None:  # the same script run again (other arguments): its verdict is known
