@@ -151,7 +151,11 @@ class LayerView:
     ascending per head. When heads hold different numbers of tokens (after a ragged eviction) the view is
     padded to the longest head and ``valid`` (H_kv, T) marks the real entries; None means all are real.
     ``queries`` (H_q, N_q, D) are the queries the method asked for (None when it asked for none, and on
-    board B, where the question is not known at compression time).
+    board B, where the question is not known at compression time). On board C, at decode, they are the
+    sequence's newest ``query_window`` queries (at most 4,096; the prompt's, then the decoded tokens'), oldest
+    first: the harness asks a method only when a layer reaches its cap, so a method that accumulates something
+    per step (H2O) and asks for a window of at least the block finds every query since its previous call here,
+    and keeps its sums in ``state``.
     """
 
     layer: int
@@ -159,7 +163,8 @@ class LayerView:
     values: torch.Tensor
     positions: torch.Tensor
     queries: torch.Tensor | None
-    budget: int  # tokens to keep per KV head on average; the harness enforces budget * H_kv in total
+    budget: int  # tokens to keep per KV head on average: at most budget * H_kv in total (and per head, where the
+    # board caps heads); board C at decode: the layer's cap minus the block it gives back
     board: Board
     phase: Phase
     model: ModelInfo
@@ -298,7 +303,8 @@ class EvictionMethod(ABC):
     def layer_budgets(self, mean_budget: int, n_tokens: int, model: ModelInfo) -> list[int] | None:
         """Optional per-layer allocation (e.g. a pyramid): one budget per layer of ``model.attention_layers``,
         in that order (on an all-attention model, every layer), summing to at most ``mean_budget`` times their
-        number. None = the same budget for every layer."""
+        number. None = the same budget for every layer. On board C the cap is per layer: ``mean_budget`` and
+        ``n_tokens`` are both the cap, and a layer given more than the cap is refused."""
         return None
 
     @abstractmethod
@@ -306,7 +312,9 @@ class EvictionMethod(ABC):
         """Choose what this layer keeps: the one hook every method defines."""
 
     def on_decode(self, view: LayerView) -> Keep | Rewrite:
-        """Board C: called when a layer's cache exceeds its cap during generation. Defaults to ``select``."""
+        """Board C: called when a layer's cache reaches its cap during generation, to give back a block (keep at
+        most ``view.budget``, an eighth of the cap below it); every layer due at the same step comes in one
+        round trip. Defaults to ``select``."""
         return self.select(view)
 
 

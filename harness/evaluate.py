@@ -184,7 +184,11 @@ def save_reference(path: Path, key: dict[str, Any], items: dict[str, Any]) -> No
     os.replace(tmp, path)
 
 
-def run(cfg: RunConfig, progress: Callable[[int, int, str], None] | None = None) -> Result:
+Progress = Callable[[int, int, str, int], None]  # (items done, items in all, current item, model tokens so far)
+HEARTBEAT_S = 10.0  # the worker repeats its progress this often even inside a long item (tokens keep counting)
+
+
+def run(cfg: RunConfig, progress: Progress | None = None) -> Result:
     import torch
     import transformers
 
@@ -203,6 +207,8 @@ def run(cfg: RunConfig, progress: Callable[[int, int, str], None] | None = None)
         os.environ.setdefault("REVIEWBENCH_METHOD_DEVICE", cfg.device)
     loaded = load_model(cfg.model, cfg.device, cfg.dtype)
     eng = Engine(loaded)
+    if isinstance(progress, Heartbeat):  # its beats between items read the live token count
+        progress.tokens = lambda: eng.tokens
     specs = [m for m in cfg.methods if m != "full"]
     runs: list[MethodRun] = []
     hashes: dict[str, str] = {}
@@ -246,7 +252,7 @@ def run(cfg: RunConfig, progress: Callable[[int, int, str], None] | None = None)
         caps=cfg.resolved_caps() or None, data_hash=data_id, reference=ref_state)
 
 
-def _run_items(cfg: RunConfig, eng: Any, runs: list[Any], progress: Callable[[int, int, str], None] | None,
+def _run_items(cfg: RunConfig, eng: Any, runs: list[Any], progress: Progress | None,
                run_decode_item: Any, run_prefill_item: Any, item_reference: Any
                ) -> tuple[list[Row], list[list[Row]], str | None, str | None]:
     budgets = cfg.resolved_budgets()
@@ -263,10 +269,10 @@ def _run_items(cfg: RunConfig, eng: Any, runs: list[Any], progress: Callable[[in
         rows: list[Row] = []
         for i, item in enumerate(items):
             if progress:
-                progress(s * len(items) + i, cfg.seeds * len(items), item.id)
+                progress(s * len(items) + i, cfg.seeds * len(items), item.id, eng.tokens)
             prior = item_reference.from_state(stored[item.id]) if item.id in stored else None
             if cfg.board == "C":
-                got, ref = run_decode_item(eng, item, runs, caps, budgets, prior)
+                got, ref = run_decode_item(eng, item, runs, caps, budgets, prior, per_head=cfg.cap_per_head)
             else:
                 got, ref = run_prefill_item(eng, item, runs, cfg.board, "fraction", budgets, prior)
             if ref is prior:
@@ -278,28 +284,66 @@ def _run_items(cfg: RunConfig, eng: Any, runs: list[Any], progress: Callable[[in
         per_seed.append(rows)
         all_rows += rows
     if progress:
-        progress(cfg.seeds, cfg.seeds, "done")
+        progress(cfg.seeds, cfg.seeds, "done", eng.tokens)
     if ref_path is not None and computed:
         save_reference(ref_path, key, stored)
     state = None if ref_path is None else ("reused" if not computed else "computed" if not reused else "partly reused")
     return all_rows, per_seed, data_id, state
 
 
+class Heartbeat:
+    """The worker's progress lines on stderr: one at each item, and the latest again every ``every`` seconds from
+    a background thread, so a driver sees the run alive (and its tokens count) even while one item takes
+    minutes."""
+
+    def __init__(self, every: float = HEARTBEAT_S, out: Any = None) -> None:
+        import threading
+
+        self.every = every
+        self.out = out if out is not None else sys.stderr
+        self.state: dict[str, Any] | None = None
+        self.tokens: Callable[[], int] | None = None
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._beat, daemon=True)
+
+    def __call__(self, i: int, n: int, label: str, tokens: int) -> None:
+        with self.lock:
+            self.state = {"progress": i, "total": n, "item": label, "tokens": int(tokens)}
+            self._emit()
+
+    def _emit(self) -> None:
+        import json
+
+        if self.state is not None:
+            print(json.dumps(self.state), file=self.out, flush=True)
+
+    def _beat(self) -> None:
+        while not self.stop.wait(self.every):
+            with self.lock:
+                if self.state is not None and self.state["item"] != "done":
+                    if self.tokens is not None:
+                        self.state["tokens"] = int(self.tokens())
+                    self._emit()
+
+    def __enter__(self) -> "Heartbeat":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Worker entry: ``python -m harness.evaluate CONFIG.json OUT.json``."""
     args = argv if argv is not None else sys.argv[1:]
     cfg = build(RunConfig, read_json(args[0]))
-
-    def progress(i: int, n: int, label: str) -> None:
-        import json
-
-        print(json.dumps({"progress": i, "total": n, "item": label}), file=sys.stderr, flush=True)
-
-    result = run(cfg, progress)
+    with Heartbeat() as beat:
+        result = run(cfg, beat)
     write_json_atomic(args[1], result.to_json())
     return 0
 
 
 if __name__ == "__main__":
     sys.exit(main())
-

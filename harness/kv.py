@@ -421,17 +421,22 @@ class KVRuntime:
                 log.all_queries.setdefault(layer, []).append(q.clone())
 
     def recent_queries(self, layer: int) -> tuple[torch.Tensor, torch.Tensor] | None:
-        """The newest ``window`` queries of this layer: the decode steps so far, else (an eviction before the first
-        decode step, when the prompt already fills the cap) the prompt's last logged queries."""
-        ring = self.queries.recent.get(layer)
-        if not ring:
-            pre, pos = self.queries.prefill.get(layer), self.queries.prefill_positions
-            if pre is None or pos is None or not self.queries.window or pre.shape[1] != pos.numel():
-                return None
-            return pre[:, -self.queries.window:], pos[-self.queries.window:].to(pre.device)
-        q = torch.cat([x[0] for x in ring], dim=1)[:, -self.queries.window:]
-        p = torch.cat([x[1] for x in ring])[-self.queries.window:]
-        return q, p
+        """The newest ``window`` queries of this layer, oldest first: the decode steps' (the ring), preceded by the
+        prompt's last logged ones when the decode steps so far are fewer. Board C asks a method only when a layer
+        reaches its cap, so every query since its previous call is here (when the window covers a block)."""
+        w = self.queries.window
+        if not w:
+            return None
+        ring = self.queries.recent.get(layer) or []
+        qs, ps = [x[0] for x in ring], [x[1] for x in ring]
+        have = sum(int(q.shape[1]) for q in qs)
+        pre, pos = self.queries.prefill.get(layer), self.queries.prefill_positions
+        if have < w and pre is not None and pos is not None and pos.numel() and pre.shape[1] == pos.numel():
+            qs.insert(0, pre[:, -(w - have):])
+            ps.insert(0, pos[-(w - have):].to(pre.device))
+        if not qs:
+            return None
+        return torch.cat(qs, dim=1)[:, -w:], torch.cat(ps)[-w:]
 
 
 class UnsupportedAttention(ValueError):

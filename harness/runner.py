@@ -2,8 +2,8 @@
 
 Board A: the question is in the prefill; compress after it, then answer. Board B (online/offline): prefill
 the context alone, compress, then answer several questions, each on a copy of the compressed cache (no
-re-prefill). Board C: decode with a hard per-layer cap: before a step that would exceed it, the method is
-asked to evict. The full cache runs on the same items and is the reference for every metric; what it did
+re-prefill). Board C: decode with a hard per-layer cap: when a layer reaches its cap, the method is asked to evict a block
+(the layer goes back to its cap minus an eighth), every layer at its cap in the same step in one call. The full cache runs on the same items and is the reference for every metric; what it did
 (its answers, its next-token distributions, the attention its future queries pay each key) is kept as an
 :class:`ItemReference`, which a later run on the same items reuses instead of recomputing.
 
@@ -31,7 +31,9 @@ from harness.tasks import Item, Question, score
 __all__ = ["BOARDS", "Engine", "ItemReference", "MethodError", "MethodRun", "MethodTimeout", "QuestionReference",
            "apply_result", "eviction_cost", "fidelity", "layer_budget", "run_decode_item", "run_prefill_item"]
 
-DECODE_QUERY_WINDOW_MAX = 4096  # board C hands over at most this many recent decode queries
+DECODE_QUERY_WINDOW_MAX = 4096  # board C hands over at most this many recent queries
+DECODE_BLOCK_SHARE = 8  # board C: a layer at its cap evicts this share of it (one call per block of steps) ...
+DECODE_BLOCK_MAX = 512  # ... but at most this many tokens (kvpress's DecodingPress compresses every 512 steps)
 TOP_K = 128  # next-token log-probabilities kept per reference position (KL over the top-K and the tail)
 BATCH_BYTES = 32 * 1024**2  # layer tensors handed to a method per round trip
 PREFILL_CHUNK = 4096  # prompt tokens per forward pass: bounds prefill activations at long contexts
@@ -66,6 +68,7 @@ class Engine:
         self.param_bytes = sum(p.numel() * p.element_size() for p in self.model.parameters())
         self.eos = {t for t in [self.tok.eos_token_id, self.tok.convert_tokens_to_ids("<|im_end|>")] if t is not None}
         self.model_cpu_s = 0.0  # CPU seconds this process spent in forward passes (the overhead's denominator)
+        self.tokens = 0  # tokens through the model so far (progress: tokens per second)
 
     # --- tokens -------------------------------------------------------------------------------------------
     def n_tokens(self, text: str) -> int:
@@ -125,6 +128,7 @@ class Engine:
         rt.note_peak()
         logits = out.logits[0].float().cpu()
         self.model_cpu_s += time.process_time() - t0
+        self.tokens += len(ids)
         return logits
 
     def generate(self, rt: KVRuntime, first_logits: torch.Tensor, start: int, max_new: int,
@@ -158,11 +162,17 @@ class Engine:
         return LayerView(layer=layer, keys=k, values=v, positions=pos, queries=q, budget=budget, board=board,  # type: ignore[arg-type]
                          phase=phase, model=self.info, valid=valid, query_positions=qpos)  # type: ignore[arg-type]
 
-    def layer_budgets(self, run: MethodRun, mean_budget: int, n_tokens: int) -> list[int]:
+    def layer_budgets(self, run: MethodRun, mean_budget: int, n_tokens: int, cap: int | None = None) -> list[int]:
         """Per-layer budgets indexed by layer (0 for layers without a KV cache). A method allocates over the
         attention layers (one value each, in ``ModelInfo.attention_layers`` order); one value per layer is
-        also accepted (the interface before hybrid models), and only the attention layers' values count."""
+        also accepted (the interface before hybrid models), and only the attention layers' values count.
+
+        With ``cap`` (board C) the cap is per layer, not a mean over layers: a method is budgeted from the cap
+        (``n_tokens`` is the cap, the most a layer may ever hold, not the prompt's length) and an allocation
+        that gives any layer more than the cap is refused."""
         attn = self.info.attention_layers
+        if cap is not None:
+            mean_budget = n_tokens = cap
         got = run.method.layer_budgets(mean_budget, n_tokens, self.info)
         out = [0] * self.info.n_layers
         if got is None:
@@ -174,6 +184,15 @@ class Engine:
         if len(got) != len(attn) or any(int(b) < 0 for b in got):
             raise MethodError(f"layer_budgets returned {len(got)} values, expected {len(attn)} non-negative "
                               "(one per attention layer)")
+        if cap is not None:
+            over = [(i, int(b)) for i, b in zip(attn, got) if int(b) > cap]
+            if over:
+                raise MethodError(f"layer_budgets gives layer {over[0][0]} {over[0][1]} tokens, over the per-layer cap "
+                                  f"{cap} ({len(over)} layer{'s' if len(over) > 1 else ''} over)")
+            empty = next((i for i, b in zip(attn, got) if int(b) < 1), None)
+            if empty is not None:  # the token being decoded is in every layer while it attends
+                raise MethodError(f"layer_budgets gives layer {empty} no tokens: while decoding every layer holds at "
+                                  "least the current token")
         if sum(int(b) for b in got) > mean_budget * len(attn):
             raise MethodError(f"layer_budgets sum {sum(got)} exceeds the total {mean_budget * len(attn)}")
         for i, b in zip(attn, got):
@@ -182,7 +201,8 @@ class Engine:
 
     def compress(self, rt: KVRuntime, run: MethodRun, budgets: list[int], board: str, phase: str,
                  queries: Callable[[int], tuple[torch.Tensor, torch.Tensor] | None],
-                 layers: list[int] | None = None) -> tuple[float, float, dict[int, list[torch.Tensor]]]:
+                 layers: list[int] | None = None,
+                 per_head: bool = False) -> tuple[float, float, dict[int, list[torch.Tensor]]]:
         """(wall seconds, the method's CPU seconds, kept indices per layer) of one compression. Layers go to the
         method in batches of up to ``BATCH_BYTES`` of tensors: one round trip across the trust boundary each."""
         op = "on_decode" if phase == "decode" else "select"
@@ -195,7 +215,7 @@ class Engine:
         def flush() -> None:
             nonlocal size
             for view, result in zip(batch, run.method.call_layers(op, batch)):
-                k = apply_result(rt, view.layer, result, budgets[view.layer])
+                k = apply_result(rt, view.layer, result, budgets[view.layer], per_head)
                 if k is not None:
                     kept[view.layer] = k
             batch.clear()
@@ -213,8 +233,10 @@ class Engine:
         return time.perf_counter() - t0, run.method.cpu_seconds() - cpu0, kept
 
 
-def apply_result(rt: KVRuntime, layer: int, result: object, budget: int) -> list[torch.Tensor] | None:
-    """Validate a method's answer and really shrink the layer. Returns kept indices (None for Rewrite)."""
+def apply_result(rt: KVRuntime, layer: int, result: object, budget: int,
+                 per_head: bool = False) -> list[torch.Tensor] | None:
+    """Validate a method's answer and really shrink the layer. Returns kept indices (None for Rewrite).
+    ``budget`` bounds the layer's entries (``budget`` x its KV heads); with ``per_head`` each head's too."""
     heads = rt.layers[layer].heads
     h_kv = len(heads)
     if isinstance(result, Keep):
@@ -230,6 +252,7 @@ def apply_result(rt: KVRuntime, layer: int, result: object, budget: int) -> list
                 raise MethodError(f"layer {layer} head {h}: repeated indices")
             kept.append(idx.sort().values.long())
         total = sum(int(i.numel()) for i in kept)
+        _check_heads(layer, [int(i.numel()) for i in kept], budget, per_head)
         if total > budget * h_kv:
             raise MethodError(f"layer {layer}: keeps {total} entries, over the budget {budget} x {h_kv} heads")
         rt.layers[layer].keep(kept)
@@ -238,6 +261,7 @@ def apply_result(rt: KVRuntime, layer: int, result: object, budget: int) -> list
         if not (len(result.keys) == len(result.values) == len(result.positions) == h_kv):
             raise MethodError(f"layer {layer}: Rewrite needs keys/values/positions for {h_kv} heads")
         total = sum(int(k.shape[0]) for k in result.keys)
+        _check_heads(layer, [int(k.shape[0]) for k in result.keys], budget, per_head)
         if total > budget * h_kv:
             raise MethodError(f"layer {layer}: rewrites to {total} entries, over the budget {budget} x {h_kv}")
         d = heads[0].k.shape[1]
@@ -253,6 +277,12 @@ def apply_result(rt: KVRuntime, layer: int, result: object, budget: int) -> list
                                  list(result.positions))
         return None
     raise MethodError(f"layer {layer}: select returned {type(result).__name__}, expected Keep or Rewrite")
+
+
+def _check_heads(layer: int, lengths: list[int], budget: int, per_head: bool) -> None:
+    if per_head and lengths and max(lengths) > budget:
+        h = lengths.index(max(lengths))
+        raise MethodError(f"layer {layer} head {h}: keeps {lengths[h]} entries, over the per-head cap {budget}")
 
 
 # --- metrics ------------------------------------------------------------------------------------------------------
@@ -481,12 +511,14 @@ def run_prefill_item(eng: Engine, item: Item, runs: list[MethodRun], board: str,
         prefill_ids, q_span = ctx, None
     n = len(prefill_ids)
     rt0 = KVRuntime(eng.info.n_layers, eng.info.group_size)
-    rt0.queries.prefill_positions = _needed_positions(runs, n, q_span)
+    rt0.queries.prefill_positions = _needed_positions(runs + (record.extra_runs if record else []), n, q_span)
     cpu0 = eng.model_cpu_s
     last_logits = eng.forward(rt0, prefill_ids, 0, last_only=True)[-1]
     prefill_cpu = eng.model_cpu_s - cpu0
     if reference is None or reference.n_prompt != n or len(reference.questions) != len(questions):
         reference = prefill_reference(eng, item, questions, rt0, n, query_aware, last_logits, prefill_cpu)
+    if record is not None:
+        record.baseline_calls(eng, item.id, rt0, n, q_span, board, ctx)
     rows: list[Row] = [qr.row for qr in reference.questions]
 
     for run in runs:
@@ -504,6 +536,8 @@ def run_prefill_item(eng: Engine, item: Item, runs: list[MethodRun], board: str,
                 if board == "B_offline" and run.method.attrs.reconstruction_queries:
                     queries, offline_s = reconstruction_queries(eng, rt0, ctx, n)
                 secs_c, cpu_c, kept = eng.compress(rt_c, run, per_layer, board, "prefill", queries)
+                if record is not None:
+                    record.method(item.id, run.name, run.method.code_hash, b, rt_c, n)
             except MethodError as e:
                 run.error = str(e)
                 rows.append(_error_row(item, run, b))
@@ -567,11 +601,34 @@ def decode_reference(eng: Engine, item: Item, rt0: KVRuntime, n: int, last: torc
         QuestionReference(row=row, gen=trace, tf_ids=trace, top_ids=ids, top_logp=logp)])
 
 
+def decode_block(budget: int) -> int:
+    """Tokens a layer at its cap gives back in one eviction: an eighth of its budget (1 to 512). The method is asked
+    once per block of decoded tokens instead of before every token (a round trip per token, each waiting for a
+    busy core, made board C 30x slower beside other work), as the seed's decode-time methods evict "when the
+    cache budget is filled" (R-KV every 128 tokens, kvpress's DecodingPress every 512)."""
+    return max(1, min(DECODE_BLOCK_MAX, budget // DECODE_BLOCK_SHARE))
+
+
+def _held(layer: Any, per_head: bool) -> int:
+    """What a cap limits: a layer's tokens per KV head (the mean over its heads, rounded up: its memory) or, where
+    the cap is per head, its longest head."""
+    lengths = layer.lengths()
+    if not lengths:
+        return 0
+    return max(lengths) if per_head else -(-sum(lengths) // len(lengths))
+
+
 def run_decode_item(eng: Engine, item: Item, runs: list[MethodRun], caps: list[int], budgets: list[float],
-                    reference: ItemReference | None = None) -> tuple[list[Row], ItemReference]:
+                    reference: ItemReference | None = None, per_head: bool = False) -> tuple[list[Row], ItemReference]:
     """Board C. Fidelity items (``metric == "fidelity"``): the full cache's trace is teacher-forced through the
     capped cache, token by token. Scored items (MATH-500): the capped cache generates freely and its answer is
-    scored, with its length. Either way no layer ever holds more than its cap."""
+    scored, with its length. Either way no layer ever holds more than its cap (``per_head``: no head), at any step.
+
+    A layer that would pass its budget (at most the cap) with the next token first evicts a block
+    (:func:`decode_block`): the method sees it with ``budget`` = its cap minus the block; every layer due at the
+    same step goes in one call. Between calls the method's state stays in its own process (``view.state``), and
+    ``view.queries`` holds the newest ``query_window`` queries (at most 4,096; the prompt's, then the decoded
+    tokens'), so the queries since its last call are all there for methods that accumulate per step."""
     q = item.questions[0]
     ctx, qids = eng.segments(item, q)
     prompt = ctx + qids
@@ -588,6 +645,7 @@ def run_decode_item(eng: Engine, item: Item, runs: list[MethodRun], caps: list[i
     trace = qref.gen
     rows: list[Row] = [qref.row]
     forced = item.metric == "fidelity"
+    attn = eng.info.attention_layers
     for run in runs:
         if run.keeps_everything:
             continue
@@ -601,44 +659,51 @@ def run_decode_item(eng: Engine, item: Item, runs: list[MethodRun], caps: list[i
             comp = [0.0, 0.0]
             peak_tokens = [0]
 
-            def evict_ahead(rt_: KVRuntime, pos: int, per_layer: list[int]) -> None:
-                """Before a step: every layer that would exceed its cap after one more token evicts first."""
-                over = [j for j in eng.info.attention_layers if _layer_tokens(rt_.layers[j]) + 1 > per_layer[j]]
-                if over:
-                    s, c, _ = eng.compress(rt_, run, [max(0, x - 1) for x in per_layer], "C", "decode",
-                                           rt_.recent_queries, over)
+            def evict_ahead(rt_: KVRuntime, pos: int, per_layer: list[int], targets: list[int]) -> None:
+                """Before a step: every layer that would pass its budget with one more token evicts a block."""
+                due = [j for j in attn if _held(rt_.layers[j], per_head) + 1 > per_layer[j]]
+                if due:
+                    s, c, _ = eng.compress(rt_, run, targets, "C", "decode", rt_.recent_queries, due, per_head)
                     comp[0] += s
                     comp[1] += c
 
+            def after(rt_: KVRuntime, per_layer: list[int]) -> None:
+                """After a step: the cap held in every layer (the engine's own guarantee, checked every step)."""
+                held = [_held(rt_.layers[j], per_head) for j in attn]
+                bad = next(((j, h) for j, h in zip(attn, held) if h > per_layer[j]), None)
+                if bad is not None:
+                    raise RuntimeError(f"layer {bad[0]} holds {bad[1]} tokens, over its budget {per_layer[bad[0]]}")
+                peak_tokens[0] = max([peak_tokens[0], *held])
+
             try:
-                per_layer = eng.layer_budgets(run, cap, n)
-                over = [i for i in eng.info.attention_layers if _layer_tokens(rt.layers[i]) > per_layer[i]]
-                if over:
-                    s, c, _ = eng.compress(rt, run, per_layer, "C", "prefill", _queries_for(rt0, run, n, None, "C"),
-                                           over)
+                per_layer = eng.layer_budgets(run, cap, n, cap=cap)
+                targets = [max(0, x - decode_block(x)) if x else 0 for x in per_layer]
+                over = [i for i in attn if _held(rt.layers[i], per_head) > targets[i]]
+                if over:  # the prompt alone fills the cap: evict to the decode level before the first step
+                    s, c, _ = eng.compress(rt, run, targets, "C", "prefill", _queries_for(rt0, run, n, None, "C"),
+                                           over, per_head)
                     comp[0] += s
                     comp[1] += c
                 rt.reset_peak()
-                peak_tokens[0] = _max_tokens(rt)
+                peak_tokens[0] = 0
+                after(rt, per_layer)
                 cpu_model0 = eng.model_cpu_s
                 kv: list[int] = []
                 t0 = time.perf_counter()
                 if forced:
                     logits = [last[None]]
                     for i, tok in enumerate(trace[:-1]):
-                        evict_ahead(rt, n + i, per_layer)
+                        evict_ahead(rt, n + i, per_layer, targets)
                         logits.append(eng.forward(rt, [tok], n + i)[-1:])
                         kv.append(rt.live_bytes())
-                        peak_tokens[0] = max(peak_tokens[0], _max_tokens(rt))
+                        after(rt, per_layer)
                     gen, text = trace, ""
                     kv_mean = sum(kv) / len(kv) if kv else float(rt.live_bytes())
                 else:
-                    def after(rt_: KVRuntime) -> None:
-                        peak_tokens[0] = max(peak_tokens[0], _max_tokens(rt_))
-
-                    gen, _, kv_mean = eng.generate(rt, last, n, item.max_new_tokens,
-                                                   before_step=lambda rt_, pos: evict_ahead(rt_, pos, per_layer),
-                                                   after_step=after)
+                    gen, _, kv_mean = eng.generate(
+                        rt, last, n, item.max_new_tokens,
+                        before_step=lambda rt_, pos: evict_ahead(rt_, pos, per_layer, targets),
+                        after_step=lambda rt_: after(rt_, per_layer))
                     text = eng.tok.decode(gen, skip_special_tokens=True)
                 secs = time.perf_counter() - t0
                 model_cpu = prefill_cpu + eng.model_cpu_s - cpu_model0

@@ -1,7 +1,9 @@
 """H2O (Zhang et al., 2023, arXiv 2306.14048): keep the heavy hitters, the tokens with the largest
 cumulative attention received, plus the most recent tokens; half of the budget each (the paper's scripts
 use equal heavy and recent ratios). At prefill the scores are the attention of every prompt query; while
-decoding, each new query's attention is added as it comes (carried across calls by position).
+decoding, every query since the previous call (board C asks once per block of steps, with the newest queries) adds
+its attention over the keys it saw, sums carried across calls by position: the per-step sums exactly, though the
+block is evicted at once where the paper evicts one token per step.
 ``normalise`` divides each token's total by the number of queries that could see it (kvpress's
 ObservedAttentionPress, "related to H2O": the mean attention received rather than the sum)."""
 

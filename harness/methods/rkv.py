@@ -3,7 +3,8 @@ redundancy. Importance = max-pooled (kernel 7) mean attention of the last 8 quer
 tokens of their mean cosine similarity to the other keys (diagonal zeroed, and for each token its most recent
 similar copy, cos > 0.5, zeroed so the newest copy is protected); score = lambda x importance - (1 - lambda) x
 redundancy with lambda = 0.07 (the official code's default); the last 8 tokens are always kept. The harness
-calls it whenever a layer exceeds its cap (the official code compresses every 128 generated tokens)."""
+calls it whenever a layer reaches its cap and it gives back a block, as the official code, which compresses every
+128 generated tokens (a buffer over the budget)."""
 
 import torch
 import torch.nn.functional as F

@@ -1,7 +1,9 @@
 """TOVA (Oren et al., 2024, arXiv 2401.06104, "Transformers are Multi-State RNNs"): score each cached token
 by the attention of the current (last) query, averaged over all heads of the layer; keep the top tokens, the
-same set for every KV head. Runs at prefill and at every decode step over the cap; like the official code,
-no token is force-kept."""
+same set for every KV head. Runs at prefill and whenever a layer reaches its cap while decoding; like the
+official code, no token is force-kept. The official code drops one token per step; the harness asks once per block
+of steps (board C), so the block goes at once, by the current query's attention (the rule TOVA also applies to
+the prompt, where it drops many tokens by the last query)."""
 
 
 from harness.api import EvictionMethod, Keep, LayerView
