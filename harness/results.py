@@ -64,6 +64,7 @@ class RunConfig:
     dtype: str | None = None
     data: str | None = None  # a folder of stored items (the arena's test split)
     c_scale: float | None = None  # board C caps = budgets x c_scale (default: 1/16 on the embedded model)
+    cap_per_head: bool = False  # board C: the cap binds every KV head, not only the layer's mean over its heads
     threads: int | None = None
     reference: str | None = None  # a full-cache reference file: read when it matches, else computed and written
     limits: MethodLimits = field(default_factory=MethodLimits)
