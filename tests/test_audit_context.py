@@ -235,7 +235,8 @@ def test_real_samples_report_their_client_versions(tmp_path):
         "claude-code-viewer_v1.0.98_interactive_fe5e1c67.jsonl": "Claude Code 1.0.98",
         "hive-mind_v2.1.214_sdk-cli_bypassPermissions_head14.jsonl": "Claude Code 2.1.214",
         "agent-history_codex-exec_0.135.0_redacted-by-source.jsonl": "Codex CLI 0.135.0",
-        "codex-session-viewer_legacy-2025-09_rollout.jsonl": None,  # the older format names no version
+        "codex-session-viewer_legacy-2025-09_rollout.jsonl":  # the older format names no version
+            "Codex CLI (bare rollout format, before Oct 2025: no version recorded)",
         "hive-mind_codex-exec_0.144.1_rollout.jsonl": "Codex CLI 0.144.1",
     }
     shutil.rmtree(tmp_path)

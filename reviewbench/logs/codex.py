@@ -316,6 +316,7 @@ def parse_codex(info: FileInfo, stats: ParseStats, seen: dict[int, tuple[int, st
                 continue
             if "instructions" in rec and "type" not in rec:
                 info.session_id = info.session_id or _str(rec.get("id"))
+                info.client = info.client or "Codex CLI (bare rollout format, before Oct 2025: no version recorded)"
                 continue  # header line
             item = rec
         itype = item.get("type")
