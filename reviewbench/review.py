@@ -159,10 +159,10 @@ def review(
 
             split_manifest(arena, board)  # a missing test split too
 
-    if on_ready is not None:
-        on_ready(bundle)
     if executor is None:  # chosen before anything is written: an unreachable Ray cluster refuses the review
         executor = executor_for(arena.config.harness, config_file=arena.root / "arena.toml")
+    if on_ready is not None:  # everything validated: the CLI says "Reviewing ..." only now
+        on_ready(bundle)
     with Store(arena.store_path) as store:
         ctx = open_review(arena, bundle, executor, store=store, progress=progress, fresh_judges=fresh_judges)
         bundle, family, earlier = ctx.bundle, ctx.author_family, ctx.earlier
