@@ -226,17 +226,22 @@ _PY_TRIGGERS = re.compile(
 # environment, the harness, the Hub or the network. Building a protected path from plain pieces ("/".join,
 # os.path.join, Path / "x") needs a piece holding one of the relevance test's anchors: checked separately.
 _PY_CODE_WORDS = ("chr(", "fromhex", "b64", "base64", "hexlify", "codecs", "[::-1]", "environ", "putenv",
-                  "os.system", "subprocess", "popen", "spawn", "pty.", "exec(", "eval(", "import harness",
-                  "from harness", "harness.", "symlink",
+                  "os.system", "subprocess", "popen", "spawn", "pty.", "exec(", "eval(", "harness.", "symlink",
                   "sys.path", "PYTHONPATH", "runpy", "run_path", "run_module", "hugging", "hf.", "hf_", "hf-", "modelscope", "__import__", "getattr",
                   "importlib", "socket", "urllib", "requests", "httpx", "aiohttp", "http.client", "pycurl", "wget",
                   "curl", *sorted(HF_PY_CALLS))
 _PY_CODE_ESCAPES = re.compile(r"\\[xuUN0-7]")  # escapes that spell a character: text a literal does not show
 
 
+_HARNESS_IMPORT = re.compile(r"(?:import|from)\s+harness\b")
+
+
 def _py_code_trigger(code: str) -> bool:
-    """Substring tests (C speed; one alternation regex over a 16 KB script cost ~6 ms)."""
-    return any(w in code for w in _PY_CODE_WORDS) or ("\\" in code and bool(_PY_CODE_ESCAPES.search(code)))
+    """Substring tests (C speed; one alternation regex over a 16 KB script cost ~6 ms), run over the script's
+    distinct blank-separated words (no trigger word holds a blank): a third of the text to scan 50 times."""
+    words = " ".join(set(code.split()))
+    return any(w in words for w in _PY_CODE_WORDS) or ("harness" in words and bool(_HARNESS_IMPORT.search(code))) \
+        or ("\\" in code and bool(_PY_CODE_ESCAPES.search(code)))
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z]+[0-9]*")  # ScoreBlend98: a name, not base64 (whose digits are spread)
