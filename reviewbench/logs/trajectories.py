@@ -27,11 +27,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 from reviewbench.logs.claude import tool_event
-from reviewbench.logs.events import Event, FileInfo, ParseStats, string_values
+from reviewbench.logs.events import Event, EventKind, FileInfo, ParseStats, string_values
 from reviewbench.logs.reader import MAX_RECORD_BYTES, json_records
 from reviewbench.logs.static import URL_RE
 
@@ -129,7 +130,8 @@ def _gemini(doc: dict, info: FileInfo) -> Iterator[Event]:
             if not isinstance(call, dict):
                 continue
             name = str(call.get("name") or "")
-            args = call.get("args") if isinstance(call.get("args"), dict) else {}
+            raw_args = call.get("args")
+            args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
             src = f"{info.path}:messages[{k}].toolCalls[{j}]"
             time = msg.get("timestamp") if isinstance(msg.get("timestamp"), str) else None
             mapped = _GEMINI_TOOLS.get(name)
@@ -162,7 +164,8 @@ def _openhands(ev: dict, src: str, info: FileInfo) -> Iterator[Event]:
     action = ev.get("action")
     if not isinstance(action, str) or ev.get("source") not in (None, "agent"):
         return
-    args = ev.get("args") if isinstance(ev.get("args"), dict) else {}
+    raw_args = ev.get("args")
+    args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
     time = ev.get("timestamp") if isinstance(ev.get("timestamp"), str) else None
     cwd = info.session_cwd
     agent = info.agent
@@ -237,7 +240,7 @@ def _swe_action(action: str, src: str, agent: str | None, cwd: str | None) -> It
     elif first == "str_replace_editor":
         words = rest.split()
         if len(words) >= 2:
-            kind = "read" if words[0] == "view" else "write"
+            kind: EventKind = "read" if words[0] == "view" else "write"
             yield Event(source=src, tool=first, kind=kind, agent=agent, cwd=cwd, paths=[words[1]])
     else:
         yield Event(source=src, tool="bash", kind="shell", agent=agent, cwd=cwd, command=action)

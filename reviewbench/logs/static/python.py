@@ -322,7 +322,7 @@ def digest_of(code: str) -> bytes:
     return hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-def carry_verdict(relevant: object, old: str, new: str, start: int, end: int) -> None:
+def carry_verdict(relevant: Callable[[str], bool], old: str, new: str, start: int, end: int) -> None:
     """An edit of a script already judged inert: judge only the lines it touched (``new[start:end]`` is the
     inserted text). Sound because every test of ``_python_inert`` is local to a line (trigger words, one-line
     literals, words of long strings) except the anchor test, which pairs a piece with a builder anywhere: an
