@@ -21,7 +21,7 @@ RESULT_SCHEMA = "harness.result/2"
 HARNESS_VERSION = "2"
 
 Board = Literal["A", "B_online", "B_offline", "C"]
-BOARDS: tuple[str, ...] = ("A", "B_online", "B_offline", "C")
+BOARDS: tuple[str, ...] = typing.get_args(Board)  # one list: the Literal above
 DEFAULT_TASKS: dict[str, list[str]] = {"A": ["niah_single"], "B_online": ["niah_multiquery"],
                                        "B_offline": ["niah_multiquery"], "C": ["reasoning_trace"]}
 DEFAULT_BUDGETS: dict[str, list[float]] = {"A": [0.02, 0.05, 0.10], "B_online": [0.10, 0.25, 0.50],

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from harness.results import EMBEDDED_MODEL
+from harness.results import BOARDS, EMBEDDED_MODEL
 from reviewbench.errors import ConfigError
 from reviewbench.overall import DECODE_WEIGHTS, OverallWeights, WeightLimits
 from reviewbench.tomlio import read_toml, validate_file
@@ -33,7 +33,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-HARNESS_BOARDS = ("A", "B_online", "B_offline", "C")
+HARNESS_BOARDS = BOARDS  # the harness's protocols: one list, harness.results.BOARDS
 
 
 class Board(_Strict):

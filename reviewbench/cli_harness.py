@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from harness.results import BOARDS as HARNESS_BOARDS  # one list of the harness's boards
 from reviewbench.errors import UserError
 
 console = Console()
@@ -27,7 +28,6 @@ harness_app = typer.Typer(help="The embedded eviction harness: run, check or mea
                           context_settings={"help_option_names": ["-h", "--help"]})
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-HARNESS_BOARDS = ("A", "B_online", "B_offline", "C")
 
 
 def _model(model: str) -> str:
