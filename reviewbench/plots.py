@@ -103,19 +103,15 @@ class BudgetSeries:
 
 
 def bootstrap_ci(values: list[float], level: float = 0.95, resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap CI of the mean (scipy.stats.bootstrap); one value or no spread gives (mean, mean).
-    Percentile rather than BCa: BCa is undefined when every item has the same score, common at tiny budgets."""
-    import numpy as np
+    """Percentile bootstrap CI of the mean (:func:`reviewbench.points.mean_ci`, the gate's own bootstrap); one
+    value or no spread gives (mean, mean)."""
+    from reviewbench.points import mean_ci
 
-    arr = np.asarray(values, dtype=float)
-    if len(arr) < 2 or float(arr.min()) == float(arr.max()):
-        m = float(arr.mean()) if len(arr) else float("nan")
+    if len(values) < 2 or min(values) == max(values):
+        m = sum(values) / len(values) if values else float("nan")
         return m, m
-    from scipy.stats import bootstrap
-
-    res = bootstrap((arr,), np.mean, n_resamples=resamples, confidence_level=level, method="percentile",
-                    rng=np.random.default_rng(seed))
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+    _, lo, hi = mean_ci(values, resamples, level, seed)
+    return lo, hi
 
 
 def budget_series(label: str, kind: str, method: str, rows: list[Any], full: list[Any], weights: Any,

@@ -62,13 +62,23 @@ def paired_bootstrap(
     items = sorted(set(candidate) & set(reference))
     if not items:
         return 0, float("nan"), float("nan"), float("nan")
-    diff = np.array([candidate[i] - reference[i] for i in items], dtype=np.float64)
+    mean, lo, hi = mean_ci([candidate[i] - reference[i] for i in items], samples, level, seed)
+    return len(items), mean, lo, hi
+
+
+def mean_ci(values: Sequence[float], samples: int, level: float, seed: int) -> tuple[float, float, float]:
+    """The mean of ``values`` and its percentile bootstrap CI: reviewbench's one bootstrap (the gate's paired
+    gain, the plots' bands). Percentile, not BCa: BCa is undefined when every item has the same score, which is
+    common at tiny budgets. (``harness`` keeps its own, as it never imports reviewbench.)"""
+    arr = np.asarray(values, dtype=np.float64)
+    if len(arr) == 0:
+        return float("nan"), float("nan"), float("nan")
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(diff), size=(samples, len(diff)))
-    means = diff[idx].mean(axis=1)
+    idx = rng.integers(0, len(arr), size=(samples, len(arr)))
+    means = arr[idx].mean(axis=1)
     alpha = (1 - level) / 2
     lo, hi = np.quantile(means, [alpha, 1 - alpha])
-    return len(items), float(diff.mean()), float(lo), float(hi)
+    return float(arr.mean()), float(lo), float(hi)
 
 
 def gain_ci(candidate: BoardEntry, reference: BoardEntry, rules: RuleSet) -> GainCI:
