@@ -244,6 +244,7 @@ def _py_code_trigger(code: str) -> bool:
         or ("\\" in code and bool(_PY_CODE_ESCAPES.search(code)))
 
 
+_B64_RUN = re.compile(r"[A-Za-z0-9+/]{12,}={0,2}")
 _IDENTIFIER = re.compile(r"[A-Za-z]+[0-9]*")  # ScoreBlend98: a name, not base64 (whose digits are spread)
 _B64_STRICT = re.compile(r"[A-Za-z0-9+/]*[0-9+/][A-Za-z0-9+/]*={0,2}|[A-Za-z0-9+/]{24,}={0,2}")
 
@@ -255,11 +256,11 @@ def _literal_payload(literals: list[str]) -> bool:
     text = "\n".join(literals)
     if not has_payload(text):
         return False
-    for tok in text.split():
-        for piece in re.findall(r"[A-Za-z0-9+/]{12,}={0,2}", tok):
-            if not (piece.islower() or piece.isupper()) and _B64_STRICT.fullmatch(piece) \
-                    and not _IDENTIFIER.fullmatch(piece):
-                return True
+    for m in _B64_RUN.finditer(text):
+        piece = m.group(0)
+        if not (piece.islower() or piece.isupper()) and _B64_STRICT.fullmatch(piece) \
+                and not _IDENTIFIER.fullmatch(piece):
+            return True
     return bool(re.search(r"[0-9a-fA-F]{16,}|(?:\\x[0-9a-fA-F]{2}){4,}", text))
 _TRIPLE = re.compile(r'"""(.*?)"""|\'\'\'(.*?)\'\'\'', re.S)
 _BUILDERS = re.compile(r"join|sep\b|Path|\+|format|%")
