@@ -256,8 +256,8 @@ def render_binds(binds: tuple[Bind, ...] | None = None) -> str:
         return p
 
     lines = [f"- system folders and files, read-only: {', '.join(f'`{d}`' for d in (*SYSTEM_DIRS, *SYSTEM_FILES))}",
-             "- a private, size-capped tmpfs at `/tmp`; a minimal `/dev`; no `/proc` (a GPU run adds `/proc`, "
-             "`/sys` and the NVIDIA device nodes)",
+             "- a private, size-capped tmpfs at `/tmp`, a minimal `/dev`, no `/proc` and no `/sys` (a GPU run mounts "
+             "both and binds the NVIDIA device nodes)",
              "- the staged copy of the submission's `method.py`, alone in its folder",
              "- the interpreter: the links from `sys.executable` to its binary, the binary, libpython, "
              "`<venv>/pyvenv.cfg`"]
@@ -369,6 +369,7 @@ def method_sandbox_command(argv: list[str], ro: list[Path], env: dict[str, str],
                "--size", str(limits.tmpfs_bytes), "--perms", "1777", "--tmpfs", "/tmp", "--clearenv"]
         if devices:
             cmd += ["--proc", "/proc"]
+
         for sysdir in SYSTEM_DIRS:
             if Path(sysdir).exists():
                 cmd += ["--ro-bind", sysdir, sysdir]

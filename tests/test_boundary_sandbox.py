@@ -135,3 +135,15 @@ def test_the_readme_lists_what_the_sandbox_shows():
     begin, end = "<!-- sandbox-binds:begin (generated: harness.sandbox.render_binds) -->", "<!-- sandbox-binds:end -->"
     assert begin in readme and end in readme
     assert readme.split(begin, 1)[1].split(end, 1)[0].strip() == render_binds().strip()
+
+
+def test_torch_keeps_the_hosts_vector_kernels_inside(tmp_path):
+    """Without /proc and /sys torch cannot read the CPU's extensions and falls back to scalar kernels (twice as
+    slow); the trusted side tells it what it found."""
+    import torch
+
+    out = _report_from_inside(tmp_path, """
+        import torch
+        out = torch.backends.cpu.get_cpu_capability()
+    """)
+    assert out == torch.backends.cpu.get_cpu_capability()
