@@ -59,7 +59,7 @@ def _tree_fingerprint(folder: Path) -> list[tuple[str, int, int]]:
 
 def audit_inputs(ctx: StageContext) -> list[Any]:
     """The agent's log files and every submission's metadata (the quota counts them)."""
-    return [_tree_fingerprint(ctx.arena.logs_dir / ctx.bundle.agent),
+    return [_tree_fingerprint(ctx.arena.agent_logs(ctx.bundle.agent)),
             [x for x in _tree_fingerprint(ctx.arena.submit_dir) if x[0].endswith(("meta.toml", "meta.json"))]]
 
 
@@ -82,7 +82,7 @@ def audit_stage(ctx: StageContext) -> StageOutput[AuditData]:
     agent = ctx.bundle.agent
     report = audit_agent(ctx.arena, agent)
     if report is None:
-        return StageOutput(status="not_run", reason=f"no logs for {agent}: {ctx.arena.logs_dir / agent} is missing")
+        return StageOutput(status="not_run", reason=f"no logs for {agent}: {ctx.arena.agent_logs(agent)} is missing")
     root = f"{ctx.arena.root}/"
     report.findings = [f.model_copy(update={"source": f.source.removeprefix(root)}) for f in report.findings]
     start, end = submission_window(ctx)
@@ -198,7 +198,7 @@ STAGES: tuple[Stage[Any], ...] = (
     Stage(BENCHMARK, "Board benchmark", "1", (BUNDLE,), benchmark_stage, extra_inputs=benchmark_inputs,
           config_inputs=benchmark_config, reads_rubric=False, submission_inputs=benchmark_submission,
           reads_earlier=False),
-    Stage(JUDGES, "Judges", "4", (BUNDLE, AUDIT, EVIDENCE, HARNESS, BENCHMARK), judges_stage,
+    Stage(JUDGES, "Judges", "5", (BUNDLE, AUDIT, EVIDENCE, HARNESS, BENCHMARK), judges_stage,
           extra_inputs=lambda c: {"panel": panel_inputs(c), "board": board_inputs(c)}),
     Stage(VERDICT, "Verdict", "2", (BUNDLE, AUDIT, EVIDENCE, HARNESS, JUDGES), verdict_stage,
           extra_inputs=family_offsets),
