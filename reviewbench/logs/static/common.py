@@ -260,10 +260,14 @@ def decode_payloads(text: str) -> list[str]:
     return out
 
 
+_NAME_NUMBER = re.compile(r"[A-Za-z]+[0-9]*")
+
+
 def _b64_candidate(tok: str) -> bool:
-    """Base64 of text mixes upper and lower case and has few slashes; a path or a word does not."""
+    """Base64 of text mixes upper and lower case and has few slashes; a path or a word does not, nor a name
+    (ArgumentParser, ScoreBlend98: letters, then at most a number; base64 of text spreads its digits)."""
     return not (tok.islower() or tok.isupper() or len(tok.rstrip("=")) % 4 == 1
-                or tok.count("/") > 2 + len(tok) // 16)
+                or tok.count("/") > 2 + len(tok) // 16 or (len(tok) < 24 and _NAME_NUMBER.fullmatch(tok)))
 
 
 _HEX_RUN = re.compile(r"[0-9a-fA-F]{16,}")
