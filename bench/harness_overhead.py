@@ -43,16 +43,19 @@ import json, sys, time, torch
 from transformers import AutoModelForCausalLM, DynamicCache
 from kvpress import AdaKVPress, SnapKVPress
 path, ids_file, ratio, threads = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+device = sys.argv[5] if len(sys.argv) > 5 else "cpu"
 torch.set_num_threads(threads)
-model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
-ids = torch.tensor([json.load(open(ids_file))])
+dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
+model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).to(device).eval()
+ids = torch.tensor([json.load(open(ids_file))], device=device)
+sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
 
 def run(which):
     press = SnapKVPress(compression_ratio=ratio) if which == "snapkv" else AdaKVPress(SnapKVPress(compression_ratio=ratio))
     times = []
     orig = press.compress
     def timed(*a, **k):
-        t = time.perf_counter(); out = orig(*a, **k); times.append(time.perf_counter() - t); return out
+        sync(); t = time.perf_counter(); out = orig(*a, **k); sync(); times.append(time.perf_counter() - t); return out
     press.compress = timed
     cache = DynamicCache(config=model.config)
     with torch.no_grad(), press(model):
@@ -76,13 +79,13 @@ for line in sys.stdin:
 class KvpressSide:
     """The kvpress process: one request line in, one JSON line out."""
 
-    def __init__(self, py: Path, model: Path, ids: list[int], ratio: float, threads: int) -> None:
+    def __init__(self, py: Path, model: Path, ids: list[int], ratio: float, threads: int, device: str = "cpu") -> None:
         self.ids_file = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
         json.dump(ids, self.ids_file)
         self.ids_file.close()
         self.err = tempfile.TemporaryFile("w+")  # kvpress warns per layer: a pipe would fill and block it
         self.proc = subprocess.Popen([str(py), "-c", KVPRESS_SIDE, str(model), self.ids_file.name, str(ratio),
-                                      str(threads)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      str(threads), device], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.err, text=True)
         self.info = self._read()
 
@@ -118,7 +121,7 @@ class KvpressSide:
 class OurSide:
     """The harness: one prefill, then each run compresses a copy of it, layer by layer, with the real methods."""
 
-    def __init__(self, model: Path, ids: list[int], ratio: float) -> None:
+    def __init__(self, model: Path, ids: list[int], ratio: float, device: str = "cpu") -> None:
         import torch
 
         from harness.boundary import InProcessMethod
@@ -127,7 +130,8 @@ class OurSide:
         from harness.model import load_model
         from harness.runner import Engine, MethodRun
 
-        self.eng = Engine(load_model(str(model)))
+        self.eng = Engine(load_model(str(model), device=device))
+        self.sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
         n = len(ids)
         self.rt0 = KVRuntime(self.eng.info.n_layers, self.eng.info.group_size)
         self.rt0.queries.prefill_positions = torch.arange(max(0, n - 64), n)
@@ -151,8 +155,10 @@ class OurSide:
         budgets = eng.layer_budgets(run, self.budget, self.n)
         times = []
         for layer in eng.info.attention_layers:
+            self.sync()
             t = time.perf_counter()
             eng.compress(rt, run, budgets, "A", "prefill", queries, [layer])
+            self.sync()
             times.append((time.perf_counter() - t) * 1000)
         return {"layer_ms": times, "kv_bytes": rt.live_bytes(), "lengths_layer0": rt.layers[0].lengths()}
 

@@ -1,9 +1,11 @@
-"""Kept-set parity with kvpress 0.5.5: the same model, the same input, the same budget (run by hand, not in CI).
+"""Kept-set parity with kvpress 0.5.5: the same model, the same input, the same budget (run by hand;
+``--smoke`` in make test).
 
     .venv/bin/python bench/kvpress_parity.py [--tokens 2048] [--keep 0.25] [--out harness/results/kvpress_parity.md]
+    .venv/bin/python bench/kvpress_parity.py --ours-only    # the harness's side alone, kvpress skipped
 
-kvpress needs transformers < 5.3, so its side runs in bench/.venv-kvpress (made on first use by
-bench/harness_overhead.py's builder). Both sides load the embedded model's cached checkpoint and one dev
+kvpress needs transformers < 5.3, so its side runs in bench/.venv-kvpress (``bench/_kvpress.py``: built on
+first use; when kvpress cannot be had, one line and exit 1). Both sides load the embedded model's cached checkpoint and one dev
 needle-in-a-haystack prompt; each compresses every layer once at prefill. For every method both harnesses
 have, the script compares the kept index sets per (layer, KV head) and prints the Jaccard index: mean, the
 worst head, and the share of heads at >= 0.99.
@@ -132,6 +134,7 @@ ROWS = [
 def our_side(ids: list[int], keep: float) -> dict[str, dict[int, list[list[int]]]]:
     import torch
 
+    from harness.boundary import InProcessMethod
     from harness.kv import KVRuntime
     from harness.methods import REFERENCE_METHODS
     from harness.model import load_model
@@ -151,13 +154,13 @@ def our_side(ids: list[int], keep: float) -> dict[str, dict[int, list[list[int]]
         method = REFERENCE_METHODS[name]()
         for attr, value in overrides.items():
             setattr(method, attr, value)
-        run = MethodRun(name, method)
+        run = MethodRun(name, InProcessMethod(method, name))  # the handle reads query_window etc. when made
         queries = _queries_for(rt0, run, n, None, "A")
         if getattr(method, "reconstruction_queries", False):
             queries, _ = reconstruction_queries(eng, rt0, ids, n)
         budgets = eng.layer_budgets(run, budget, n)
         rt = rt0.copy()
-        _, kept = eng.compress(rt, run, budgets, "A", "prefill", queries)
+        _, _, kept = eng.compress(rt, run, budgets, "A", "prefill", queries)
         out[key] = {layer: [sorted(k.tolist()) for k in heads] for layer, heads in kept.items()}
     return out
 
@@ -172,8 +175,15 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=2048)
     ap.add_argument("--keep", type=float, default=0.25, help="fraction of the cache kept")
     ap.add_argument("--out", type=Path, help="also write the Markdown table here")
+    ap.add_argument("--kvpress-python", type=Path, help="an interpreter with kvpress (default: bench/.venv-kvpress)")
+    ap.add_argument("--ours-only", action="store_true", help="run only the harness's side (no kvpress comparison)")
+    ap.add_argument("--smoke", action="store_true", help="a tiny run of the script itself (a ~300-token prompt)")
     args = ap.parse_args()
-    from harness_overhead import ensure_kvpress_venv
+    if args.smoke:
+        args.tokens = 256
+    if not 0 < args.keep < 1 or args.tokens < 128:
+        sys.exit("error: --keep must be in (0, 1) and --tokens >= 128")
+    from _kvpress import ensure_kvpress_venv
 
     from harness.model import embedded_checkpoint, load_model
     from harness.runner import Engine
@@ -185,14 +195,20 @@ def main() -> None:
     ctx, q = eng.segments(item, item.questions[0])
     ids = ctx + q
     del eng
-    py = ensure_kvpress_venv()
+    if args.ours_only:
+        print(f"kvpress side skipped (--ours-only): the harness's kept sets only ({len(ids)} tokens, keep {args.keep:.0%})")
+        for key, layers in our_side(ids, args.keep).items():
+            sizes = [len(k) for heads in layers.values() for k in heads]
+            print(f"  {key}: {len(layers)} layers, kept per head {min(sizes)}-{max(sizes)} (mean {sum(sizes) / len(sizes):.1f})")
+        return
+    py = ensure_kvpress_venv(args.kvpress_python)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump(ids, fh)
     res = subprocess.run([str(py), "-c", KVPRESS_SIDE, str(path), fh.name, str(args.keep)], capture_output=True,
                          text=True)
     Path(fh.name).unlink()
     if res.returncode != 0:
-        sys.exit(f"kvpress side failed:\n{res.stderr[-3000:]}")
+        sys.exit(f"error: the kvpress side failed: {(res.stderr.strip().splitlines() or ['no output'])[-1]}")
     theirs = json.loads(res.stdout.strip().splitlines()[-1])
     ours = our_side(ids, args.keep)
     lines = [f"kvpress 0.5.5 parity: SmolLM2-135M, one dev niah_single prompt of {len(ids)} tokens, keep {args.keep:.0%}, "
