@@ -423,3 +423,38 @@ def test_the_python_api_reviews_and_refuses_bad_input_with_one_line(tmp_path):
     with pytest.raises(UserError) as e:
         api.review(EXAMPLE_ARENA / "submit" / "agent1-002", only={"nonsense"})
     assert "unknown stage 'nonsense'" in e.value.one_line()
+
+
+# --- the executor travels on the review's context -------------------------------------------------------------------
+def test_open_review_carries_the_executor_and_sets_nothing_process_wide(tmp_path):
+    import reviewbench.executor as ex_mod
+    from harness.sandbox import SandboxError
+    from reviewbench.benchmark import benchmark_stage
+    from reviewbench.pipeline import _report
+    from reviewbench.review import open_arena, open_review
+    from reviewbench.stages import STAGES, bundle_stage
+    from reviewbench.store import Store
+    from tests.conftest import EXAMPLE_ARENA
+
+    class Refusing(ex_mod.Executor):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen: list[object] = []
+
+        def _run(self, cfg, wall_s, progress, label):
+            self.seen.append(cfg)
+            raise SandboxError("refused by the test executor")
+
+    before = ex_mod.current()
+    mine = Refusing()
+    arena = open_arena(None, EXAMPLE_ARENA)
+    with Store(tmp_path / "s.sqlite") as store:
+        ctx = open_review(arena, EXAMPLE_ARENA / "submit" / "agent1-002", mine, store=store)
+        assert ctx.harness() is mine and ex_mod.current() is before  # nothing process-wide was set
+        assert [e.id for e in ctx.earlier] and ctx.author_family == "anthropic"
+        bundle = next(s for s in STAGES if s.name == "bundle")
+        ctx.reports["bundle"] = _report(bundle, bundle_stage(ctx))
+        out = benchmark_stage(ctx)
+    if out.status == "not_run":
+        pytest.skip(out.reason)  # no sandbox here: the benchmark does not start
+    assert out.status == "failed" and "refused by the test executor" in out.reason and len(mine.seen) == 1
