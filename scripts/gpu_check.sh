@@ -5,10 +5,11 @@
 #
 # 1. the tests marked `gpu` (tiny hybrid/sliding/partial-RoPE models on CUDA: exactness against the
 #    unmodified model, board A end to end with an in-process and a sandboxed method scoring on the GPU);
-# 2. bench/gpu_check.py: a mid-size random-initialised model of each family at 32K context: prefill and
+# 2. bench/gpu_check.py: a trained checkpoint (--model) against kvpress, and a mid-size random-initialised model of each family at 32K context: prefill and
 #    decode throughput, peak GPU memory, per-layer eviction overhead against kvpress-style masking, and the
 #    trust boundary's cost per layer on the GPU. Results in OUT_DIR (default: gpu_check_out/).
-# Without CUDA it says so and exits 0: nothing to check on this machine.
+# Without CUDA it fails: one line, exit 1. GPU_CHECK_ARGS="--model /path/to/checkpoint" adds a trained model
+# measured against kvpress itself (see bench/gpu_check.py for how to bring one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-}"
@@ -17,9 +18,9 @@ if [ -z "$PY" ]; then
 fi
 OUT="${1:-gpu_check_out}"
 if ! "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-  "$PY" -c 'import torch; print(f"gpu_check: no CUDA device visible to torch {torch.__version__} (CUDA build: {torch.version.cuda}): skipped")' 2>/dev/null \
-    || echo "gpu_check: $PY cannot import torch: skipped"
-  exit 0
+  "$PY" -c 'import torch; print(f"error: gpu_check needs a CUDA build of torch and a visible GPU; torch {torch.__version__} (CUDA build: {torch.version.cuda}) sees none")' 2>/dev/null >&2 \
+    || echo "error: gpu_check: $PY cannot import torch" >&2
+  exit 1
 fi
 mkdir -p "$OUT"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONWARNINGS=ignore
