@@ -511,14 +511,12 @@ def run_prefill_item(eng: Engine, item: Item, runs: list[MethodRun], board: str,
         prefill_ids, q_span = ctx, None
     n = len(prefill_ids)
     rt0 = KVRuntime(eng.info.n_layers, eng.info.group_size)
-    rt0.queries.prefill_positions = _needed_positions(runs + (record.extra_runs if record else []), n, q_span)
+    rt0.queries.prefill_positions = _needed_positions(runs, n, q_span)
     cpu0 = eng.model_cpu_s
     last_logits = eng.forward(rt0, prefill_ids, 0, last_only=True)[-1]
     prefill_cpu = eng.model_cpu_s - cpu0
     if reference is None or reference.n_prompt != n or len(reference.questions) != len(questions):
         reference = prefill_reference(eng, item, questions, rt0, n, query_aware, last_logits, prefill_cpu)
-    if record is not None:
-        record.baseline_calls(eng, item.id, rt0, n, q_span, board, ctx)
     rows: list[Row] = [qr.row for qr in reference.questions]
 
     for run in runs:
@@ -536,8 +534,6 @@ def run_prefill_item(eng: Engine, item: Item, runs: list[MethodRun], board: str,
                 if board == "B_offline" and run.method.attrs.reconstruction_queries:
                     queries, offline_s = reconstruction_queries(eng, rt0, ctx, n)
                 secs_c, cpu_c, kept = eng.compress(rt_c, run, per_layer, board, "prefill", queries)
-                if record is not None:
-                    record.method(item.id, run.name, run.method.code_hash, b, rt_c, n)
             except MethodError as e:
                 run.error = str(e)
                 rows.append(_error_row(item, run, b))
