@@ -18,7 +18,7 @@ if [ -z "$PY" ]; then
 fi
 OUT="${1:-gpu_check_out}"
 if ! "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-  "$PY" -c 'import torch; print(f"error: gpu_check needs a CUDA build of torch and a visible GPU; torch {torch.__version__} (CUDA build: {torch.version.cuda}) sees none")' 2>/dev/null >&2 \
+  "$PY" -c 'import torch; print(f"error: gpu_check needs a CUDA build of torch and a visible GPU; torch {torch.__version__} (CUDA build: {torch.version.cuda}) sees none")' >&2 2>/dev/null \
     || echo "error: gpu_check: $PY cannot import torch" >&2
   exit 1
 fi
