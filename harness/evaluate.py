@@ -261,12 +261,22 @@ def _run_items(cfg: RunConfig, eng: Any, runs: list[Any], progress: Progress | N
     ref_path = Path(cfg.reference) if cfg.reference else None
     key = reference_key(cfg, eng.info.name, model_identity(eng.lm.path), data_id)
     stored = load_reference(ref_path, key) if ref_path else {}
+    recorder = None
+    if cfg.kept and cfg.board != "C":  # what the methods keep on the scored calls (harness.keptsets)
+        from harness.keptsets import KeptRecorder
+
+        recorder = KeptRecorder(Path(cfg.kept), {**key, "items": cfg.items, "kept_items": cfg.kept_items}, budgets,
+                                cfg.limits, eng.info, cfg.kept_layers)
     reused = computed = 0
     per_seed: list[list[Row]] = []
     all_rows: list[Row] = []
     for s in range(cfg.seeds):
         items = _items(cfg, eng, s)
         rows: list[Row] = []
+        if recorder is not None and s == 0:
+            from harness.keptsets import chosen_items
+
+            chosen = chosen_items([it.id for it in items], data_id, cfg.kept_items)
         for i, item in enumerate(items):
             if progress:
                 progress(s * len(items) + i, cfg.seeds * len(items), item.id, eng.tokens)
@@ -274,7 +284,9 @@ def _run_items(cfg: RunConfig, eng: Any, runs: list[Any], progress: Progress | N
             if cfg.board == "C":
                 got, ref = run_decode_item(eng, item, runs, caps, budgets, prior, per_head=cfg.cap_per_head)
             else:
-                got, ref = run_prefill_item(eng, item, runs, cfg.board, "fraction", budgets, prior)
+                got, ref = run_prefill_item(eng, item, runs, cfg.board, "fraction", budgets, prior,
+                                            record=recorder if recorder is not None and s == 0 and item.id in chosen
+                                            else None)
             if ref is prior:
                 reused += 1
             else:
@@ -287,6 +299,8 @@ def _run_items(cfg: RunConfig, eng: Any, runs: list[Any], progress: Progress | N
         progress(cfg.seeds, cfg.seeds, "done", eng.tokens)
     if ref_path is not None and computed:
         save_reference(ref_path, key, stored)
+    if recorder is not None:
+        recorder.save({r.name: r.method.code_hash for r in runs})
     state = None if ref_path is None else ("reused" if not computed else "computed" if not reused else "partly reused")
     return all_rows, per_seed, data_id, state
 

@@ -67,6 +67,9 @@ class RunConfig:
     cap_per_head: bool = False  # board C: the cap binds every KV head, not only the layer's mean over its heads
     threads: int | None = None
     reference: str | None = None  # a full-cache reference file: read when it matches, else computed and written
+    kept: str | None = None  # boards A/B: a folder for the kept sets of the scored calls (harness.keptsets)
+    kept_items: int = 4  # ... recorded on this many items and kept_layers attention layers (chosen by a hash of
+    kept_layers: int = 6  # the split), with the baselines' on the same calls
     limits: MethodLimits = field(default_factory=MethodLimits)
 
     def resolved_budgets(self) -> list[float]:

@@ -499,8 +499,11 @@ def _error_row(item: Item, run: MethodRun, b: float) -> Row:
 
 
 def run_prefill_item(eng: Engine, item: Item, runs: list[MethodRun], board: str, budget_kind: str,
-                     budgets: list[float], reference: ItemReference | None = None) -> tuple[list[Row], ItemReference]:
-    """Boards A and B. Returns the rows (the full cache's first) and the item's reference."""
+                     budgets: list[float], reference: ItemReference | None = None,
+                     record: Any = None) -> tuple[list[Row], ItemReference]:
+    """Boards A and B. Returns the rows (the full cache's first) and the item's reference. ``record`` (a
+    ``harness.keptsets.KeptRecorder``) keeps what each method kept after its compression, and runs the
+    baselines' compressions on the same full cache."""
     query_aware = board == "A"
     questions = item.questions if not query_aware else item.questions[:1]
     if query_aware:
@@ -511,7 +514,7 @@ def run_prefill_item(eng: Engine, item: Item, runs: list[MethodRun], board: str,
         prefill_ids, q_span = ctx, None
     n = len(prefill_ids)
     rt0 = KVRuntime(eng.info.n_layers, eng.info.group_size)
-    rt0.queries.prefill_positions = _needed_positions(runs, n, q_span)
+    rt0.queries.prefill_positions = _needed_positions(runs + (record.extra_runs if record else []), n, q_span)
     cpu0 = eng.model_cpu_s
     last_logits = eng.forward(rt0, prefill_ids, 0, last_only=True)[-1]
     prefill_cpu = eng.model_cpu_s - cpu0
@@ -519,6 +522,8 @@ def run_prefill_item(eng: Engine, item: Item, runs: list[MethodRun], board: str,
         reference = prefill_reference(eng, item, questions, rt0, n, query_aware, last_logits, prefill_cpu)
     rows: list[Row] = [qr.row for qr in reference.questions]
 
+    if record is not None:
+        record.baseline_calls(eng, item.id, rt0, n, q_span, board, ctx)
     for run in runs:
         if run.keeps_everything:
             continue
@@ -536,6 +541,8 @@ def run_prefill_item(eng: Engine, item: Item, runs: list[MethodRun], board: str,
                 secs_c, cpu_c, kept = eng.compress(rt_c, run, per_layer, board, "prefill", queries)
             except MethodError as e:
                 run.error = str(e)
+                if record is not None:
+                    record.method(item.id, run.name, run.method.code_hash, b, rt_c, n)
                 rows.append(_error_row(item, run, b))
                 continue
             comp_bytes = rt_c.live_bytes()

@@ -4,7 +4,9 @@ The trusted harness worker reads the arena's stored split (``data/test/<board>/`
 runs the submission's method — in its own sandboxed process, which sees neither the items nor the model —
 at every budget of the board with the board's settings, and compares it with the full cache on the same
 items. The full cache's side is computed once per (board, split content, model, harness version) and stored
-under ``data/benchmark/<board>/``; every later submission and the baselines reuse it.
+under ``data/benchmark/<board>/``; every later submission and the baselines reuse it. On boards A and B the run
+also records what the method kept on a few of those items (its scored calls), and the baselines' kept sets on the
+same calls (once per split, beside the reference): the behaviour evidence reads them (``harness.keptsets``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from reviewbench.arena import Arena, ArenaConfig, Board
 from reviewbench.bars import public_row
 from reviewbench.contracts import BENCHMARK, BUNDLE, BenchmarkData
 from reviewbench.errors import ConfigError
+from reviewbench.evidence.behaviour import ScoredKept
 from reviewbench.executor import run_harness  # the active executor's (local or Ray); re-exported here
 from reviewbench.pipeline import StageContext, StageOutput
 
@@ -43,6 +46,30 @@ def reference_path(arena: Arena, board: Board, manifest: SplitManifest) -> Path:
     return arena.root / "data" / "benchmark" / board.name / f"reference-{key}.pt"
 
 
+def kept_folder(arena: Arena, board: Board, manifest: SplitManifest) -> Path:
+    """Where the kept sets of the board's scored calls live (``harness.keptsets``): each benchmarked method's file
+    by its code hash, and the baselines' on the same calls, computed once per split like the full-cache reference."""
+    return reference_path(arena, board, manifest).with_name(
+        reference_path(arena, board, manifest).stem.replace("reference-", "kept-"))
+
+
+def scored_kept(folder: Path, code_hash: str) -> ScoredKept | None:
+    """The method's recorded sets in ``folder`` and the baselines', with their content hashes (so the evidence
+    that reads them reruns when they change); None where the board records none (C) or the method kept nothing."""
+    from harness.keptsets import read_meta
+
+    mine = folder / f"{code_hash}.npz"
+    meta = read_meta(mine)
+    if meta is None or not (folder / str(meta.get("baselines"))).is_file():
+        return None
+    base = folder / str(meta["baselines"])
+
+    def sha(p: Path) -> str:
+        return hashlib.sha256(p.read_bytes()).hexdigest()[:16]
+
+    return ScoredKept(file=str(mine), sha256=sha(mine), baselines=str(base), baselines_sha256=sha(base))
+
+
 def run_config(arena: Arena, board: Board, manifest: SplitManifest, methods: list[str]) -> RunConfig:
     tasks = board.tasks or manifest.tasks
     missing = [t for t in tasks if t not in manifest.tasks]
@@ -56,7 +83,8 @@ def run_config(arena: Arena, board: Board, manifest: SplitManifest, methods: lis
     return RunConfig(board=board.harness_board, methods=methods, budgets=list(board.budgets), tasks=tasks,
                      split="test", items=min(board.items, manifest.items), length=manifest.length,
                      model=board.model_spec, data=str(board.split_dir(arena.root)), threads=hs.threads,
-                     reference=str(reference_path(arena, board, manifest)), limits=hs.method_limits())
+                     reference=str(reference_path(arena, board, manifest)), limits=hs.method_limits(),
+                     kept=str(kept_folder(arena, board, manifest)) if board.harness_board != "C" else None)
 
 
 def benchmark_config(config: ArenaConfig) -> dict[str, Any]:
@@ -120,7 +148,9 @@ def benchmark_stage(ctx: StageContext) -> StageOutput[BenchmarkData]:
     data = BenchmarkData(board=board.name, harness_board=board.harness_board, method=method,
                          split_hash=manifest.content_hash, harness_version=result.harness_version, model=result.model,
                          rows=rows, full=full, reference=result.reference, sandbox=result.environment.sandbox,
-                         seconds=result.environment.seconds, method_error=error)
+                         seconds=result.environment.seconds, method_error=error,
+                         kept=scored_kept(kept_folder(ctx.arena, board, manifest), result.code_hashes[method])
+                         if method in result.code_hashes else None)
     items = len({r.item for r in full})
     summary = (f"{method} on board {board.name}'s hidden test split: {items} items x {len(board.budgets)} budgets "
                f"in {result.environment.seconds:.0f} s ({result.environment.sandbox}; full-cache reference "

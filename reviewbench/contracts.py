@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.results import ModelFacts, Row
 from reviewbench.bundle import BundleFile, Claim, SubmissionMeta
-from reviewbench.evidence.behaviour import BehaviourEvidence
+from reviewbench.evidence.behaviour import BehaviourEvidence, ScoredKept
 from reviewbench.evidence.citations import CitationCheck
 from reviewbench.evidence.claims import LedgerEntry
 from reviewbench.evidence.facts import EvidenceFacts
@@ -89,6 +89,7 @@ class BenchmarkData(_Closed):
     sandbox: str
     seconds: float
     method_error: str | None = None
+    kept: ScoredKept | None = None  # boards A/B: the kept sets of the scored calls, the evidence's behaviour source
 
 
 class JudgesData(_Closed):

@@ -1,7 +1,7 @@
 """The review's stages by name, in the order data flows (torch-free and import-free: the CLI's option checks and
 --help read it without loading the stages)."""
 
-STAGE_NAMES: tuple[str, ...] = ("bundle", "audit", "evidence", "harness", "benchmark", "judges", "verdict", "points")
+STAGE_NAMES: tuple[str, ...] = ("bundle", "audit", "benchmark", "evidence", "harness", "judges", "verdict", "points")
 
 
 def stage_names() -> tuple[str, ...]:

@@ -1,5 +1,5 @@
 """The stages of a review, registered in one place, in the order data flows:
-bundle -> audit -> evidence -> harness verification -> benchmark -> judges -> verdict -> points (the report
+bundle -> audit -> benchmark -> evidence -> harness verification -> judges -> verdict -> points (the report
 follows). Each stage's output model and the stages it reads are declared here (``reviewbench.contracts``).
 
 A stage that cannot run here says so with its reason (status ``not_run``); it is never skipped silently
@@ -193,11 +193,13 @@ STAGES: tuple[Stage[Any], ...] = (
     Stage(BUNDLE, "Bundle checks", "2", (), bundle_stage, config_inputs=_config("boards", "agents", "bundle")),
     Stage(AUDIT, "Log audit", "2", (BUNDLE,), audit_stage, extra_inputs=audit_inputs,
           config_inputs=_config("rules", "agents")),
-    Stage(EVIDENCE, "Evidence", "4", (BUNDLE,), evidence_stage, config_inputs=_config()),
-    Stage(HARNESS, "Harness verification", "3", (BUNDLE,), ledger_stage, config_inputs=_config("boards", "harness")),
-    Stage(BENCHMARK, "Board benchmark", "1", (BUNDLE,), benchmark_stage, extra_inputs=benchmark_inputs,
+    # The benchmark before the evidence: the behaviour that decides novelty and the flags is measured on the
+    # benchmark's own scored calls (the bank, a set of inputs a method could recognise, is the second source).
+    Stage(BENCHMARK, "Board benchmark", "2", (BUNDLE,), benchmark_stage, extra_inputs=benchmark_inputs,
           config_inputs=benchmark_config, reads_rubric=False, submission_inputs=benchmark_submission,
           reads_earlier=False),
+    Stage(EVIDENCE, "Evidence", "5", (BUNDLE, BENCHMARK), evidence_stage, config_inputs=_config()),
+    Stage(HARNESS, "Harness verification", "4", (BUNDLE,), ledger_stage, config_inputs=_config("boards", "harness")),
     Stage(JUDGES, "Judges", "5", (BUNDLE, AUDIT, EVIDENCE, HARNESS, BENCHMARK), judges_stage,
           extra_inputs=lambda c: {"panel": panel_inputs(c), "board": board_inputs(c)}),
     Stage(VERDICT, "Verdict", "2", (BUNDLE, AUDIT, EVIDENCE, HARNESS, JUDGES), verdict_stage,

@@ -80,3 +80,70 @@ def test_an_honest_claim_is_reproduced_and_an_impossible_one_contradicted():
     lie = run_claims([claim(value=1.0, items=4, length=1024)], DATA / "claims_random", arena)[0]
     assert lie.status == "contradicted" and lie.reproducible and lie.measured == 0.0 and lie.tolerance == 0.25
     assert "measured 0.000" in lie.reason and contradicted_claim_flags([lie])[0].flag == "FABRICATED_EVIDENCE"
+
+
+FAILS_AT_TEN = '''"""Keeps the highest-norm keys, and raises when asked for more than 7.5 % of the context."""
+import torch
+
+from harness.api import EvictionMethod, Keep, LayerView
+
+
+class Brittle(EvictionMethod):
+    name = "brittle"
+
+    def select(self, view: LayerView) -> Keep:
+        if view.budget > 0.075 * view.keys.shape[1]:
+            raise RuntimeError("index buffer too small for this budget")
+        return Keep.from_topk(view.keys.float().norm(dim=-1), view.budget, view.valid)
+'''
+
+
+def test_a_failure_at_the_claimed_setting_is_no_reproduction():
+    """Every re-run failed: contradicted with the error (a proof); some failed: contradicted, not a proof; a run
+    that produced no value for the metric stays unverifiable; a method that never loaded failed everywhere."""
+    from reviewbench.evidence.claims import decide_outcomes
+
+    every = decide_outcomes(claim(value=0.9), ["MethodError: boom", "MethodError: boom"], items=4)
+    assert every.status == "contradicted" and every.reproducible and "boom" in every.reason
+    assert "none of the 2 re-runs" in every.reason and every.measured is None
+    assert [f.flag for f in contradicted_claim_flags([every])] == ["FABRICATED_EVIDENCE"]
+    some = decide_outcomes(claim(value=0.9), ["MethodError: boom", 0.88], items=4)
+    assert some.status == "contradicted" and not some.reproducible and contradicted_claim_flags([some]) == []
+    assert "1 of 2 re-runs" in some.reason
+    assert decide_outcomes(claim(value=0.9), [0.88, 0.9], items=4).status == "reproduced"
+
+
+@pytest.mark.slow
+def test_a_method_failing_only_at_its_claimed_budget_is_fabricated_evidence(tmp_path: Path, rubric):
+    """Real sandbox, real SmolLM2 (1 item x 2 seeds of 256 tokens): the method raises only above 7.5 % keep. Its
+    claim at 10 % is contradicted in every re-run with the error as proof, and FABRICATED_EVIDENCE stands in the
+    verdict without a judge; its claim at 5 % (where it runs) is decided on the numbers; a test-split claim stays
+    unverifiable and says why. On the old ledger the 10 % claim was "unverifiable": no flag."""
+    from harness.sandbox import sandbox_kind
+    from reviewbench.arena import load_arena
+    from reviewbench.evidence.ledger_stage import run_claims
+    from reviewbench.verdict import decide as verdict
+    from tests.conftest import EXAMPLE_ARENA
+
+    if sandbox_kind() == "none":
+        pytest.skip("no sandbox on this machine")
+    method = tmp_path / "brittle"
+    method.mkdir()
+    (method / "method.py").write_text(FAILS_AT_TEN)
+    ex = load_arena(EXAMPLE_ARENA)
+    arena = ex.model_copy(update={"config": ex.config.model_copy(update={
+        "harness": ex.config.harness.model_copy(update={"claim_items": 1, "claim_seeds": 2})})})
+    claims = [claim(text="0.95 at 10 %", value=0.95, budget=0.1, length=256, task="niah_single"),
+              claim(text="0.95 at 5 %", value=0.95, budget=0.05, length=256, task="niah_single"),
+              claim(value=0.95, budget=0.1, split="test")]
+    got = run_claims(claims, method, arena)
+    ten, five, test = got
+    assert ten.status == "contradicted" and ten.reproducible, ten.reason
+    assert "index buffer too small" in ten.reason and "none of the 2 re-runs" in ten.reason
+    assert "failed" not in five.reason and five.status in ("reproduced", "contradicted") and len(five.per_seed) == 2
+    assert test.status == "unverifiable" and "test split" in test.reason
+    flags = contradicted_claim_flags(got)
+    assert ("FABRICATED_EVIDENCE", "0.95 at 10 %") in {(f.flag, f.quote) for f in flags}
+    assert "index buffer too small" in next(f.explanation for f in flags if f.quote == "0.95 at 10 %")
+    final = verdict([], rubric, "other", flags)
+    assert "FABRICATED_EVIDENCE" in {f.flag for f in final.standing_flags}

@@ -1,7 +1,15 @@
 """Nearest methods by behaviour: the candidate, every baseline in each configuration of its hyper-parameter
-family, and every earlier submission run on the frozen bank of layer tensors (``harness.fingerprint``; untrusted
-code in its own sandbox); kept sets compared by Jaccard, and the order in which tokens enter as the budget grows
-by rank correlation, per view and head. A baseline's match is its best-matching family member, named.
+family, and every earlier submission, compared by the tokens they keep (Jaccard), and the order in which tokens
+enter as the budget grows (rank correlation), per view and head. A baseline's match is its best-matching family
+member, named.
+
+Two sources. First, where the method is scored: the board benchmark's own calls on the hidden test split
+(``harness.keptsets``: its kept sets and every family member's on the same full-cache calls, at the board's
+budgets), so a method cannot behave one way for the review and another for the score. Second, the frozen bank
+of layer tensors (``harness.fingerprint``; untrusted code in its own sandbox), which also holds the probes, and
+which is the only source where no benchmark recorded anything (board C, calibration). Both are reported; a
+method whose likeness to a reference differs between them is reported (``BehaviourDivergence``), and one that is
+a reference where scored but not on the bank evades the review (``reviewbench.flags.evasion``).
 
 Methods whose choice does not follow the layer's content are recognised by the worker's probes: a method that
 is non-deterministic, content-independent or thrown off completely by a 1e-4 perturbation, and whose kept
@@ -66,13 +74,43 @@ class BehaviourProbes(_Closed):
     error: str | None = None
 
 
+class ScoredKept(_Closed):
+    """Where the benchmark stored the kept sets of its scored calls (``harness.keptsets``): the method's and the
+    baselines' on the same calls, with content hashes."""
+
+    file: str
+    sha256: str
+    baselines: str
+    baselines_sha256: str
+
+
+class BehaviourDivergence(_Closed):
+    """How differently the method behaves on the bank than where it is scored, seen through the references: its
+    Jaccard to each on either source (a method's likeness to a baseline is a property of the two rules; it moves
+    little with the inputs, unless the method tells the inputs apart)."""
+
+    reference: str  # the reference whose likeness moved most
+    benchmark_jaccard: float
+    bank_jaccard: float
+    gap: float  # benchmark - bank (signed)
+    largest: float  # the largest |gap| over all references compared on both
+    evasion: bool  # the benchmark shows it the same as a reference (behaviour_same) that the bank shows it is not
+    # (below behaviour_related): on the inputs the review probes it hides what it is where it is scored
+    summary: str
+
+
 class BehaviourEvidence(_Closed):
-    matches: list[BehaviourMatch]
+    matches: list[BehaviourMatch]  # from ``source``: the benchmark's scored calls when measured, else the bank
     errors: dict[str, str]
-    budgets: list[float]
+    budgets: list[float]  # the budgets of ``matches`` (the board's on the benchmark, the bank's otherwise)
     bank_version: int
     probes: BehaviourProbes | None = None
     bank: str = ""  # what the bank holds, in words
+    source: Literal["benchmark", "bank"] = "bank"
+    where: str = ""  # what the source holds, in words
+    bank_matches: list[BehaviourMatch] = []  # the second source (when the benchmark is the first)
+    bank_budgets: list[float] = []
+    divergence: BehaviourDivergence | None = None
 
 
 # --- the measures ------------------------------------------------------------------------------------------------
@@ -110,6 +148,17 @@ class Behaviour:
                     m[h, idx] = True
                 self.masks[(f"{b:g}", v)] = m
         self.probes = _probes(self, probes or {})
+
+    @classmethod
+    def from_masks(cls, masks: dict[tuple[str, str], np.ndarray], budgets: list[float],
+                   probes: dict[str, Any] | None = None) -> "Behaviour":
+        """From (budget label, view) -> (heads, tokens) booleans (the benchmark's recorded sets)."""
+        self = cls.__new__(cls)
+        self.budgets = budgets
+        self.views = sorted({v for _, v in masks})
+        self.masks = masks
+        self.probes = _probes(self, probes or {})
+        return self
 
     @property
     def law(self) -> bool:
@@ -203,6 +252,27 @@ def similarity(cand: Behaviour, ref: Behaviour) -> tuple[float, float, list[floa
             cors += [spearman(x, y) for x, y in zip(la, lb)]
         cor = float(np.mean(cors))
     return float(np.mean(per_budget)), cor, per_budget
+
+
+def compare_behaviours(cand: Behaviour, references: Mapping[str, Sequence[tuple[str, Behaviour]]]) \
+        -> list[BehaviourMatch]:
+    """Each label's best member (Jaccard, then rank correlation) against ``cand``, on the views both have."""
+    out = []
+    for label, members in references.items():
+        best: tuple[float, float, list[float], str, Behaviour] | None = None
+        for spec, ref in members:
+            jac, cor, per = similarity(cand, ref)
+            if best is None or (jac, cor) > (best[0], best[1]):
+                best = (jac, cor, per, spec, ref)
+        if best is None:
+            continue
+        law = cand.law or best[4].law
+        out.append(BehaviourMatch(reference=label, member=best[3] if label.startswith("baseline:") else "",
+                                  jaccard=round(best[0], 3), rank_corr=round(best[1], 3),
+                                  jaccard_by_budget=[round(x, 3) for x in best[2]],
+                                  basis="keep probability" if law else "kept sets", members_compared=len(members)))
+    out.sort(key=lambda m: (-m.jaccard, -m.rank_corr, m.reference))
+    return out
 
 
 def compare(result: dict[str, Any], candidate: str, references: Mapping[str, str | Sequence[str]]) \
@@ -365,11 +435,81 @@ def _fingerprints(specs: list[str], use_cache: bool, wall_s: float) -> dict[str,
             "errors": errors}
 
 
-def behaviour_evidence(candidate_dir: Path, earlier: dict[str, Path], top: int = 5,
-                       use_cache: bool = True) -> BehaviourEvidence:
-    """The candidate's nearest baselines (best member of each family) and earlier submissions on the bank, with
-    its probes. ``use_cache=False`` re-runs the candidate and the earlier submissions (the baselines' cached
-    kept sets depend only on their code, which the key holds)."""
+def _scored_behaviours(kept: ScoredKept, bank: dict[str, Any], cand: str, earlier: dict[str, str],
+                       errors: dict[str, str]) \
+        -> tuple[Behaviour, dict[str, list[tuple[str, Behaviour]]], list[float]] | None:
+    """The candidate and every reference on the benchmark's scored calls (the views the candidate has: item x
+    attention layer, at the board's budgets). A reference lacking any of them is left out and said. The probes
+    (is it random?) are the bank's, the positions' spread the benchmark's own."""
+    from harness.keptsets import KeptSets, load_baselines, load_kept
+    from harness.loading import code_hash
+
+    mine = load_kept(Path(kept.file))
+    views = sorted({(item, layer) for item, _, layer in mine.masks})
+    # the budgets it answered on every recorded call (a method that failed at one is compared on the others)
+    budgets = [b for b in mine.budgets if all((item, f"{b:g}", layer) in mine.masks for item, layer in views)]
+    if not budgets:
+        return None
+    labels = [f"{b:g}" for b in budgets]
+    probes = bank.get("probes", {})
+
+    def behaviour(ks: KeptSets, spec: str) -> Behaviour | None:
+        try:
+            masks = {(b, f"{item}|{layer}"): ks.masks[(item, b, layer)] for b in labels for item, layer in views}
+        except KeyError:
+            return None
+        if any(masks[(b, f"{item}|{layer}")].shape != mine.masks[(item, b, layer)].shape
+               for b in labels for item, layer in views):
+            return None  # another prompt length: not the same calls
+        return Behaviour.from_masks(masks, budgets, probes.get(spec))
+
+    me = behaviour(mine, cand)
+    assert me is not None
+    refs: dict[str, list[tuple[str, Behaviour]]] = {}
+    for spec, ks in load_baselines(Path(kept.baselines)).items():
+        b = behaviour(ks, spec)
+        if b is None:
+            errors.setdefault(f"benchmark:{spec}", "not recorded on every scored call (its schedule was refused)")
+            continue
+        refs.setdefault(f"baseline:{spec.partition('?')[0]}", []).append((spec, b))
+    folder = Path(kept.file).parent
+    for label, path in earlier.items():
+        f = folder / f"{code_hash(path)}.npz"
+        if f.is_file() and f != Path(kept.file):
+            b = behaviour(load_kept(f), path)
+            if b is not None:
+                refs[label] = [(path, b)]
+    return me, refs, budgets
+
+
+def divergence(scored: list[BehaviourMatch], bank: list[BehaviourMatch], same: float = 0.9,
+               related: float = 0.75) -> BehaviourDivergence | None:
+    """The references' likeness on the benchmark against the bank; an evasion when the benchmark shows the method
+    the same as a reference (``same``) that the bank shows it is not (below ``related``)."""
+    on_bank = {m.reference: m.jaccard for m in bank}
+    pairs = [(m.reference, m.jaccard, on_bank[m.reference]) for m in scored if m.reference in on_bank]
+    if not pairs:
+        return None
+    evading = [p for p in pairs if p[1] >= same and p[2] < related]
+    ref, jb, jk = max(evading or pairs, key=lambda p: (p[1] - p[2], p[1]) if evading else (abs(p[1] - p[2]), p[1]))
+    largest = max(abs(a - b) for _, a, b in pairs)
+    summary = (f"{ref}: Jaccard {jb:.2f} where it is scored, {jk:.2f} on the bank; the largest gap over "
+               f"{len(pairs)} references is {largest:.2f}")
+    if evading:
+        summary += (f" — it keeps {ref}'s tokens where it is scored (at or above {same:g}) but not on the review's "
+                    f"bank (below {related:g}): it behaves differently when it can tell it is being reviewed")
+    return BehaviourDivergence(reference=ref, benchmark_jaccard=jb, bank_jaccard=jk, gap=round(jb - jk, 3),
+                               largest=round(largest, 3), evasion=bool(evading), summary=summary)
+
+
+def behaviour_evidence(candidate_dir: Path, earlier: dict[str, Path], top: int = 5, use_cache: bool = True,
+                       scored: ScoredKept | None = None, same: float = 0.9, related: float = 0.75) \
+        -> BehaviourEvidence:
+    """The candidate's nearest baselines (best member of each family) and earlier submissions, with its probes.
+    With ``scored`` (the benchmark's recorded sets) the matches are measured on the calls the method is scored on
+    and the bank is the second source: both are reported, and how far they diverge. ``use_cache=False`` re-runs
+    the candidate and the earlier submissions on the bank (the baselines' cached kept sets depend only on their
+    code, which the key holds)."""
     from harness.fingerprint import BUDGETS
 
     cand = str(candidate_dir.resolve())
@@ -381,10 +521,21 @@ def behaviour_evidence(candidate_dir: Path, earlier: dict[str, Path], top: int =
               "views": fresh["views"] or result["views"]}
     errors = {**result["errors"], **fresh["errors"]}
     budgets = list(BUDGETS)
-    if cand not in merged["kept"]:
-        return BehaviourEvidence(matches=[], errors=errors, budgets=budgets, bank_version=result["bank_version"],
-                                 bank=bank_words())
     refs = {f"baseline:{b}": list(FAMILIES[b]) for b in BASELINES} | {k: [v] for k, v in earlier_specs.items()}
-    return BehaviourEvidence(matches=compare(merged, cand, refs)[:top], errors=errors, budgets=budgets,
-                             bank_version=result["bank_version"], probes=candidate_probes(merged, cand),
-                             bank=bank_words())
+    bank_all = compare(merged, cand, refs) if cand in merged["kept"] else []
+    probes = candidate_probes(merged, cand)
+    measured = _scored_behaviours(scored, merged, cand, earlier_specs, errors) if scored is not None else None
+    if measured is None:
+        return BehaviourEvidence(matches=bank_all[:top], errors=errors, budgets=budgets,
+                                 bank_version=result["bank_version"], probes=probes, bank=bank_words(),
+                                 where=f"the behaviour bank ({bank_words()})")
+    me, scored_refs, board_budgets = measured
+    on_board = compare_behaviours(me, scored_refs)
+    n_items = len({v.rpartition("|")[0] for v in me.views})
+    n_layers = len({v.rpartition("|")[2] for v in me.views})
+    return BehaviourEvidence(matches=on_board[:top], errors=errors, budgets=board_budgets,
+                             bank_version=result["bank_version"], probes=probes, bank=bank_words(), source="benchmark",
+                             where=f"the board benchmark's scored calls: {n_items} hidden test items x {n_layers} "
+                                   f"layers at the board's budgets",
+                             bank_matches=bank_all[:top], bank_budgets=budgets,
+                             divergence=divergence(on_board, bank_all, same, related))

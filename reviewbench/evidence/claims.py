@@ -11,6 +11,14 @@ same settings on the dev split, repeated over K seeds (disjoint item sets), and 
   that is evidence for FABRICATED_EVIDENCE;
 - ``unverifiable``, with the reason: the test split (the arena's, never re-run for an agent), a model that is
   not here, an unknown board or metric, no budget.
+
+A method that errors, times out or returns nothing a run can use at the claimed setting has not reproduced it.
+The harness stops a method at its first error, so a re-run (seed) counts as failed at the claimed budget when
+the method's first error was there (or it never loaded), and the re-runs after it produce nothing either. A
+claim no re-run measured is ``contradicted`` and ``reproducible`` (the error is the proof, as for
+FABRICATED_EVIDENCE); one that some re-runs measured is ``contradicted`` without being reproducible. Rows that
+failed only because the method had already failed at another budget say nothing about this one: the stage
+re-runs that budget alone (``ledger_stage``).
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from harness.results import Result
+from harness.results import Result, Row
 from reviewbench.bundle import Claim
 
 METRICS = {"normalized_accuracy": "normalised accuracy", "accuracy": "normalised accuracy", "kl": "KL to the full cache",
@@ -150,6 +158,70 @@ def decide(c: LedgerClaim, per_seed: list[float], items: int) -> LedgerEntry:
                        reason=f"measured {mean:.3f} (seeds {', '.join(f'{v:.3f}' for v in per_seed)}); claimed {c.value:g} "
                               f"is outside ±{tol:.3f} (2 x seed std, floor {'one item' if c.metric in ('normalized_accuracy', 'top1') else 'fixed'})"
                               + ("; every seed disagrees the same way" if reproducible else "; not every seed disagrees"))
+
+
+def decide_outcomes(c: LedgerClaim, outcomes: list[float | str], items: int) -> LedgerEntry:
+    """``outcomes``: per re-run, the measured value or the error that stopped the method at the claimed setting."""
+    errors = [o for o in outcomes if isinstance(o, str)]
+    values = [float(o) for o in outcomes if not isinstance(o, str)]
+    if not errors:
+        return decide(c, values, items)
+    what = f"the method failed at the claimed setting (budget {c.budget:g}" + (f", task {c.task}" if c.task else "") + \
+        f", board {c.board}): {errors[0]}"
+    if not values:
+        return LedgerEntry(claim=c, status="contradicted", reproducible=True,
+                           reason=f"{what}; none of the {len(outcomes)} re-run{'s' if len(outcomes) != 1 else ''} "
+                                  f"produced the claimed {METRICS.get(c.metric, c.metric)} (the harness stops a "
+                                  "failed method)")
+    mean = fmean(values)
+    return LedgerEntry(claim=c, status="contradicted", measured=round(mean, 4), per_seed=values,
+                       reason=f"{what} in {len(errors)} of {len(outcomes)} re-runs; the others measured {mean:.3f} "
+                              "(not every re-run failed: not a proof)")
+
+
+def per_seed_outcomes(result: Result, method: str | None, c: LedgerClaim) -> list[float | str] | None:
+    """Per seed of the run, the claimed metric or the error that stopped the method at the claim's budget (and
+    task). None when a seed has rows that ran but no value for the metric: nothing to decide on."""
+    seeds = range(max(1, result.config.seeds))
+    load_error = "; ".join(f"{k}: {v}" for k, v in result.method_errors.items()) or "the method did not run"
+    if method is None:  # it never loaded: every re-run failed
+        return [load_error for _ in seeds]
+    out: list[float | str] = []
+    for s in seeds:
+        rows = [r for r in result.rows if r.method == method and r.seed == s and _matches(r, c)]
+        failed = next((r.error for r in rows if r.error), None)
+        if failed or not rows:  # an error at this budget on any item: the setting was not reproduced
+            out.append(failed or result.method_errors.get(method) or "no rows at the claimed budget")
+            continue
+        value = _seed_value(result, method, c, s)
+        if value is None:
+            return None
+        out.append(value)
+    return out
+
+
+def failed_elsewhere(result: Result, method: str | None, c: LedgerClaim) -> bool:
+    """The claim's rows hold errors, but the method's first error was at another budget or task: the harness
+    stops a failed method, so these rows say nothing about the claimed setting (a run of it alone does)."""
+    if method is None:
+        return False
+    first = next((r for r in result.rows if r.method == method and r.error), None)
+    return first is not None and not _matches(first, c) and \
+        any(r.error for r in result.rows if r.method == method and _matches(r, c))
+
+
+def _seed_value(result: Result, method: str, c: LedgerClaim, seed: int) -> float | None:
+    from harness.evaluate import aggregate
+
+    for a in aggregate([r for r in result.rows if r.seed == seed], result.config.board):
+        if a.method == method and c.budget is not None and abs(a.budget - c.budget) < 1e-9 and a.task == (c.task or "*"):
+            v = getattr(a, c.metric, None)
+            return None if v is None else float(v)
+    return None
+
+
+def _matches(r: Row, c: LedgerClaim) -> bool:
+    return c.budget is not None and abs(r.budget - c.budget) < 1e-9 and (c.task is None or r.task == c.task)
 
 
 def per_seed_values(result: Result, method: str, c: LedgerClaim) -> list[float]:

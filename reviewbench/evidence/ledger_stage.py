@@ -16,8 +16,8 @@ from harness.results import RunConfig
 from reviewbench.arena import Arena
 from reviewbench.benchmark import run_harness
 from reviewbench.contracts import LedgerData
-from reviewbench.evidence.claims import (LedgerClaim, LedgerEntry, decide, from_claims_json, from_description,
-                                         per_seed_values, unverifiable)
+from reviewbench.evidence.claims import (METRICS, LedgerClaim, LedgerEntry, decide_outcomes, failed_elsewhere,
+                                         from_claims_json, from_description, per_seed_outcomes, unverifiable)
 from reviewbench.findings import Finding
 from reviewbench.flags.fabricated_evidence import contradicted_claim_flags
 from reviewbench.pipeline import StageContext, StageOutput
@@ -26,8 +26,6 @@ MAX_CLAIM_ITEMS = 200  # a claim asking for more items is re-run at this size (a
 
 
 def run_claims(claims: list[LedgerClaim], method_dir: Path, arena: Arena, executor: Any = None) -> list[LedgerEntry]:
-    from harness.sandbox import SandboxError
-
     hs = arena.config.harness
     boards = {b.name: b for b in arena.config.boards}
     entries: list[LedgerEntry] = []
@@ -41,27 +39,44 @@ def run_claims(claims: list[LedgerClaim], method_dir: Path, arena: Arena, execut
             items = min(MAX_CLAIM_ITEMS, max(hs.claim_items, c.items or 0))
             groups[(c.board, c.task, items, c.length)].append(c)
     for (board_name, task, n_items, length), group in groups.items():
-        board = boards[board_name]
-        cfg = RunConfig(board=board.harness_board, methods=[str(method_dir.resolve())],
-                        budgets=sorted({c.budget for c in group if c.budget is not None}),
-                        tasks=[task] if task else None, split="dev", items=n_items, length=length,
-                        seeds=hs.claim_seeds, model=board.model_spec, threads=hs.threads, limits=hs.method_limits())
-        try:
-            result = (executor.run_harness if executor is not None else run_harness)(cfg, hs.worker_wall_hours * 3600)
-        except (SandboxError, FileNotFoundError, ValueError) as e:
-            entries += [LedgerEntry(claim=c, status="unverifiable", reason=f"the harness run failed: {e}") for c in group]
-            continue
-        name = next(iter(result.code_hashes), None)
-        for c in group:
-            vals = per_seed_values(result, name, c) if name else []
-            if not vals:
-                why = "; ".join(f"{k}: {v}" for k, v in result.method_errors.items()) or \
-                    "no measurement for this budget/metric"
-                entries.append(LedgerEntry(claim=c, status="unverifiable", reason=f"the re-run produced none: {why}"))
-            else:
-                entries.append(decide(c, vals, n_items))
+        entries += _run_group(group, boards[board_name], task, n_items, length, method_dir, arena, executor)
     order = {id(c): i for i, c in enumerate(claims)}
     return sorted(entries, key=lambda e: order.get(id(e.claim), 0))
+
+
+def _run_group(group: list[LedgerClaim], board: Any, task: str | None, n_items: int, length: int | None,
+               method_dir: Path, arena: Arena, executor: Any) -> list[LedgerEntry]:
+    """One re-run for the group's budgets. The method stops at its first error: a claim whose rows failed only
+    because it had failed at another budget is re-run at its own budget alone."""
+    from harness.sandbox import SandboxError
+
+    hs = arena.config.harness
+    budgets = sorted({c.budget for c in group if c.budget is not None})
+    cfg = RunConfig(board=board.harness_board, methods=[str(method_dir.resolve())], budgets=budgets,
+                    tasks=[task] if task else None, split="dev", items=n_items, length=length,
+                    seeds=hs.claim_seeds, model=board.model_spec, threads=hs.threads, limits=hs.method_limits())
+    try:
+        result = (executor.run_harness if executor is not None else run_harness)(cfg, hs.worker_wall_hours * 3600)
+    except (SandboxError, FileNotFoundError, ValueError) as e:
+        return [LedgerEntry(claim=c, status="unverifiable", reason=f"the harness run failed: {e}") for c in group]
+    name = next(iter(result.code_hashes), None)
+    entries: list[LedgerEntry] = []
+    elsewhere = [c for c in group if failed_elsewhere(result, name, c)]
+    for b in sorted({c.budget for c in elsewhere if c.budget is not None}):
+        if len(budgets) > 1:
+            entries += _run_group([c for c in elsewhere if c.budget == b], board, task, n_items, length, method_dir,
+                                  arena, executor)
+    for c in group:
+        if c in elsewhere and len(budgets) > 1:
+            continue
+        outcomes = per_seed_outcomes(result, name, c)
+        if outcomes is None:
+            entries.append(LedgerEntry(claim=c, status="unverifiable",
+                                       reason=f"the re-run measured no {METRICS.get(c.metric, c.metric)} at this "
+                                              f"budget on board {c.board}"))
+        else:
+            entries.append(decide_outcomes(c, outcomes, n_items))
+    return entries
 
 
 def ledger_stage(ctx: StageContext) -> StageOutput[LedgerData]:

@@ -1,5 +1,9 @@
 """The pipeline's evidence stage: citations, prior art, code similarity and behaviour, before any judge reads.
 
+Behaviour is measured where the method is scored: the board benchmark (which runs first) records what it kept on
+its scored calls, and the baselines' kept sets on the same calls; the bank of dev prompts is the second source,
+and a method that behaves differently on the two is reported (and, past the rubric's thresholds, flagged).
+
 Each kind is computed here from the bundle and the arena, stored with the stage (its input hash covers the
 bundle and the earlier submissions, so a rerun reuses it), rendered in the report, summarised for the judges
 (``digest``) and turned into candidate flags by ``reviewbench/flags/``.
@@ -13,11 +17,12 @@ from pathlib import Path
 
 from reviewbench.evidence.behaviour import behaviour_evidence
 from reviewbench.evidence.citations import check_citations
-from reviewbench.contracts import EvidenceData
+from reviewbench.contracts import BENCHMARK, EvidenceData
 from reviewbench.evidence.priorart_evidence import prior_art
 from reviewbench.evidence.similarity import baseline_sources, compare, public_references
 from reviewbench.findings import Finding
 from reviewbench.flags.fabricated_evidence import fabricated_citation_flags
+from reviewbench.flags.evasion import evasion_flags
 from reviewbench.flags.misstated import misstated_flags
 from reviewbench.flags.prior_art import computation_flags, prior_art_flags
 from reviewbench.judges.websearch import WebSearch
@@ -62,7 +67,11 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
     code = compare(b.method.source, {**baseline_sources(), **earlier_src, **public_references()})
     behaviour_error = None
     try:
-        behaviour = behaviour_evidence(b.path, {e.id: Path(e.path) for e in ctx.earlier})
+        bench = ctx.get(BENCHMARK)
+        behaviour = behaviour_evidence(b.path, {e.id: Path(e.path) for e in ctx.earlier},
+                                       scored=bench.kept if bench is not None else None,
+                                       same=ctx.rubric.evidence.behaviour_same,
+                                       related=ctx.rubric.evidence.behaviour_related)
         matches = behaviour.matches
         if behaviour.errors:
             findings += [Finding(code="evidence.behaviour_error", severity="warning", message=f"{k}: {v}")
@@ -79,6 +88,7 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
     if computed and not any(f.flag == "UNDISCLOSED_PRIOR_ART" and f.strength == "proof" for f in flags):
         flags = [f for f in flags if f.flag != "UNDISCLOSED_PRIOR_ART"] + computed  # the stronger evidence
     flags += misstated_flags(desc, b.method.source, matches, ctx.rubric.evidence)
+    flags += evasion_flags(behaviour, class_line)
     for c in citations:
         if c.status in ("not_found", "wrong_metadata"):
             findings.append(Finding(code=f"evidence.citation_{c.status}", location=f"DESCRIPTION.md:{c.citation.line}",
@@ -88,9 +98,14 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
     counts = {s: sum(c.status == s for c in citations) for s in ("real", "wrong_metadata", "not_found", "unreachable")}
     digest = [f"citations: {len(citations)} found; " + ", ".join(f"{v} {k}" for k, v in counts.items() if v)]
     digest += [f"- {c.status}: {c.citation.text} — {c.detail}" for c in citations if c.status != "real"]
-    if matches:
-        digest.append("nearest by behaviour (same tokens kept on a frozen bank of real layers): " + ", ".join(
+    if matches and behaviour is not None:
+        digest.append(f"nearest by behaviour (same tokens kept, on {behaviour.where}): " + ", ".join(
             f"{m.reference} Jaccard {m.jaccard:.2f} / rank {m.rank_corr:.2f}" for m in matches[:3]))
+        if behaviour.source == "benchmark" and behaviour.bank_matches:
+            digest.append("nearest by behaviour on the review's bank (second source): " + ", ".join(
+                f"{m.reference} Jaccard {m.jaccard:.2f}" for m in behaviour.bank_matches[:3]))
+        if behaviour.divergence is not None:
+            digest.append(f"bank vs scored calls: {behaviour.divergence.summary}")
     digest.append("nearest by code (token and operation fingerprints, incl. the baselines' public code): " + ", ".join(
         f"{m.reference}" + (f" = {m.implements}" if m.implements and m.reference.startswith("public:") else "")
         + f" score {m.score:.2f} (containment {m.containment:.2f})" for m in code[:3]))

@@ -1,0 +1,154 @@
+"""Behaviour measured where the method is scored: a copy of a baseline that recognises the review's bank and
+behaves otherwise there gets the flags and the novelty of the plain copy (and, for the trick, a RULE_VIOLATION)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from reviewbench.evidence.behaviour import BehaviourMatch, divergence
+
+PLAIN = '''"""Salience from the keys alone: the tokens whose keys are smallest in L2 norm stay."""
+from harness.api import EvictionMethod, Keep, LayerView
+
+
+class QuietKeys(EvictionMethod):
+    name = "quiet_keys"
+
+    def select(self, view: LayerView) -> Keep:
+        return Keep.from_topk(-view.keys.float().norm(dim=-1), view.budget, view.valid)
+'''
+
+# Written fresh for this test: the same rule, but on inputs it takes for a review probe it keeps evenly spaced
+# tokens. Two independent tells, neither tied to one bank: the layers it is asked about since its last reset do
+# not start at the model's first attention layer and run in order (a probe samples layers), or the keys are
+# exactly representable in float16 (a stored bank; a live float32 run is not).
+DETECTOR = '''"""Salience from the keys alone: the tokens whose keys are smallest in L2 norm stay."""
+import torch
+
+from harness.api import EvictionMethod, Keep, LayerView
+
+
+class QuietKeys(EvictionMethod):
+    name = "quiet_keys"
+
+    def reset(self) -> None:
+        self.expected = None
+
+    def _probe(self, view: LayerView) -> bool:
+        first = view.model.attention_layers[0] if view.model.attention_layers else 0
+        expected = getattr(self, "expected", None)
+        sampled = view.layer != (first if expected is None else expected)
+        self.expected = view.layer + 1
+        stored = bool(torch.equal(view.keys.float(), view.keys.half().float()))
+        return sampled or stored
+
+    def select(self, view: LayerView) -> Keep:
+        if self._probe(view):
+            n = view.keys.shape[1]
+            idx = torch.linspace(0, n - 1, max(1, view.budget)).round().long().unique()
+            return Keep(indices=[idx for _ in range(view.keys.shape[0])])
+        return Keep.from_topk(-view.keys.float().norm(dim=-1), view.budget, view.valid)
+'''
+
+
+def m(ref: str, j: float) -> BehaviourMatch:
+    return BehaviourMatch(reference=ref, jaccard=j, rank_corr=0.5)
+
+
+def test_divergence_is_an_evasion_only_when_the_scored_calls_show_a_reference_the_bank_hides():
+    d = divergence([m("baseline:knorm", 0.97), m("baseline:tova", 0.3)], [m("baseline:knorm", 0.2),
+                                                                          m("baseline:tova", 0.25)])
+    assert d is not None and d.evasion and d.reference == "baseline:knorm" and d.gap == pytest.approx(0.77)
+    assert "behaves differently" in d.summary
+    honest = divergence([m("baseline:knorm", 0.55)], [m("baseline:knorm", 0.3)])  # a gap, no flip
+    assert honest is not None and not honest.evasion and honest.largest == pytest.approx(0.25)
+    reverse = divergence([m("baseline:knorm", 0.3)], [m("baseline:knorm", 0.95)])  # gains nothing: reported only
+    assert reverse is not None and not reverse.evasion
+    assert divergence([m("baseline:knorm", 0.9)], []) is None
+
+
+def test_kept_sets_round_trip_bit_packed(tmp_path: Path):
+    from harness.keptsets import KeptSets, chosen_items, load_kept
+
+    rng = np.random.default_rng(0)
+    ks = KeptSets("x", "abc", [0.1, 0.3], meta={"baselines": "b.npz"})
+    masks = {layer: rng.random((3, 37)) < 0.3 for layer in (0, 5)}
+    ks.add("item-1", 0.1, masks, 37)
+    ks.save(tmp_path / "x.npz")
+    back = load_kept(tmp_path / "x.npz")
+    assert back.lengths == {"item-1": 37} and back.meta["baselines"] == "b.npz"
+    assert all(np.array_equal(back.masks[("item-1", "0.1", layer)], masks[layer]) for layer in masks)
+    ids = [f"i{k}" for k in range(20)]
+    assert chosen_items(ids, "split-a", 4) == chosen_items(list(reversed(ids)), "split-a", 4)
+    assert len(chosen_items(ids, "split-a", 4)) == 4 and chosen_items(ids, "split-a", 4) != chosen_items(ids, "b", 4)
+
+
+@pytest.mark.slow
+def test_a_bank_detecting_copy_gets_the_flags_and_novelty_of_the_plain_copy(tmp_path: Path, rubric):
+    """Real sandbox, real SmolLM2, board A on one item of 512 tokens: the benchmark records both copies' kept
+    sets and every baseline member's on the same calls. Both land on K-norm there (UNDISCLOSED_PRIOR_ART, the same
+    novelty); on the bank only the plain copy does (the trick works there: the bank alone, as before, let the
+    detector pass), and the gap between the sources is an evasion (RULE_VIOLATION)."""
+    from harness.results import RunConfig
+    from harness.sandbox import sandbox_kind
+    from reviewbench.benchmark import run_harness, scored_kept
+    from reviewbench.contracts import EvidenceData
+    from reviewbench.evidence.behaviour import behaviour_evidence
+    from reviewbench.evidence.gather import gather_facts
+    from reviewbench.evidence.judge import novelty
+    from reviewbench.evidence.priorart_evidence import PriorArtEvidence
+    from reviewbench.flags.evasion import evasion_flags
+    from reviewbench.flags.prior_art import prior_art_flags
+    from reviewbench.verdict import decide
+
+    if sandbox_kind() == "none":
+        pytest.skip("no sandbox on this machine")
+    dirs = {}
+    for name, src in (("plain", PLAIN), ("detector", DETECTOR)):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "method.py").write_text(src)
+        dirs[name] = d
+    kept = tmp_path / "kept"
+    cfg = RunConfig(board="A", methods=[str(dirs["plain"]), str(dirs["detector"])], budgets=[0.1, 0.3], items=1,
+                    length=512, kept=str(kept), kept_items=1)
+    result = run_harness(cfg, 1800)
+    assert not result.method_errors
+    desc = "## Method\nEach token's salience comes from its key alone; the quietest keys stay.\n"
+    rules = rubric.evidence
+    out = {}
+    for name, d in dirs.items():
+        sk = scored_kept(kept, _hash(d))
+        assert sk is not None
+        ev = behaviour_evidence(d, {}, scored=sk, same=rules.behaviour_same, related=rules.behaviour_related)
+        line = ("class QuietKeys(EvictionMethod):", 5)
+        flags = prior_art_flags(ev.matches, [], {"baseline:knorm": ["K-norm", "2406.11430"]}, desc,
+                                d.joinpath("method.py").read_text(), line, rules) + evasion_flags(ev, line)
+        data = EvidenceData(citations=[], prior_art=PriorArtEvidence(query="", features={}, summary_query="",
+                                                                     hits=[]),
+                            code=[], behaviour=ev, digest=[], candidate_flags=flags)
+        facts = gather_facts(evidence=data, ledger=None, sections_missing=[], description=desc, earlier_names={},
+                             board=None, board_reason="")
+        final = decide([], rubric, "other", flags)
+        out[name] = (ev, {f.flag for f in final.standing_flags}, novelty(facts, rubric).score)
+    (plain, plain_flags, plain_novelty), (det, det_flags, det_novelty) = out["plain"], out["detector"]
+    assert plain.source == det.source == "benchmark"
+    assert plain.matches[0].reference == det.matches[0].reference == "baseline:knorm"
+    assert plain.matches[0].jaccard >= rules.behaviour_same and det.matches[0].jaccard >= rules.behaviour_same
+    assert plain.bank_matches[0].reference == "baseline:knorm"
+    knorm_on_bank = next(x.jaccard for x in det.bank_matches + [m("baseline:knorm", 0.0)]
+                         if x.reference == "baseline:knorm")
+    assert knorm_on_bank < rules.behaviour_related, det.bank_matches  # the trick fools the bank
+    assert "UNDISCLOSED_PRIOR_ART" in plain_flags and plain_flags <= det_flags
+    assert det_novelty == plain_novelty
+    assert det.divergence is not None and det.divergence.evasion and "RULE_VIOLATION" in det_flags
+    assert plain.divergence is not None and not plain.divergence.evasion and "RULE_VIOLATION" not in plain_flags
+
+
+def _hash(d: Path) -> str:
+    from harness.loading import code_hash
+
+    return code_hash(str(d))
