@@ -152,3 +152,38 @@ def _hash(d: Path) -> str:
     from harness.loading import code_hash
 
     return code_hash(str(d))
+
+
+def test_scored_calls_are_compared_with_every_member_on_the_same_calls(tmp_path: Path):
+    """Synthetic kept files (no model): the candidate keeps what member b of family x keeps, so x is its match,
+    named by that member; a member not recorded on every call is left out and said; an earlier submission's
+    file in the same folder is a reference too."""
+    from harness.keptsets import KeptSets
+    from reviewbench.evidence.behaviour import ScoredKept, _scored_behaviours, compare_behaviours
+
+    rng = np.random.default_rng(1)
+    n, budgets = 200, [0.1, 0.3]
+    members = {"knorm": None, "snapkv?query_window=8": None, "snapkv?query_window=64": None, "tova": None}
+    sets = {s: {(f"it{i}", f"{b:g}", layer): rng.random((3, n)) < b for i in range(2) for b in budgets
+                for layer in (4, 9)} for s in members}
+    specs = list(members)
+    base = KeptSets("baselines", "", budgets, meta={"specs": specs, "code_hashes": {s: s for s in specs}})
+    for idx, s in enumerate(specs):
+        for (item, b, layer), mk in sets[s].items():
+            if s == "tova" and item == "it1":
+                continue  # not recorded on every call
+            base.add(f"{idx}|{item}", float(b), {layer: mk}, n)
+    base.save(tmp_path / "baselines-x.npz")
+    mine = KeptSets("cand", "h", budgets, meta={"baselines": "baselines-x.npz"})
+    for (item, b, layer), mk in sets["snapkv?query_window=64"].items():
+        mine.add(item, float(b), {layer: mk}, n)
+    mine.save(tmp_path / "h.npz")
+    errors: dict[str, str] = {}
+    got = _scored_behaviours(ScoredKept(file=str(tmp_path / "h.npz"), sha256="", baselines=str(
+        tmp_path / "baselines-x.npz"), baselines_sha256=""), {}, "cand", {}, errors)
+    assert got is not None
+    me, refs, on = got
+    assert on == budgets and set(refs) == {"baseline:knorm", "baseline:snapkv"} and "benchmark:tova" in errors
+    top = compare_behaviours(me, refs)[0]
+    assert (top.reference, top.member, top.jaccard, top.members_compared) == \
+        ("baseline:snapkv", "snapkv?query_window=64", 1.0, 2)
