@@ -86,7 +86,7 @@ def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], name
                                  raised_by="evidence:behaviour", strength="proof",
                                  explanation=f"keeps the same tokens as {m.reference} (Jaccard {m.jaccard:.2f} >= "
                                              f"{rules.behaviour_same:g}, rank correlation {m.rank_corr:.2f} on the "
-                                             f"fingerprint bank); the description does not credit it ({cr.reason})"))
+                                             f"behaviour evidence's source); the description does not credit it ({cr.reason})"))
             break
     explained = (-1.0, -1.0)  # the best (score, containment) of a credited reference: the shared code it explains
     for c in code:
