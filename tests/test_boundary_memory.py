@@ -132,11 +132,13 @@ def test_a_shrinking_method_cannot_crash_the_trusted_side_beside_an_honest_one(m
 
 @pytest.mark.parametrize("board", [pytest.param("A", marks=pytest.mark.heavy), "C"])
 def test_run_worker_keeps_the_honest_methods_results(methods, board):
-    """The worker of `harness run` (and of the benchmark and the ledger, which run it on their splits); board C
-    sends batched round trips before every decoded token, board A (heavy) one compression per budget."""
+    """The worker of `harness run`, and the executor entry the benchmark and the ledger stages run it through
+    (board C: batched round trips before every decoded token; board A, heavy: one compression per budget)."""
+    from reviewbench.executor import run_harness  # what the benchmark and the ledger stages call
+
     cfg = RunConfig(board=board, methods=[methods["shrinker"], methods["plain"]], items=1, length=200,
                     tasks=["niah_single"], budgets=[0.5], limits=LIMITS, threads=2)
-    res = Result.from_json(run_worker(asdict(cfg), wall_s=600, threads=2))
+    res = run_harness(cfg, 600) if board == "C" else Result.from_json(run_worker(asdict(cfg), wall_s=600, threads=2))
     rows = [r for r in res.rows if r.method == "plain"]
     assert rows and all(r.error is None for r in rows), (board, rows)
     assert "plain" not in res.method_errors
