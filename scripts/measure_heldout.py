@@ -122,8 +122,10 @@ def main() -> int:
     got = {}
     for code, r in results.items():
         counted = next((j for j in r.judges if j.role == "primary"), None)
+        near = [f"{b['reference']} {b['jaccard']:.2f}" for b in (r.evidence.behaviour if r.evidence else [])[:1]]
         got[code] = (r.panel_flags, r.panel_scores.get("novelty"),
-                     [p.get("arxiv_id") for p in (counted.prior_work if counted else [])[:3]], r.stage_errors)
+                     [p.get("arxiv_id") for p in (counted.prior_work if counted else [])[:3]],
+                     r.stage_errors + [f"nearest by behaviour: {n}" for n in near])
     return report(key, got, args, t0)
 
 
