@@ -28,6 +28,7 @@ import torch
 import torch.nn.functional as F
 
 SPARE = 32  # rows of headroom per buffer so that decode appends are not a copy per token
+PREFILL_SPARE = 256  # free rows after a prompt: a copy that answers from the full cache appends there, in place
 ATTN_ELEMENTS = 1 << 24  # attention logits held at once by a chunked attention call
 
 
@@ -52,6 +53,7 @@ class HeadKV:
     n: int
     start: int = 0
     frontier: _Frontier = field(default_factory=lambda: _Frontier(-1))
+    origin: tuple[_Frontier, int] | None = None  # a copy: the shared frontier and the rows it was made with
 
     def __post_init__(self) -> None:
         if self.frontier.filled < 0:
@@ -111,7 +113,16 @@ class HeadKV:
 
     def share(self) -> "HeadKV":
         """A copy that reads the same rows without copying them (its own appends go elsewhere)."""
-        return HeadKV(self.k, self.v, self.pos, self.n, start=self.start, frontier=self.frontier)
+        return HeadKV(self.k, self.v, self.pos, self.n, start=self.start, frontier=self.frontier,
+                      origin=(self.frontier, self.n))
+
+    def release(self) -> None:
+        """This copy is done: rows it appended in place at the shared frontier are free again, so the next copy
+        of the same cache appends there too instead of copying the whole head (the full cache's answer, then
+        its teacher-forced pass, then each method's, held the prompt's cache twice)."""
+        if self.origin is not None and self.origin[0] is self.frontier and self.frontier.filled == self.n:
+            self.frontier.filled = self.origin[1]
+        self.origin = None
 
     # --- attention over this head ------------------------------------------------------------------------------
     def attend(self, q: torch.Tensor, qpos: torch.Tensor, scale: float, window: int | None) -> torch.Tensor:
@@ -364,6 +375,13 @@ class KVRuntime:
         self.peak_live = self.peak_allocated = 0
         self.note_peak()
 
+    def release(self) -> None:
+        """Done with this copy (no later use of it, and no copy of it still in use): its in-place appends to
+        buffers shared with the cache it was copied from are given back (see ``HeadKV.release``)."""
+        for layer in self.layers:
+            for h in layer.heads:
+                h.release()
+
     def copy(self) -> "KVRuntime":
         """An independent cache that shares this one's rows until either side rewrites them."""
         rt = KVRuntime(len(self.layers), self.group)
@@ -388,7 +406,7 @@ class KVRuntime:
         if layer.empty:  # prefill: dense causal attention, then the cache takes the keys/values
             out = prefill_attention(query, key, value, scaling, window)
             a = 0 if window is None else max(0, key.shape[2] - (window - 1))  # a sliding layer keeps its window
-            rows = key.shape[2] - a if window is not None else max(key.shape[2], self.reserve)
+            rows = key.shape[2] - a if window is not None else max(key.shape[2], self.reserve) + PREFILL_SPARE
             layer.heads = [compact_head(key[0, h, a:], value[0, h, a:], pos[a:], rows - (key.shape[2] - a))
                            for h in range(key.shape[1])]
         else:

@@ -456,6 +456,7 @@ def _answer(eng: Engine, item: Item, q: Question, base: KVRuntime, n: int, query
         _, qids = eng.segments(item, q)
         first, start = eng.forward(rt, qids, n, last_only=True)[-1], n + len(qids)
     gen, secs, kv_mean = eng.generate(rt, first, start, item.max_new_tokens)
+    rt.release()  # its rows past ``base`` are free for the next copy (no second copy of the prompt's cache)
     return Answer(gen, secs, eng.tok.decode(gen, skip_special_tokens=True), rt.peak_live, kv_mean,
                   eng.model_cpu_s - cpu0)
 
@@ -484,6 +485,7 @@ def prefill_reference(eng: Engine, item: Item, questions: list[Question], rt0: K
         ids, logp = top_k(ref_logits)
         future = {layer: torch.cat(qs, dim=1) for layer, qs in rt_tf.queries.all_queries.items()}
         imp = {k: v.half() for k, v in importance(rt0, future, eng.info.group_size, eng.info.scale).items()}
+        rt_tf.release()
         row = Row(item=item.id, task=item.task, question=qi, method="full", budget=1.0,
                   score=score(item, q, a.text), kl=0.0, top1=1.0, eviction_cost=0.0, eviction_cost_oracle=0.0,
                   kept_tokens=float(n), kv_bytes=full_bytes, kv_bytes_peak=a.peak, kv_bytes_decode_mean=a.kv_mean,
@@ -549,7 +551,8 @@ def run_prefill_item(eng: Engine, item: Item, runs: list[MethodRun], board: str,
             kept_tokens = sum(sum(x.lengths()) for x in rt_c.layers) / (len(eng.info.attention_layers) * eng.info.n_kv_heads)
             for qi, (q, qref) in enumerate(zip(questions, reference.questions)):
                 a = _answer(eng, item, q, rt_c, n, query_aware, last_logits)
-                got, _ = _forced(eng, rt_c, qref.tf_ids, len(qref.gen), n, query_aware, last_logits)
+                got, rt_f = _forced(eng, rt_c, qref.tf_ids, len(qref.gen), n, query_aware, last_logits)
+                rt_f.release()
                 kl, top1 = fidelity(qref.top_ids, qref.top_logp, got)
                 lost, oracle = eviction_cost(qref.importance, kept)
                 rows.append(Row(item=item.id, task=item.task, question=qi, method=run.name, budget=b,
@@ -575,6 +578,7 @@ def reconstruction_queries(eng: Engine, rt0: KVRuntime, ctx: list[int], n: int) 
     ids = eng.tok(REPEAT_PROMPT, add_special_tokens=False)["input_ids"] + ctx
     eng.forward(rt, ids, n, last_only=True)
     qs = {layer: torch.cat(q, dim=1) for layer, q in rt.queries.all_queries.items()}
+    rt.release()
     positions = torch.arange(n, n + len(ids))
     return (lambda layer: (qs[layer], positions) if layer in qs else None), time.perf_counter() - t0
 
