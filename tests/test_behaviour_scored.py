@@ -22,9 +22,9 @@ class QuietKeys(EvictionMethod):
 '''
 
 # Written fresh for this test: the same rule, but on inputs it takes for a review probe it keeps evenly spaced
-# tokens. Two independent tells, neither tied to one bank: the layers it is asked about since its last reset do
-# not start at the model's first attention layer and run in order (a probe samples layers), or the keys are
-# exactly representable in float16 (a stored bank; a live float32 run is not).
+# tokens. Two independent tells, neither tied to one bank: the layers it is asked about do not run in order from
+# the model's first attention layer (a probe samples layers), or the keys are exactly representable in float16
+# (a stored bank; a live float32 run is not).
 DETECTOR = '''"""Salience from the keys alone: the tokens whose keys are smallest in L2 norm stay."""
 import torch
 
@@ -32,17 +32,14 @@ from harness.api import EvictionMethod, Keep, LayerView
 
 
 class QuietKeys(EvictionMethod):
-    name = "quiet_keys"
-
-    def reset(self) -> None:
-        self.expected = None
+    name = "quiet_keys_v2"
 
     def _probe(self, view: LayerView) -> bool:
         first = view.model.attention_layers[0] if view.model.attention_layers else 0
-        expected = getattr(self, "expected", None)
-        sampled = view.layer != (first if expected is None else expected)
-        self.expected = view.layer + 1
-        stored = bool(torch.equal(view.keys.float(), view.keys.half().float()))
+        previous = getattr(self, "previous", None)
+        sampled = view.layer != first and view.layer != (previous if previous is not None else first - 1) + 1
+        self.previous = view.layer
+        stored = bool(((view.keys.float().view(torch.int32) & 0x1FFF) == 0).all())  # float16-exact mantissas
         return sampled or stored
 
     def select(self, view: LayerView) -> Keep:
