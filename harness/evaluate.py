@@ -300,7 +300,7 @@ def _run_items(cfg: RunConfig, eng: Any, runs: list[Any], progress: Progress | N
     if ref_path is not None and computed:
         save_reference(ref_path, key, stored)
     if recorder is not None:
-        recorder.save({r.name: r.method.code_hash for r in runs})
+        recorder.save()
     state = None if ref_path is None else ("reused" if not computed else "computed" if not reused else "partly reused")
     return all_rows, per_seed, data_id, state
 

@@ -151,7 +151,7 @@ class KeptRecorder:
                 self.refs.append(MethodRun(name=spec, method=handle))
 
     def method(self, item: str, name: str, code_hash: str, budget: float, rt: Any, n: int) -> None:
-        sets = self.methods.setdefault(name, KeptSets(name, code_hash, self.budgets, meta={
+        sets = self.methods.setdefault(code_hash, KeptSets(name, code_hash, self.budgets, meta={
             "key": self.key, "baselines": self.baselines_path.name}))
         sets.add(item, budget, kept_masks(rt, self.layers, n), n)
 
@@ -181,15 +181,15 @@ class KeptRecorder:
                     break
                 self.baselines.add(f"{idx}|{item}", b, kept_masks(rt_c, self.layers, n), n)
 
-    def save(self, names: dict[str, str]) -> dict[str, str]:
-        """Writes each method's file (``names``: run name -> file stem) and, when computed, the baselines';
-        returns run name -> path."""
+    def save(self) -> dict[str, str]:
+        """Writes each method's file (named by its code hash: two methods of one name stay apart) and, when
+        computed, the baselines'; returns code hash -> path."""
         out = {}
-        for name, sets in self.methods.items():
-            path = self.folder / f"{names.get(name, name)}.npz"
+        for code_hash, sets in self.methods.items():
+            path = self.folder / f"{code_hash}.npz"
             sets.meta["baseline_errors"] = self.errors
             sets.save(path)
-            out[name] = str(path)
+            out[code_hash] = str(path)
         if self.baselines is not None and self.baselines.masks:
             self.baselines.meta["errors"] = self.errors
             self.baselines.save(self.baselines_path)
