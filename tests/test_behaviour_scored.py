@@ -83,7 +83,7 @@ def test_kept_sets_round_trip_bit_packed(tmp_path: Path):
     assert len(chosen_items(ids, "split-a", 4)) == 4 and chosen_items(ids, "split-a", 4) != chosen_items(ids, "b", 4)
 
 
-@pytest.mark.slow
+@pytest.mark.heavy  # 290 s on the loaded 2 cores (60 baseline members on the scored calls, two bank runs)
 def test_a_bank_detecting_copy_gets_the_flags_and_novelty_of_the_plain_copy(tmp_path: Path, rubric):
     """Real sandbox, real SmolLM2, board A on one item of 512 tokens: the benchmark records both copies' kept
     sets and every baseline member's on the same calls. Both land on K-norm there (UNDISCLOSED_PRIOR_ART, the same
