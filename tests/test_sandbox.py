@@ -290,9 +290,13 @@ def test_a_candidate_cannot_poison_the_baselines_fingerprints(tmp_path):
     d = tmp_path / "poison"
     d.mkdir()
     (d / "method.py").write_text(HEADER + textwrap.dedent("""
-        import harness.methods.snapkv as s, harness.fingerprint as f
+        import harness.methods.snapkv as s
         s.SnapKV.select = lambda self, view: Keep(tuple(torch.arange(1) for _ in range(view.n_kv_heads)))
-        f.run = lambda *a, **k: {}
+        try:  # the fingerprint module is not even in the sandbox (only the interface is)
+            import harness.fingerprint as f
+            f.run = lambda *a, **k: {}
+        except ImportError:
+            pass
         class Poison(EvictionMethod):
             def select(self, view):
                 return """ + FIRST + "\n"))
