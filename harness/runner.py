@@ -522,10 +522,10 @@ def run_prefill_item(eng: Engine, item: Item, runs: list[MethodRun], board: str,
     prefill_cpu = eng.model_cpu_s - cpu0
     if reference is None or reference.n_prompt != n or len(reference.questions) != len(questions):
         reference = prefill_reference(eng, item, questions, rt0, n, query_aware, last_logits, prefill_cpu)
-    rows: list[Row] = [qr.row for qr in reference.questions]
-
     if record is not None:
         record.baseline_calls(eng, item.id, rt0, n, q_span, board, ctx)
+    rows: list[Row] = [qr.row for qr in reference.questions]
+
     for run in runs:
         if run.keeps_everything:
             continue
@@ -541,10 +541,10 @@ def run_prefill_item(eng: Engine, item: Item, runs: list[MethodRun], board: str,
                 if board == "B_offline" and run.method.attrs.reconstruction_queries:
                     queries, offline_s = reconstruction_queries(eng, rt0, ctx, n)
                 secs_c, cpu_c, kept = eng.compress(rt_c, run, per_layer, board, "prefill", queries)
-            except MethodError as e:
-                run.error = str(e)
                 if record is not None:
                     record.method(item.id, run.name, run.method.code_hash, b, rt_c, n)
+            except MethodError as e:
+                run.error = str(e)
                 rows.append(_error_row(item, run, b))
                 continue
             comp_bytes = rt_c.live_bytes()
