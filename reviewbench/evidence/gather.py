@@ -52,9 +52,9 @@ def gather_facts(*, evidence: EvidenceData | None, ledger: LedgerData | None, se
                                  ops=list(c.matched), extra=c.extra, credited=c.credited)
                     for c in evidence.prior_art.computed[:4]]
         for f in evidence.candidate_flags:  # the mechanism named by flags.misstated (our text, not the submission's)
-            m = re.match(r"the description states (.+?) \(DESCRIPTION\.md", f.explanation)
-            if f.flag == "MISSTATED_METHOD" and f.strength == "proof" and m:
-                misstated.append(m.group(1))
+            said = re.match(r"the description states (.+?) \(DESCRIPTION\.md", f.explanation)
+            if f.flag == "MISSTATED_METHOD" and f.strength == "proof" and said:
+                misstated.append(said.group(1))
     led = LedgerFact()
     n_claims = 0
     if isinstance(ledger, LedgerData):

@@ -321,3 +321,20 @@ def _harness_modules() -> frozenset[str]:
 
 HARNESS_MODULES = _harness_modules()
 _SCRIPT_EXTS = tuple(_EXT_LANG)
+
+
+# The shell analyser calls the language analysers and they call it back (``python -c`` in a script that runs
+# ``bash -c``). Data flows one way at import time: ``shell`` registers itself here and the others call through.
+_SHELL: list[Callable[..., "Facts"]] = []
+
+
+def register_shell(fn: Callable[..., "Facts"]) -> None:
+    """Called once by ``shell`` when it is imported; the package's ``__init__`` imports it, so any import of an
+    analyser has it registered."""
+    _SHELL[:] = [fn]
+
+
+def analyse_shell(script: str, cwd: str | None = None, env: Mapping[str, str] | None = None,
+                  files: Mapping[str, str] | None = None, depth: int = 0) -> "Facts":
+    """A nested shell command met inside another language's code, analysed by the registered shell analyser."""
+    return _SHELL[0](script, cwd, env, files, depth)

@@ -12,16 +12,10 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from reviewbench.logs.static.common import (Access, FILE_EXTENSIONS, Facts, HF_JS_CALLS, MAX_DEPTH, MAX_SCRIPT,
+from reviewbench.logs.static.common import (analyse_shell, Access, FILE_EXTENSIONS, Facts, HF_JS_CALLS, MAX_DEPTH, MAX_SCRIPT,
     URL_RE, _CHILD_PROCESS, _CONNECT_CALLS, _HOSTNAME, _NET_API, _WALKERS, _WRITE_CALL, _WRITE_MODES,
     _classify_strings, _is_print, decode_payloads, resolve, shell_join)
 
-def analyse_shell(script: str, cwd: str | None = None, env: Mapping[str, str] | None = None,
-                  files: Mapping[str, str] | None = None, depth: int = 0) -> Facts:
-    """The shell analyser (imported on first use: it imports this module)."""
-    from reviewbench.logs.static.shell import analyse_shell as run
-
-    return run(script, cwd, env, files, depth)
 
 
 _CODE_TOKEN = re.compile(r"""

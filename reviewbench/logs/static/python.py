@@ -13,15 +13,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from reviewbench.logs.static.common import (Access, Facts, HARNESS_MODULES, HF_PY_CALLS, MAX_DEPTH, URL_RE,
+from reviewbench.logs.static.common import (analyse_shell, Access, Facts, HARNESS_MODULES, HF_PY_CALLS, MAX_DEPTH, URL_RE,
     Workspace, _PY_GLOBS, _PY_WALKERS, _classify_strings, _is_print, has_payload, resolve, shell_join)
 
-def analyse_shell(script: str, cwd: str | None = None, env: Mapping[str, str] | None = None,
-                  files: Mapping[str, str] | None = None, depth: int = 0) -> Facts:
-    """The shell analyser (imported on first use: it imports this module)."""
-    from reviewbench.logs.static.shell import analyse_shell as run
-
-    return run(script, cwd, env, files, depth)
 
 
 MAX_FOLDED = 100_000  # chars of a folded string: x = x.replace("a", "aa") forty times must not fill memory

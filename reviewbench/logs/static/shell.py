@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from reviewbench.logs.static.common import (Access, FILE_CMDS, FILE_EXTENSIONS, Facts, LIST_CMDS, MAX_DEPTH,
+from reviewbench.logs.static.common import (register_shell, Access, FILE_CMDS, FILE_EXTENSIONS, Facts, LIST_CMDS, MAX_DEPTH,
     MAX_SCRIPT, NETWORK_CMDS, PATTERN_FIRST, PYTHONS, RECURSIVE_ALWAYS, RECURSIVE_FLAGGED, RUNTIMES, SHELLS, URL_RE,
     WRAPPERS, WRITERS_ALL_ARGS, WRITERS_LAST_ARG, Workspace, _ASSIGN, _BOOL_LONGS, _CODE_FLAGS, _HEREDOC,
     _HF_LOCAL_SUBCOMMANDS, _HOSTNAME, _PROXY_VARS, _RAW_IP_TARGET, _RUNTIME_VALUE_FLAGS, _SCHEMELESS, _SCRIPT_EXTS,
@@ -553,3 +553,4 @@ def _runtime_command(name: str, lang: str, args: list[str], cwd: str | None, fac
         facts.extend(analyse_code("\n".join(code_parts), lang, cwd, files, depth + 1))
 
 
+register_shell(analyse_shell)
