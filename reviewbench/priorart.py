@@ -32,7 +32,7 @@ class Paper(BaseModel):
     key_idea: str = ""
     keywords: list[str] = []
     baseline: str | None = None  # the harness method name when this is one of the arena's baselines
-    # its scoring rule in the operations evidence/computation.py extracts from code ("a|b": either), what an
+    # its scoring rule in the operations evidence/computation/ extracts from code ("a|b": either), what an
     # implementation may also show, and the rule in a sentence (scripts/build_priorart_index.py's OPS)
     ops: list[str] = []
     ops_optional: list[str] = []

@@ -75,7 +75,7 @@ BASELINES = [
      "random scores; uniform; control; seed", "random"),
 ]
 
-# The scoring rule of each paper in operations: the features ``reviewbench/evidence/computation.py`` extracts from
+# The scoring rule of each paper in operations: the features ``reviewbench/evidence/computation/`` extracts from
 # code (its FEATURE_WORDS vocabulary), so retrieval by computation can name the paper. ``ops``: what an
 # implementation must compute ("a|b": either); ``optional``: what one may also show without being another method;
 # ``rule``: the same in a sentence. Written from the papers' algorithms (the key ideas above and priorart.md), never

@@ -1,0 +1,394 @@
+"""The feature tagger: which interface data (keys, values, queries, attention, positions, state) every value is
+computed from, and the features the operations on them show."""
+
+from __future__ import annotations
+
+import ast
+
+from reviewbench.evidence.computation.syntax import (Defs, callable_alias, callee, flattens, kwarg, negative,
+                                                     self_attr, subtracts)
+from reviewbench.evidence.computation.vocabulary import API_CALLS, API_SOURCES, CANON, INLINE_DEPTH, SIZES
+
+
+class FeatureTagger(ast.NodeVisitor):
+    """Tags every local name with the interface data it was computed from (K keys, V values, Q queries,
+    A attention, P positions, L layer index, S remembered state) and records features as it goes."""
+
+    def __init__(self, defs: Defs) -> None:
+        self.defs = defs
+        self.tags: dict[str, set[str]] = {}
+        self.found: dict[str, int] = {}
+        self.stack: list[int] = []
+        self.owner: str | None = None
+        self.loop = 0
+        self.current: str = ""
+        self.aliases: dict[str, str] = {}
+        self.normalising = 0
+
+    def add(self, key: str, line: int) -> None:
+        self.found.setdefault(key, line)
+
+    def run_def(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if id(fn) in self.stack or len(self.stack) > INLINE_DEPTH:
+            return
+        self.stack.append(id(fn))
+        saved, saved_cur = self.owner, self.current
+        self.owner, self.current = self.defs.owner.get(id(fn), saved), fn.name
+        for stmt in fn.body:
+            self.visit(stmt)
+        self.owner, self.current = saved, saved_cur
+        self.stack.pop()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        return None
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        return None
+
+    # tags of an expression ------------------------------------------------------------------------
+    def tag(self, node: ast.expr | None) -> set[str]:
+        if node is None:
+            return set()
+        if isinstance(node, ast.Name):
+            return set(self.tags.get(node.id, set()))
+        if isinstance(node, ast.Attribute):
+            if node.attr in SIZES:
+                self.tag(node.value)
+                return set()
+            if isinstance(node.value, ast.Name) and node.value.id == "self":
+                return set(self.tags.get(f"self.{node.attr}", set()))
+            base = self.tag(node.value)
+            if node.attr in API_SOURCES and not base - {"VIEW"} and ("VIEW" in base or isinstance(node.value, ast.Name)):
+                return {API_SOURCES[node.attr]}
+            return base - {"VIEW"}
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, ast.Subscript):
+            t = self.tag(node.value)
+            self._slice_features(node, t)
+            self.tag(node.slice)
+            return t
+        if isinstance(node, ast.BinOp):
+            lt = self.tag(node.left)
+            divisor_norm = isinstance(node.op, ast.Div) and any(
+                isinstance(c, ast.Call) and CANON.get(callee(c.func)[0] or "") == "norm" for c in ast.walk(node.right))
+            self.normalising += divisor_norm  # x / x.norm(): a unit vector, not a norm score
+            rt = self.tag(node.right)
+            self.normalising -= divisor_norm
+            if divisor_norm:
+                return lt | {"N"}
+            if isinstance(node.op, ast.MatMult):
+                self._matmul(lt, rt, node.lineno)
+            if isinstance(node.op, ast.Mult) and "S" in (lt | rt) and (
+                    isinstance(node.left, ast.Constant) or isinstance(node.right, ast.Constant)):
+                self.add("decay", node.lineno)
+            if isinstance(node.op, (ast.Mult, ast.Sub, ast.Add)) and "L" in (lt | rt) and self.current == "layer_budgets":
+                self.add("pyramid", node.lineno)
+            return lt | rt
+        if isinstance(node, ast.UnaryOp):
+            return self.tag(node.operand)
+        if isinstance(node, ast.Compare):
+            t = self.tag(node.left)
+            for c in node.comparators:
+                t |= self.tag(c)
+            if "P" in t and not any(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops) and any(
+                    isinstance(c, ast.Constant) and isinstance(c.value, int) or self_attr(c)
+                    for c in [node.left, *node.comparators]):
+                self.add("sinks", node.lineno)  # positions < 4: the first tokens
+            if "A" in t and "P" not in t and not any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn))
+                                                     for o in node.ops):
+                self.add("attention_threshold", node.lineno)  # attention against a threshold (counted, kept)
+            return t
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            out: set[str] = set()
+            for e in node.elts:
+                out |= self.tag(e)
+            return out
+        if isinstance(node, ast.IfExp):
+            self.tag(node.test)
+            return self.tag(node.body) | self.tag(node.orelse)
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            for g in node.generators:
+                it = self.tag(g.iter)
+                self._bind(g.target, it)
+            self.loop += 1
+            t = self.tag(node.elt)
+            self.loop -= 1
+            return t
+        if isinstance(node, ast.Starred):
+            return self.tag(node.value)
+        out = set()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                out |= self.tag(child)
+        return out
+
+    def _slice_features(self, node: ast.Subscript, t: set[str]) -> None:
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        for p in parts:
+            if isinstance(p, ast.Slice):
+                if "Q" in t and (negative(p.lower) or isinstance(p.lower, ast.Constant) and
+                                 isinstance(p.lower.value, int) and p.lower.value < 0):
+                    if isinstance(p.lower, ast.UnaryOp) and isinstance(p.lower.operand, ast.Constant) and \
+                            p.lower.operand.value == 1:
+                        self.add("last_query", node.lineno)
+                    else:
+                        self.add("window_queries", node.lineno)
+                lower = self.tag(p.lower) if isinstance(p.lower, ast.Name) else set()
+                if (p.lower is None or "Z" in lower) and p.upper is not None and not negative(p.upper) and \
+                        t & {"K", "V", "P", "I"} and "R" not in t:  # the first n of a ranking is a top-n
+                    self.add("sinks", node.lineno)
+                if "D" in lower and t & {"K", "V", "P", "I"}:
+                    self.add("recent", node.lineno)
+                if (negative(p.lower) or p.upper is None and subtracts(p.lower)) and t & {"K", "V", "P", "I"}:
+                    self.add("recent", node.lineno)
+            elif isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.USub) and isinstance(p.operand, ast.Constant) \
+                    and p.operand.value == 1 and t & {"Q", "A"}:
+                self.add("last_query", node.lineno)
+
+    def _stored_range(self, target: ast.Subscript) -> None:
+        """``s[:, :n] = inf`` forces the first n in (sinks); ``s[:, n - w:] = inf`` the last w (a recent window)."""
+        parts = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+        for p in parts:
+            if isinstance(p, ast.Slice):
+                if p.lower is None and p.upper is not None and not negative(p.upper):
+                    self.add("sinks", target.lineno)
+                elif negative(p.lower) or subtracts(p.lower):
+                    self.add("recent", target.lineno)
+                elif (self_attr(p.lower) or isinstance(p.lower, ast.Constant)) and isinstance(p.upper, ast.BinOp) \
+                        and isinstance(p.upper.op, ast.Add):
+                    # s[:, c : c + m] = 0: the first c survive, the m after them go, the rest (the newest) stay
+                    self.add("sinks", target.lineno)
+                    self.add("recent", target.lineno)
+
+    def _einsum(self, operands: list[set[str]], line: int) -> None:
+        """``einsum`` over several operands: keys against keys, queries against keys, queries against queries."""
+        if sum("K" in o for o in operands) >= 2 and not any("Q" in o for o in operands) and \
+                not any("S" in o for o in operands):
+            if any("KM" in o for o in operands):
+                self.add("mean_key", line)
+            elif any("N" in o for o in operands):
+                self.add("key_similarity", line)
+        elif any("Q" in o for o in operands) and any("K" in o for o in operands):
+            self.add("attention", line)
+        elif sum("Q" in o for o in operands) >= 2:
+            self.add("query_statistics", line)
+
+    def _matmul(self, lt: set[str], rt: set[str], line: int) -> None:
+        both = lt | rt
+        if "Q" in lt and "K" in rt or "K" in lt and "Q" in rt:
+            self.add("attention", line)
+        elif "K" in lt and "K" in rt and "Q" not in both:
+            if "KM" in both:
+                self.add("mean_key", line)  # keys against the mean key (KeyDiff)
+            elif "N" in both:
+                self.add("key_similarity", line)  # unit keys against unit keys: cosine similarity
+        elif "Q" in lt and "Q" in rt and "K" not in both:
+            self.add("query_statistics", line)
+
+    def call(self, node: ast.Call) -> set[str]:
+        name, receiver = callee(node.func)
+        rt = self.tag(receiver) if receiver is not None else set()
+        arg_tags = [self.tag(a) for a in node.args]
+        kw_tags = {k.arg: self.tag(k.value) for k in node.keywords}
+        all_args: set[str] = set().union(*arg_tags, *kw_tags.values()) if (arg_tags or kw_tags) else set()
+        if name in SIZES:
+            return set()
+        if name in self.aliases:
+            name = self.aliases[name]
+        local = self.defs.resolve(node, self.owner)
+        if local is not None and name not in API_CALLS and name not in ("remember", "recall"):
+            return self._inline(local, node, arg_tags, kw_tags) | all_args
+        interface = self._interface_call(name, node, receiver, rt, arg_tags, all_args)
+        if interface is not None:
+            return interface
+        return self._op_call(name, node, receiver, rt, arg_tags, all_args)
+
+    def _inline(self, local: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.Call, arg_tags: list[set[str]],
+                kw_tags: dict[str | None, set[str]]) -> set[str]:
+        """A helper defined in the code, run with its parameters tagged by the arguments; the tags it returns."""
+        params = [a.arg for a in local.args.args if a.arg not in ("self", "cls")]
+        for p, t, a in zip(params, arg_tags, node.args):
+            # a helper called with 0 or with `n - w` slices the first / the last tokens inside
+            self.tags[p] = t | ({"Z"} if isinstance(a, ast.Constant) and a.value == 0 else set()) | (
+                {"D"} if subtracts(a) else set())
+        for k, t in kw_tags.items():
+            if k:
+                self.tags[k] = t
+        self.tags.pop("__return__", None)
+        self.run_def(local)
+        return self.tags.pop("__return__", set())
+
+    def _interface_call(self, name: str | None, node: ast.Call, receiver: ast.expr | None, rt: set[str],
+                        arg_tags: list[set[str]], all_args: set[str]) -> set[str] | None:
+        """A call of the harness interface (``view.attention``, ``remember``/``recall``, ``group``, the RoPE
+        helpers): its tags, or None when the call is not one."""
+        line = node.lineno
+        if name == "attention" and (rt == {"VIEW"} or receiver is not None):
+            self.add("attention", line)
+            return {"A"} | (all_args - {"Q"})
+        if name in ("remember", "recall"):
+            self.add("accumulate", line)
+            return {"S", "A"} if name == "recall" else set()
+        if name == "group":
+            return all_args | rt
+        if name == "same_for_all_heads":
+            self.add("head_average", line)
+            return all_args
+        if name in ("rotate", "apply_rope", "rope_angles"):
+            if any(isinstance(a, ast.BinOp) or isinstance(a, ast.Call) and callee(a.func)[0] == "arange"
+                   for a in node.args[1:]) and "P" not in (arg_tags[1] if len(arg_tags) > 1 else set()):
+                self.add("future_rope", line)
+            if name == "rope_angles" and node.args and isinstance(node.args[0], ast.Call) and \
+                    callee(node.args[0].func)[0] == "arange":
+                self.add("future_rope", line)
+            return all_args | rt
+        return None
+
+    def _op_call(self, name: str | None, node: ast.Call, receiver: ast.expr | None, rt: set[str],
+                 arg_tags: list[set[str]], all_args: set[str]) -> set[str]:
+        """A tensor operation: the features its canonical class shows on what it reads, and its tags."""
+        line = node.lineno
+        op = CANON.get(name or "", "")
+        t = rt | all_args
+        if op == "norm":
+            if self.normalising:
+                return t | {"N"}
+            if "K" in t and "V" not in t and "Q" not in t and "A" not in t:
+                self.add("key_norm", line)
+            elif "V" in t and "K" not in t:
+                self.add("value_norm", line)
+            return t | {"N"} if "K" in t else t
+        if op == "normalize":
+            return t | {"N"}
+        if name == "cosine_similarity":
+            if "K" in t and "Q" not in t:
+                self.add("mean_key" if "KM" in t else "key_similarity", line)
+            return t
+        if op == "matmul":
+            if len(arg_tags) >= 2:
+                if name == "einsum" and len(arg_tags) >= 3:
+                    self._einsum(arg_tags[1:], line)
+                else:
+                    self._matmul(arg_tags[-2], arg_tags[-1], line)
+            elif receiver is not None and arg_tags:
+                self._matmul(rt, arg_tags[0], line)
+            return t
+        if op == "softmax":
+            return t | ({"A"} if t & {"Q", "K"} else set())
+        if op == "pool":
+            self.add("pooling", line)
+            return t
+        if op in ("var",) and "Q" in t and "A" not in t:
+            self.add("query_statistics", line)
+        if op in ("var",) and "A" in t:
+            self.add("attention_variance", line)
+        if op == "reduce":
+            dim = kwarg(node, "dim") or (node.args[1] if len(node.args) > 1 and receiver is None else
+                                       node.args[0] if node.args and receiver is not None else None)
+            if "A" in t and isinstance(dim, ast.Constant) and dim.value == 0:
+                self.add("head_average", line)
+            if "Q" in t and "A" not in t and "K" not in t:
+                return t | {"M"}
+            if "K" in t and "A" not in t and "Q" not in t:
+                return t | {"KM"}
+        if op == "extreme" and "A" in t and (node.args or node.keywords):
+            self.add("max_attention", line)
+        if op == "random":
+            self.add("random", line)
+        if op == "exp" and "Q" in t and "K" in t:
+            self.add("exp_logit", line)
+        if op == "log" and "A" in t:
+            self.add("entropy", line)
+        if op == "cumsum" and "A" in t:
+            self.add("accumulate", line)
+        if op == "arange":
+            if len(node.args) >= 2 and subtracts(node.args[0]):
+                self.add("recent", line)
+            return t | {"I"}
+        if op == "nonzero":
+            return t | {"I"}
+        if op == "rank":
+            t = t | {"R"}
+        if op in ("rank", "gather", "cat", "where", "const", "scatter"):
+            if op == "rank" and any(flattens(c) for a in [receiver, *node.args] if a is not None
+                                    for c in ast.walk(a) if isinstance(c, ast.Call)):
+                self.add("head_budget", line)  # one top-k over every (head, token) pair of the layer
+            if op == "scatter" and name in ("bincount", "scatter_add", "scatter_add_"):
+                self.add("head_budget", line)
+            return t
+        if name in ("flatten",) and "A" in t | {"A"} and receiver is not None:
+            return t | {"F"}
+        return t
+
+    # statements -----------------------------------------------------------------------------------
+    def _bind(self, target: ast.expr, t: set[str]) -> None:
+        if isinstance(target, ast.Name):
+            self.tags[target.id] = set(t)
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            key = f"self.{target.attr}"
+            if self.current not in ("__init__", "setup") and key in self.tags and "A" in t | self.tags[key]:
+                self.add("accumulate", target.lineno)
+            self.tags[key] = set(t) | ({"S"} if self.current not in ("__init__", "setup") else set())
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for e in target.elts:
+                self._bind(e, t)
+        elif isinstance(target, ast.Subscript):
+            base = self.tag(target.value)
+            self._stored_range(target)
+            if isinstance(target.value, ast.Attribute) and isinstance(target.value.value, ast.Name) and \
+                    target.value.attr == "state":
+                self.add("accumulate", target.lineno)
+            if isinstance(target.value, ast.Name):
+                self.tags[target.value.id] = base | t
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        alias = callable_alias(node.value)
+        if alias is not None and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            self.aliases[node.targets[0].id] = alias
+            return
+        t = self.tag(node.value)
+        if isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add):
+            for tgt in node.targets:
+                if isinstance(tgt, ast.Name) and "S" in self.tags.get(tgt.id, set()) | t and "A" in t:
+                    self.add("accumulate", node.lineno)
+        for tgt in node.targets:
+            self._bind(tgt, t)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind(node.target, self.tag(node.value))
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        t = self.tag(node.value)
+        prior = self.tag(node.target)
+        if isinstance(node.op, ast.Add) and "A" in t and ("S" in prior or isinstance(node.target, ast.Attribute)):
+            self.add("accumulate", node.lineno)
+        if isinstance(node.op, ast.Mult) and "S" in prior:
+            self.add("decay", node.lineno)
+        self._bind(node.target, prior | t)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if node.value is not None:
+            t = self.tag(node.value)
+            self.tags["__return__"] = self.tags.get("__return__", set()) | t
+            if isinstance(node.value, ast.Call) and callee(node.value.func)[0] == "Rewrite":
+                self.add("merge", node.lineno)
+
+    def visit_For(self, node: ast.For) -> None:
+        self._bind(node.target, self.tag(node.iter))
+        self.loop += 1
+        for s in node.body + node.orelse:
+            self.visit(s)
+        self.loop -= 1
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if not isinstance(node.value, ast.Constant):
+            self.tag(node.value)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.tag(child)
+            else:
+                self.visit(child)

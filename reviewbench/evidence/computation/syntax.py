@@ -1,0 +1,162 @@
+"""Reading a module's syntax tree: small predicates on nodes and the table of the functions it defines."""
+
+from __future__ import annotations
+
+import ast
+
+from reviewbench.evidence.computation.vocabulary import CANON
+
+
+def callee(func: ast.expr) -> tuple[str | None, ast.expr | None]:
+    """(name, receiver) of a call: ``torch.topk`` -> ("topk", torch), ``x.topk`` -> ("topk", x), ``f`` -> ("f", None)."""
+    if isinstance(func, ast.Attribute):
+        return func.attr, func.value
+    if isinstance(func, ast.Name):
+        return func.id, None
+    return None, None
+
+
+def kwarg(call: ast.Call, name: str) -> ast.expr | None:
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def is_false(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
+
+
+def is_true(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+def negative(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+
+
+def subtracts(node: ast.expr | None) -> bool:
+    """An index computed as ``n - w`` (the start of the last w), possibly inside ``max(0, n - w)``."""
+    return node is not None and any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub) for n in ast.walk(node))
+
+
+def callable_alias(node: ast.expr) -> str | None:
+    """The canonical callable a name is bound to (``pool = F.max_pool1d``), if any."""
+    options = [node.body, node.orelse] if isinstance(node, ast.IfExp) else [node]
+    for o in options:
+        name = o.attr if isinstance(o, ast.Attribute) else o.id if isinstance(o, ast.Name) else None
+        if name in CANON:
+            return name
+    return None
+
+
+def self_attr(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def parse_source(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def flattens(call: ast.Call) -> bool:
+    """``x.flatten()``, ``x.reshape(-1)``, ``x.view(b, -1)``, ``x.reshape(b, h * n)``: heads and tokens in one axis."""
+    name = callee(call.func)[0]
+    if name == "flatten":
+        return True
+    return name in ("reshape", "view") and 1 <= len(call.args) <= 2 and (
+        negative(call.args[-1]) or isinstance(call.args[-1], ast.BinOp) and isinstance(call.args[-1].op, ast.Mult))
+
+
+def rope_idiom(node: ast.BinOp) -> bool:
+    """``x * cos + rotate_half(x) * sin`` (in either order): RoPE applied by hand."""
+    if not isinstance(node.op, ast.Add):
+        return False
+    sides = [node.left, node.right]
+    return all(isinstance(x, ast.BinOp) and isinstance(x.op, ast.Mult) for x in sides) and any(
+        isinstance(c, ast.Call) and callee(c.func)[0] == "rotate_half" for x in sides for c in ast.walk(x))
+
+
+def dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return ".".join([node.id, *reversed(parts)])
+    return None
+
+
+def class_attrs(tree: ast.Module) -> dict[str, ast.expr]:
+    out: dict[str, ast.expr] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for stmt in node.body:
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                    out.setdefault(stmt.targets[0].id, stmt.value)
+                elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+                    out.setdefault(stmt.target.id, stmt.value)
+    return out
+
+
+def const_int(node: ast.expr | None) -> int | None:
+    try:
+        v = ast.literal_eval(node) if node is not None else None
+    except (ValueError, SyntaxError, TypeError):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.LShift):
+            left, right = const_int(node.left), const_int(node.right)
+            return left << right if left is not None and right is not None else None
+        return None
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+class Defs:
+    """Every function and method of a module by name, with the class each belongs to."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        self.owner: dict[int, str | None] = {}
+        self.classes: set[str] = set()
+        self.modules: set[str] = {"torch", "F", "nn", "math", "np"}  # names bound by imports: not data
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.modules.update((a.asname or a.name).split(".")[0] for a in node.names)
+
+        def walk(node: ast.AST, owner: str | None) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.ClassDef):
+                    self.classes.add(child.name)
+                    walk(child, child.name)
+                elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    self.by_name.setdefault(child.name, []).append(child)
+                    self.owner[id(child)] = owner
+                    walk(child, owner)
+                else:
+                    walk(child, owner)
+
+        walk(tree, None)
+
+    def resolve(self, call: ast.Call, current_owner: str | None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The local definition a call runs, if it is one: ``helper(x)``, ``self.helper(x)``, ``Cls.helper(x)``."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            name = func.id
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and (
+                func.value.id in ("self", "cls", "super") or func.value.id in self.classes):
+            name = func.attr
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and \
+                isinstance(func.value.func, ast.Name) and func.value.func.id == "super":
+            name = func.attr
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute) and \
+                dotted(func.value) is not None and str(dotted(func.value)).startswith("self.") and \
+                func.attr in self.by_name:
+            name = func.attr  # self.press.score(...): the wrapped scorer, when its code is in the same unit
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr in self.by_name \
+                and func.value.id[:1].isupper() and func.value.id not in ("F",):
+            name = func.attr  # OtherClass.helper(...): a static helper of a class this code builds on
+        else:
+            return None
+        cands = self.by_name.get(name)
+        if not cands:
+            return None
+        same = [d for d in cands if self.owner.get(id(d)) == current_owner]
+        return (same or cands)[0]

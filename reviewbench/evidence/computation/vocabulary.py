@@ -1,0 +1,118 @@
+"""The tables the analysers read: canonical operation classes, the harness interface's helpers, the names that
+are sizes rather than data, and the words papers use for each feature."""
+
+from __future__ import annotations
+
+import ast
+
+# Canonical operation classes. Anything not listed (layout, dtype, device, shape queries) emits nothing.
+CANON: dict[str, str] = {}
+for _names, _op in [
+    ("matmul bmm mm einsum baddbmm tensordot inner dot outer", "matmul"),
+    ("softmax log_softmax", "softmax"),
+    ("sum mean nansum nanmean", "reduce"),
+    ("cumsum cumprod", "cumsum"),
+    ("amax amin max min maximum minimum", "extreme"),
+    ("max_pool1d avg_pool1d max_pool2d avg_pool2d adaptive_max_pool1d adaptive_avg_pool1d conv1d", "pool"),
+    ("topk argsort kthvalue argmax argmin", "rank"),
+    ("gather index_select take_along_dim", "gather"),
+    ("cat concat concatenate stack hstack vstack", "cat"),
+    ("norm vector_norm linalg_norm", "norm"),
+    ("normalize", "normalize"),
+    ("rand randn randint randperm rand_like randn_like bernoulli multinomial", "random"),
+    ("arange", "arange"),
+    ("ones zeros full empty ones_like zeros_like full_like empty_like new_ones new_zeros new_full", "const"),
+    ("eye", "eye"),
+    ("masked_fill masked_fill_ where", "where"),
+    ("triu tril", "triangle"),
+    ("pad", "pad"),
+    ("exp", "exp"),
+    ("log log2 log1p", "log"),
+    ("pow square", "pow"),
+    ("scatter scatter_ scatter_add scatter_add_ index_add index_add_ bincount index_put_ index_put "
+     "masked_scatter scatter_reduce", "scatter"),
+    ("var std cov var_mean std_mean", "var"),
+    ("fill_diagonal_ diagonal diag diag_embed", "diag"),
+    ("nonzero argwhere", "nonzero"),
+    ("abs", "abs"),
+    ("clamp clamp_ clamp_min clamp_max clip", "clamp"),
+    ("isin unique", "set"),
+    ("cos sin", "trig"),
+    ("logsumexp", "logsumexp"),
+    ("sigmoid tanh relu gelu", "act"),
+    ("all any logical_and logical_or logical_not", "logic"),
+]:
+    for _n in _names.split():
+        CANON[_n] = _op
+CANON["cosine_similarity"] = "normalize matmul"
+
+# The harness interface's helpers, expanded to what they compute, so that calling them and writing the same
+# computation out by hand give the same stream.
+API_CALLS = {
+    "attention": "matmul softmax",  # LayerView.attention: softmax(q k^T / sqrt d), causal (scaling is no op)
+    "group": "reduce",  # LayerView.group: the GQA group reduced
+    "from_topk": "rank",  # Keep.from_topk
+    "rotate": "rope",  # LayerView.rotate
+    "apply_rope": "rope",
+    "rope_angles": "rope",
+    "rotate_half": "rope",
+    "repeat_kv": "",
+}
+BUILTINS_NOOP = frozenset({"max", "min", "sum", "abs", "int", "float", "len", "range", "round", "sorted"})
+BINOPS = {ast.MatMult: "matmul", ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div",
+          ast.FloorDiv: "div", ast.Pow: "pow", ast.Mod: "mod"}
+INLINE_DEPTH = 4
+
+# The harness interface's data, by attribute of the layer view: K keys, V values, Q queries, P positions, L layer
+# index, B budget, S remembered state.
+API_SOURCES = {"keys": "K", "values": "V", "queries": "Q", "positions": "P", "query_positions": "P",
+               "layer": "L", "budget": "B", "state": "S", "valid": "P", "valid_mask": "P"}
+# Attributes and calls that give sizes, types or devices: never data.
+SIZES = frozenset({"shape", "dtype", "device", "ndim", "size", "numel", "dim", "len", "n_tokens", "n_kv_heads",
+                   "group_size", "head_dim", "n_heads", "n_layers", "budget", "layer", "finfo", "iinfo"})
+
+# Calls that build a trainable layer or load fitted weights.
+LEARNED_CALLS = frozenset({"Linear", "Parameter", "Conv1d", "load", "load_state_dict", "from_pretrained", "load_file",
+                           "Embedding", "MLP"})
+
+
+# The features: what the operations act on, each with the words papers use for it (the prior-art query is built
+# from them). GENERIC ones are shared by many methods and weigh once in the query, the rest twice.
+
+FEATURE_WORDS = {
+    "attention": "attention scores softmax query key",
+    "last_query": "last query attention current token newest query",
+    "window_queries": "observation window last queries recent queries attention",
+    "all_queries": "attention received from all queries",
+    "question_queries": "question queries prompt-guided attention",
+    "window_kept": "observation window kept recent window",
+    "pooling": "pooled attention pooling kernel smoothing clustering",
+    "head_average": "head-averaged attention all heads layer-wise one token set per layer",
+    "max_attention": "maximum attention max over queries",
+    "accumulate": "cumulative accumulated attention heavy hitters running sum",
+    "decay": "forgetting factor exponential decay moving average",
+    "key_norm": "key norm l2 norm low norm keys attention-free",
+    "value_norm": "value norm value vectors",
+    "key_similarity": "key cosine similarity redundancy redundancy-aware duplicate tokens",
+    "mean_key": "cosine to mean key key diversity anchor",
+    "query_statistics": "query mean covariance gaussian statistics future queries distribution",
+    "future_rope": "future positions averaged rope rotation expected attention",
+    "exp_logit": "expected attention exponential logit",
+    "sinks": "attention sinks initial tokens start tokens sink",
+    "recent": "recent tokens sliding window recent window",
+    "layer_budget": "layer budget allocation per-layer schedule",
+    "pyramid": "pyramid linear decrease with depth layer index budget",
+    "head_budget": "head-wise budget adaptive allocation flattened top-k across heads",
+    "random": "random eviction random scores uniform",
+    "reconstruction": "context reconstruction repeat context query-agnostic",
+    "decode": "decode-time eviction generation reasoning traces",
+    "merge": "token merging merge evicted tokens",
+    "entropy": "attention entropy",
+    "uniform_positions": "position-based no scoring",
+    "attention_threshold": "attention threshold count of tokens below threshold recovery ratio",
+    "attention_variance": "attention variance temporal shift dispersion",
+    "learned_weights": "learned weights trained scorer gate offline profiling head importance",
+}
+
+GENERIC = frozenset({"attention", "window_queries", "all_queries", "window_kept", "pooling", "recent", "decode",
+                     "uniform_positions", "question_queries"})
