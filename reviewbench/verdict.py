@@ -37,7 +37,10 @@ class PriorWork(BaseModel):
     relation: str = ""
 
 
-class CitationCheck(BaseModel):
+class JudgeCitationCheck(BaseModel):
+    """A citation a judge reports it checked, in its own words (the machine's resolution of every citation is
+    ``evidence.citations.CitationCheck``)."""
+
     citation: str
     status: Literal["real", "wrong_metadata", "not_found", "unchecked"]
     note: str = ""
@@ -54,7 +57,7 @@ class JudgeVerdict(BaseModel):
     scores: dict[str, CriterionScore]
     flags: list[FlagClaim] = Field(default_factory=list)
     prior_work: list[PriorWork] = Field(default_factory=list)
-    citations_checked: list[CitationCheck] = Field(default_factory=list)
+    citations_checked: list[JudgeCitationCheck] = Field(default_factory=list)
     summary: str = ""
 
     def score(self, criterion: str) -> float:

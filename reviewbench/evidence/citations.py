@@ -36,11 +36,24 @@ class Citation(BaseModel):
     context: str | None = None  # the text before the citation on its line (where the cited paper is named)
 
 
+class PaperRecord(BaseModel):
+    """The paper a citation was matched to (the packaged index or the arXiv API)."""
+
+    title: str
+    first_author: str = ""
+    year: int | None = None
+    arxiv: str | None = None
+    url: str | None = None
+
+
 class CitationCheck(BaseModel):
+    """One citation of the description, resolved by the evidence stage (the machine check; a judge's own account
+    of the citations it checked is ``verdict.JudgeCitationCheck``)."""
+
     citation: Citation
     status: Status
     detail: str
-    record: dict | None = None  # the matched paper (index or arXiv API)
+    record: PaperRecord | None = None  # the matched paper
     source: Literal["index", "arxiv_api", "format", "none"] = "none"
 
 
@@ -121,8 +134,8 @@ def _compare(c: Citation, paper_year: int | None, first_author: str, title: str,
     return "real", f"\"{title}\" ({first_author}, {paper_year})"
 
 
-def _paper_record(p: Paper) -> dict:
-    return {"title": p.title, "first_author": p.first_author, "year": p.year, "arxiv": p.arxiv, "url": p.url}
+def _paper_record(p: Paper) -> PaperRecord:
+    return PaperRecord(title=p.title, first_author=p.first_author, year=p.year, arxiv=p.arxiv, url=p.url)
 
 
 async def check_one(c: Citation, index: PriorArtIndex, web: WebSearch | None, today: date | None = None) -> CitationCheck:
@@ -147,8 +160,8 @@ async def check_one(c: Citation, index: PriorArtIndex, web: WebSearch | None, to
         year = int(hit.published[:4]) if hit.published else None
         status, detail = _compare(c, year, hit.authors[0] if hit.authors else "", hit.title)
         return CitationCheck(citation=c, status=status, detail=detail, source="arxiv_api",
-                             record={"title": hit.title, "first_author": hit.authors[0] if hit.authors else "",
-                                     "year": year, "arxiv": c.key, "url": hit.url})
+                             record=PaperRecord(title=hit.title, first_author=hit.authors[0] if hit.authors else "",
+                                                year=year, arxiv=c.key, url=hit.url))
     if c.kind == "author_year":
         return _check_author_year(c, index)
     return CitationCheck(citation=c, status="unreachable", detail=f"{c.kind} citations are not resolved offline")

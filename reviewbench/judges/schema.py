@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from reviewbench.judges.base import Capabilities, JudgeTask
 from reviewbench.rubric import Rubric
-from reviewbench.verdict import CitationCheck, CriterionScore, FlagClaim, JudgeVerdict, PriorWork
+from reviewbench.verdict import CriterionScore, FlagClaim, JudgeCitationCheck, JudgeVerdict, PriorWork
 
 SUBMIT_TOOL = "submit_verdict"
 NUDGE = f"Call {SUBMIT_TOOL} now with your verdict."
@@ -88,7 +88,7 @@ def parse_submission(data: Any, task: JudgeTask, caps: Capabilities) -> JudgeVer
     try:
         flags = [FlagClaim.model_validate({**f, "raised_by": task.judge_id}) for f in data.get("flags") or []]
         prior = [PriorWork.model_validate(p) for p in data.get("prior_work") or []]
-        cites = [CitationCheck.model_validate(c) for c in data.get("citations_checked") or []]
+        cites = [JudgeCitationCheck.model_validate(c) for c in data.get("citations_checked") or []]
     except (ValidationError, TypeError) as e:
         first = e.errors()[0] if isinstance(e, ValidationError) else {"loc": (), "msg": str(e)}
         raise InvalidOutput(f"{'.'.join(map(str, first['loc'])) or 'flags/prior_work'}: {first['msg']}") from None
