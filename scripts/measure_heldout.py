@@ -1,6 +1,7 @@
 """Review the held-out set (calibration/heldout) offline and score the verdicts against its answer key.
 
-    REVIEWBENCH_OFFLINE=1 nice .venv/bin/python scripts/measure_heldout.py [--panel evidence] [--only h01-001 ...]
+    REVIEWBENCH_OFFLINE=1 nice .venv/bin/python scripts/measure_heldout.py [--set heldout2] [--panel evidence]
+        [--only h01-001 ...]
 
 Every case goes through the real review stages, as `review calibrate` runs them (bundle, audit, evidence with
 behaviour, harness verification of claims, judges, verdict; no benchmark: the cases are on no board), with the
@@ -8,7 +9,8 @@ panel of calibration/heldout/panels.toml (`evidence`: the offline default's coun
 two small LLMs as advisors). The answer key (key.toml) is read only afterwards. Prints one row per case and the
 totals the issue asks for: expected flags standing, false flags on honest work, novelty in range, source named
 (an accepted arXiv id among the verdict's first three prior works). Stage results are stored in
-calibration/heldout/reviews, so a rerun replays them.
+calibration/<set>/reviews, so a rerun replays them. ``--set`` picks the held-out set: ``heldout`` (set 1) or
+``heldout2`` (set 2, written before the changes that followed set 1's measurement).
 
 ``--static`` reads the code and the description only (code similarity, retrieval by computation, the stated
 mechanism, citations offline; no sandbox: no behaviour bank, no claim re-runs, no audit) in seconds, for this set
@@ -100,7 +102,11 @@ def main() -> int:
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
     ap.add_argument("--static", action="store_true", help="code and description only, no sandbox (seconds)")
     ap.add_argument("--suite", choices=("heldout", "calibration"), default="heldout", help="with --static")
+    ap.add_argument("--set", dest="heldout_set", choices=("heldout", "heldout2"), default="heldout",
+                    help="which held-out set (calibration/<set>)")
     args = ap.parse_args()
+    global SUITE
+    SUITE = ROOT / "calibration" / args.heldout_set
     key = _static_key(args.suite) if args.static else tomllib.loads((SUITE / "key.toml").read_text())["cases"]
     if args.only:
         key = [c for c in key if c["code"] in set(args.only)]
