@@ -280,7 +280,8 @@ class SandboxedMethod:
 
     def __init__(self, spec: str, limits: MethodLimits = MethodLimits(), kind: str | None = None,
                  max_answer_bytes: int = 256 * 1024**2, device: str | None = None) -> None:
-        from harness.sandbox import HARNESS_DIR, gpu_devices, method_sandbox_command, sandbox_kind, seccomp_fd
+        from harness.sandbox import (HARNESS_DIR, gpu_devices, method_sandbox_command, sandbox_kind, seccomp_fd,
+                                     thread_env)
 
         self.spec = spec
         self.limits = limits
@@ -300,8 +301,7 @@ class SandboxedMethod:
         argv = [sys.executable, "-m", "harness.methodhost", *map(str, child_fds)]
         ro = [self.staged] if self.staged else []  # the rest of the view: harness.sandbox.method_binds()
         env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTHONPATH": str(HARNESS_DIR.parent),
-               "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": str(limits.threads),
-               "MKL_NUM_THREADS": str(limits.threads), "TOKENIZERS_PARALLELISM": "false",
+               "PYTHONDONTWRITEBYTECODE": "1", **thread_env(limits.threads), "TOKENIZERS_PARALLELISM": "false",
                "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                # torch reads the CPU's vector extensions from /proc and /sys, which the sandbox does not mount:
                # told here what this process found, it keeps its AVX2/AVX-512 kernels (2x slower without)
