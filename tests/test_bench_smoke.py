@@ -30,6 +30,7 @@ SMOKE: dict[str, list[str]] = {
     "audit_throughput.py": ["--gb", "0.002", "--tool-gb", "0.001", "--repeat", "1"],
     "benchmark_stage.py": ["--items", "1", "--length", "256"],
     "boundary_overhead.py": ["--smoke"],
+    "contention.py": ["--tokens", "3", "--context", "32", "--rounds", "1", "--threads", "1"],
     "context_sweep.py": ["--lengths", "160", "--threads", "1", "--json", "{tmp}/sweep.json"],
     "gpu_check.py": ["--device", "cpu", "--size", "tiny", "--context", "128", "--families", "llama", "--model",
                      "embedded", "--model-context", "96", "--pairs", "1", "--no-kvpress", "--out", "{tmp}"],
