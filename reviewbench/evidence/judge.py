@@ -35,6 +35,40 @@ def _nearest(facts: EvidenceFacts) -> tuple[SimilarityFact | None, SimilarityFac
     return code, beh
 
 
+def _paper_of(f: SimilarityFact) -> str | None:
+    """The index paper a code or behaviour reference stands for (``baseline:snapkv`` -> SnapKV)."""
+    from reviewbench.evidence.priorart_evidence import papers_for
+
+    label = f"baseline:{f.implements}" if f.implements else f.reference
+    papers = papers_for(label.split("?")[0])
+    return papers[0].short_name if papers else None
+
+
+def _credited_derivative(facts: EvidenceFacts, r: EvidenceRules) -> str | None:
+    """The credited work(s) a method is near only because it builds on them: every reference close enough to cap
+    novelty at 0 or 1 is credited, the code computes that reference's published rule plus one operation of its own
+    (retrieval by computation: "family"), and no behaviour says the addition changes nothing (the same tokens as
+    the reference). None when any of this fails: then the distance decides, as before."""
+    near = [f for f in facts.code if f.score >= r.novelty_cosmetic[1] or (f.containment or 0.0) >= r.code_shared]
+    # code that matches no more than a credited reference is explained by it (PyramidKV's code holds SnapKV's)
+    top = max(((f.score, f.containment or 0.0) for f in near if f.credited), default=None)
+    if top is not None:
+        near = [f for f in near if f.credited or f.score > top[0] + 1e-9 or (f.containment or 0.0) > top[1] + 1e-9]
+    near += [f for f in facts.behaviour if f.score >= r.novelty_cosmetic[0]]
+    if not near or any(not f.credited for f in near):
+        return None
+    if any(f.via == "behaviour" and f.score >= r.behaviour_same for f in near):
+        return None
+    family = {m.short_name: m for m in facts.computed if m.level == "family" and m.credited}
+    names = []
+    for f in near:
+        paper = _paper_of(f)
+        if paper is None or paper not in family:
+            return None
+        names.append(f"{paper} + {', '.join(family[paper].extra)}")
+    return "; ".join(dict.fromkeys(names))
+
+
 def novelty(facts: EvidenceFacts, rubric: Rubric) -> CriterionScore:
     r = rubric.evidence
     if facts.evidence_missing:  # nothing measured is not "distinct from everything measured": never a default 3
@@ -64,6 +98,11 @@ def novelty(facts: EvidenceFacts, rubric: Rubric) -> CriterionScore:
         what.append(f"computation: the rule of {family.short_name} ({', '.join(family.ops)}) plus "
                     f"{', '.join(family.extra)}")
     evidence = "; ".join(what)
+    derived = _credited_derivative(facts, r)
+    if derived and not same:
+        return CriterionScore(score=min(2, r.novelty_max),
+                              rationale=f"anchor 2: a credited work's rule ({derived}) plus an operation of its own; "
+                                        f"its nearness to that work is the credited part, not a copy — {evidence}")
     if b >= r.behaviour_same or c >= r.code_same_score or shared >= r.code_shared:
         return CriterionScore(score=0, rationale=f"anchor 0: the same method as a reference — {evidence}")
     if b >= r.novelty_cosmetic[0] or c >= r.novelty_cosmetic[1]:

@@ -61,7 +61,7 @@ def computation(source: str) -> Computation:
                     flow.tags[a.arg] = {"VIEW"}
             flow.run_def(fn)
             if hook == "layer_budgets":
-                _pyramid(fn, found)
+                _pyramid(fn, found, defs)
     if "all_queries" in found and "attention" in found and "query_statistics" not in found:
         found.setdefault("accumulate", found["all_queries"])  # attention received from every query, summed
     if "window_queries" in found and ("recent" in found or "sinks" in found) and "attention" in found:
@@ -111,15 +111,26 @@ def called_names(source: str) -> set[str]:
     return out
 
 
-def _pyramid(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[str, int]) -> None:
-    """A per-layer schedule that moves linearly with the layer index (an arithmetic progression)."""
-    layer_vars: set[str] = set()
+def _pyramid(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[str, int], defs: Defs | None = None,
+             layer_vars: set[str] | None = None, depth: int = 0) -> None:
+    """A per-layer schedule that moves linearly with the layer index (an arithmetic progression), also when the
+    layer index is handed to a helper of the module that does the arithmetic."""
+    layer_vars = set(layer_vars or ())
     for node in ast.walk(fn):
         if isinstance(node, (ast.For, ast.comprehension)):
             it = node.iter
             if isinstance(it, ast.Call) and callee(it.func)[0] == "range" and isinstance(node.target, ast.Name):
                 layer_vars.add(node.target.id)
     for node in ast.walk(fn):
+        if defs is not None and depth < 3 and isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            for helper in defs.by_name.get(node.func.id, []):
+                params = [a.arg for a in helper.args.args if a.arg not in ("self", "cls")]
+                passed = {params[i] for i, a in enumerate(node.args[:len(params)])
+                          if isinstance(a, ast.Name) and a.id in layer_vars}
+                if passed:
+                    _pyramid(helper, found, defs, passed, depth + 1)
+                    if "pyramid" in found:
+                        return
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Sub)):
             names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
             if names & layer_vars:

@@ -80,17 +80,23 @@ class FeatureTagger(ast.NodeVisitor):
             if isinstance(node.op, ast.MatMult):
                 self._matmul(lt, rt, node.lineno)
             if isinstance(node.op, ast.Mult) and "S" in (lt | rt) and (
-                    isinstance(node.left, ast.Constant) or isinstance(node.right, ast.Constant)):
-                self.add("decay", node.lineno)
+                    isinstance(node.left, ast.Constant) or isinstance(node.right, ast.Constant)) and not any(
+                    isinstance(x, ast.Call) and callee(x.func)[0] in ("float", "int", "item")
+                    for x in (node.left, node.right)):
+                self.add("decay", node.lineno)  # the state scaled; a scalar taken out of it (float(s[h])) is not
             if isinstance(node.op, (ast.Mult, ast.Sub, ast.Add)) and "L" in (lt | rt) and self.current == "layer_budgets":
                 self.add("pyramid", node.lineno)
             return lt | rt
         if isinstance(node, ast.UnaryOp):
             return self.tag(node.operand)
         if isinstance(node, ast.Compare):
-            t = self.tag(node.left)
-            for c in node.comparators:
-                t |= self.tag(c)
+            sides = [self.tag(node.left), *(self.tag(c) for c in node.comparators)]
+            t = set().union(*sides)
+            if any("A" in s and "P" not in s for s in sides) and any("A" not in s for s in sides) and not any(
+                    isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in node.ops):
+                # attention against a bar that is no attention: a constant, an attribute, or a bar computed from
+                # positions or sizes (1 / the number of tokens a query sees: the average attention)
+                self.add("attention_threshold", node.lineno)
             if "P" in t and not any(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops) and any(
                     isinstance(c, ast.Constant) and isinstance(c.value, int) or self_attr(c)
                     for c in [node.left, *node.comparators]):
