@@ -137,3 +137,98 @@ def test_an_uncredited_reference_is_explained_by_a_credited_one_only_when_it_mat
     assert novelty(_facts(True, other=held), rubric).score == 2
     closer = held.model_copy(update={"score": 0.95})
     assert novelty(_facts(True, other=closer), rubric).score == 0
+
+
+# --- the reader, on what a port may write by hand (found after set 2 was measured; fresh snippets) -------------
+
+ONE_RANKING = HEAD + '''class Pairs(EvictionMethod):
+    query_window = 1
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention()[:, -1, :], "mean")
+        heads, n = a.shape
+        flat = a.reshape(-1)
+        best = flat.topk(view.budget * heads).indices
+        out = []
+        for h in range(heads):
+            out.append(best[(best // n) == h] - h * n)
+        return Keep(tuple(x.sort().values for x in out))
+'''
+
+SQUARES = HEAD + '''class Mass(EvictionMethod):
+    def select(self, view: LayerView) -> Keep:
+        size = view.values.float().pow(2).sum(dim=-1).sqrt()
+        return Keep.from_topk(size, view.budget, view.valid)
+'''
+
+CENTRED = HEAD + '''class Spread(EvictionMethod):
+    def select(self, view: LayerView) -> Keep:
+        k = view.keys.float()
+        c = k - k.mean(dim=1, keepdim=True)
+        s = ((c - c.mean(dim=-1, keepdim=True)) ** 2).sum(dim=-1)
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+BY_GROUP = HEAD + '''class Groups(EvictionMethod):
+    query_window = 1 << 20
+
+    def select(self, view: LayerView) -> Keep:
+        got = view.attention(reduce="sum")
+        g = view.model.group_size
+        s = torch.stack([got[i * g:(i + 1) * g].sum(dim=0) for i in range(view.n_kv_heads)])
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+ALL_HEADS = BY_GROUP.replace("torch.stack([got[i * g:(i + 1) * g].sum(dim=0) for i in range(view.n_kv_heads)])",
+                             "got.sum(dim=0).expand(view.n_kv_heads, -1)")
+
+WINDOWS = HEAD + '''class Widen(EvictionMethod):
+    query_window = 8
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention().mean(dim=1), "mean")
+        p = torch.nn.functional.pad(a, (2, 2), value=0.0)
+        wide = p.unfold(-1, 5, 1).amax(dim=-1)
+        return Keep.from_topk(wide, view.budget, view.valid)
+'''
+
+
+def test_indices_of_attention_compared_with_a_head_number_are_no_threshold_and_a_flat_ranking_is_one():
+    f = computation(ONE_RANKING).features
+    assert "attention_threshold" not in f
+    assert "head_budget" in f  # flattened in one statement, ranked in the next
+
+
+def test_a_sum_of_squares_is_a_norm_and_a_centred_one_is_not():
+    assert "value_norm" in computation(SQUARES).features
+    assert "key_norm" not in computation(CENTRED).features
+
+
+def test_summing_one_gqa_group_is_not_averaging_the_heads():
+    assert "head_average" not in computation(BY_GROUP).features
+    assert "head_average" in computation(ALL_HEADS).features
+
+
+def test_sliding_windows_taken_by_hand_are_pooling():
+    f = computation(WINDOWS).features
+    assert "pooling" in f and "max_attention" not in f
+
+
+def test_a_stated_graph_walk_the_code_never_computes_is_misstated():
+    from reviewbench.flags.misstated import misstated_flags
+
+    desc = ("# W\n\n## Idea\nTokens matter when important tokens attend to them.\n\n## Method summary\nA random walk "
+            "over the attention graph ranks the tokens; the stationary mass decides what stays.\n\n## Evidence\nNone."
+            "\n\n## Limitations\nSome.\n")
+    src = HEAD + '''class Walk(EvictionMethod):
+    query_window = 1
+
+    def select(self, view: LayerView) -> Keep:
+        return Keep.from_topk(view.group(view.attention()[:, -1, :], "mean"), view.budget, view.valid)
+'''
+    flags = misstated_flags(desc, src)
+    assert [f.flag for f in flags] == ["MISSTATED_METHOD"] and flags[0].strength == "proof"
+    assert "graph propagation" in flags[0].explanation
+    walked = src.replace('view.group(view.attention()[:, -1, :], "mean")',
+                         'view.group((view.attention() @ view.attention().transpose(1, 2)).sum(dim=1), "mean")')
+    assert "attention_propagation" in computation(walked).features
+    assert misstated_flags(desc, walked) == []

@@ -62,6 +62,10 @@ MECHANISMS = [
        "rand randn randint randperm rand_like randn_like bernoulli multinomial"),
     _m("redundancy", r"\b(redundan(?:t|cy)|cosine similarit(?:y|ies)|duplicate)\b", "key_similarity mean_key",
        "cosine_similarity normalize norm"),
+    # importance propagated over the token graph: attention composed with attention (A @ A), an eigenvector
+    _m("graph propagation", r"\b(page-?rank|power (?:method|iteration)|random walks?|eigenvector centrality"
+                            r"|propagat\w* (?:\w+ ){0,3}(?:graph|attention))\b", "attention_propagation",
+       "matrix_power eig eigh eigvals svd"),
     _m("per-layer budgets", r"\b(per-layer budgets|layer-?wise budgets|budgets? (?:that )?(?:vary|varies|differ|falls?"
                             r"|shrinks?|grows?) (?:by|across|with) (?:layers?|depth)|fewer tokens in deeper layers)\b",
        "layer_budget pyramid", ""),

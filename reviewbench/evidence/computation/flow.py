@@ -79,6 +79,9 @@ class FeatureTagger(ast.NodeVisitor):
                 return lt | {"N"}
             if isinstance(node.op, ast.MatMult):
                 self._matmul(lt, rt, node.lineno)
+            if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and node.right.value == 2 \
+                    and not subtracts(node.left):
+                return lt | {"SQ"}  # squared entries, summed: a norm written by hand ((x - mean) ** 2: a variance)
             if isinstance(node.op, ast.Mult) and "S" in (lt | rt) and (
                     isinstance(node.left, ast.Constant) or isinstance(node.right, ast.Constant)) and not any(
                     isinstance(x, ast.Call) and callee(x.func)[0] in ("float", "int", "item")
@@ -92,7 +95,7 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(node, ast.Compare):
             sides = [self.tag(node.left), *(self.tag(c) for c in node.comparators)]
             t = set().union(*sides)
-            if any("A" in s and "P" not in s for s in sides) and any("A" not in s for s in sides) and not any(
+            if any("A" in s and not s & {"P", "R", "I"} for s in sides) and any("A" not in s for s in sides) and not any(
                     isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in node.ops):
                 # attention against a bar that is no attention: a constant, an attribute, or a bar computed from
                 # positions or sizes (1 / the number of tokens a query sees: the average attention)
@@ -101,7 +104,7 @@ class FeatureTagger(ast.NodeVisitor):
                     isinstance(c, ast.Constant) and isinstance(c.value, int) or self_attr(c)
                     for c in [node.left, *node.comparators]):
                 self.add("sinks", node.lineno)  # positions < 4: the first tokens
-            if "A" in t and "P" not in t and not any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn))
+            if "A" in t and not t & {"P", "R", "I"} and not any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn))
                                                      for o in node.ops):
                 self.add("attention_threshold", node.lineno)  # attention against a threshold (counted, kept)
             return t
@@ -182,6 +185,8 @@ class FeatureTagger(ast.NodeVisitor):
 
     def _matmul(self, lt: set[str], rt: set[str], line: int) -> None:
         both = lt | rt
+        if "A" in lt and "A" in rt:
+            self.add("attention_propagation", line)  # attention composed with attention: a walk on the token graph
         if "Q" in lt and "K" in rt or "K" in lt and "Q" in rt:
             self.add("attention", line)
         elif "K" in lt and "K" in rt and "Q" not in both:
@@ -289,16 +294,28 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("query_statistics", line)
         if op in ("var",) and "A" in t:
             self.add("attention_variance", line)
+        if op == "pow" and (name == "square" or any(isinstance(a, ast.Constant) and a.value == 2 for a in node.args)) \
+                and not (receiver is not None and subtracts(receiver)):
+            return t | {"SQ"}
         if op == "reduce":
             dim = kwarg(node, "dim") or (node.args[1] if len(node.args) > 1 and receiver is None else
                                        node.args[0] if node.args and receiver is not None else None)
-            if "A" in t and isinstance(dim, ast.Constant) and dim.value == 0:
-                self.add("head_average", line)
+            if "SQ" in t and "A" not in t and "Q" not in t:  # x.pow(2).sum(-1): a norm written out
+                if "K" in t and "V" not in t:
+                    self.add("key_norm", line)
+                elif "V" in t and "K" not in t:
+                    self.add("value_norm", line)
+            group_slice = isinstance(receiver, ast.Subscript) and isinstance(receiver.slice, ast.Slice)
+            if "A" in t and isinstance(dim, ast.Constant) and dim.value == 0 and not group_slice:
+                self.add("head_average", line)  # (a[g * i:g * (i + 1)].sum(0) reduces one GQA group, not the heads)
             if "Q" in t and "A" not in t and "K" not in t:
                 return t | {"M"}
             if "K" in t and "A" not in t and "Q" not in t:
                 return t | {"KM"}
-        if op == "extreme" and "A" in t and (node.args or node.keywords):
+        if name == "unfold" and receiver is not None:  # sliding windows along an axis: pooling written out
+            self.add("pooling", line)
+            return t | {"U"}
+        if op == "extreme" and "A" in t and "U" not in t and (node.args or node.keywords):
             self.add("max_attention", line)
         if op == "random":
             self.add("random", line)
@@ -317,13 +334,13 @@ class FeatureTagger(ast.NodeVisitor):
         if op == "rank":
             t = t | {"R"}
         if op in ("rank", "gather", "cat", "where", "const", "scatter"):
-            if op == "rank" and any(flattens(c) for a in [receiver, *node.args] if a is not None
-                                    for c in ast.walk(a) if isinstance(c, ast.Call)):
+            if op == "rank" and ("F" in rt or any(flattens(c) for a in [receiver, *node.args] if a is not None
+                                                  for c in ast.walk(a) if isinstance(c, ast.Call))):
                 self.add("head_budget", line)  # one top-k over every (head, token) pair of the layer
             if op == "scatter" and name in ("bincount", "scatter_add", "scatter_add_"):
                 self.add("head_budget", line)
             return t
-        if name in ("flatten",) and "A" in t | {"A"} and receiver is not None:
+        if (name == "flatten" or flattens(node)) and receiver is not None:
             return t | {"F"}
         return t
 

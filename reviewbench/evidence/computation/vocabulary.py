@@ -111,6 +111,7 @@ FEATURE_WORDS = {
     "uniform_positions": "position-based no scoring",
     "attention_threshold": "attention threshold count of tokens below threshold recovery ratio",
     "attention_variance": "attention variance temporal shift dispersion",
+    "attention_propagation": "attention graph propagation pagerank random walk",
     "learned_weights": "learned weights trained scorer gate offline profiling head importance",
 }
 
