@@ -8,7 +8,9 @@ Each length runs in a fresh process (peaks do not carry over) through the stages
   reference  the full cache's greedy answer, teacher-forced top-K distributions and KVP importance
   snapkv     one board-A run of SnapKV at 10 % (prefill again, compress, answer, KL, eviction cost),
              reusing the reference
-Peak RSS per stage is the kernel's high-water mark (VmHWM), reset before each stage. The summary prints the
+Peak RSS per stage is the kernel's high-water mark (VmHWM), reset before each stage; beside it, what glibc's
+malloc holds after the stage (in use, and freed but still resident in its heap). ``--mmap-threshold 0`` runs with
+glibc's default allocator setting instead of the harness's (``harness/alloc.py``), to compare. The summary prints the
 growth exponent of the peak above the loaded model (log-log slope over the lengths; 1 = linear), the memory
 per token against the full KV cache's own bytes per token, and the peak against model + KV cache.
 """
@@ -40,6 +42,22 @@ def rss() -> tuple[int, int]:
     return cur * 1024, hwm * 1024
 
 
+def malloc_bytes() -> dict[str, int]:
+    """glibc's mallinfo2: bytes in use (heap + own mappings) and freed but still held in the heap ({} elsewhere)."""
+    import ctypes
+
+    class Info(ctypes.Structure):
+        _fields_ = [(f, ctypes.c_size_t) for f in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                   "fsmblks", "uordblks", "fordblks", "keepcost")]
+    try:
+        fn = ctypes.CDLL("libc.so.6").mallinfo2
+    except (OSError, AttributeError):
+        return {}
+    fn.restype = Info
+    m = fn()
+    return {"malloc_in_use": m.uordblks + m.hblkhd, "malloc_free_held": m.fordblks}
+
+
 def reset_peak() -> None:
     Path("/proc/self/clear_refs").write_text("5")  # the kernel's documented way to reset VmHWM
 
@@ -60,7 +78,7 @@ def one(length: int, threads: int, budget: float) -> dict:
     def stage(name: str, t0: float, **extra: object) -> None:
         cur, peak = rss()
         out["stages"][name] = {"seconds": round(time.perf_counter() - t0, 2), "peak_rss": peak, "rss_after": cur,
-                               **extra}
+                               **malloc_bytes(), **extra}
 
     reset_peak()
     t0 = time.perf_counter()
@@ -72,6 +90,7 @@ def one(length: int, threads: int, budget: float) -> dict:
     n = len(ids)
     out["tokens"] = n
     out["param_bytes"] = eng.param_bytes
+    out["mmap_threshold"] = eng.mmap_threshold
 
     reset_peak()
     t0 = time.perf_counter()
@@ -144,6 +163,7 @@ def main() -> int:
     p.add_argument("--lengths", type=int, nargs="+", default=[2048, 4096, 8192, 16384])
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--budget", type=float, default=0.1)
+    p.add_argument("--mmap-threshold", type=int, help="bytes (0: glibc's default; unset: the harness's own)")
     p.add_argument("--json", type=Path, help="write the raw results here")
     p.add_argument("--merge", type=Path, nargs="*", default=[], help="earlier --json results to summarise with")
     p.add_argument("--one", type=int, help=argparse.SUPPRESS)
@@ -156,7 +176,9 @@ def main() -> int:
         t0 = time.perf_counter()
         proc = subprocess.run([sys.executable, __file__, "--one", str(length), "--threads", str(a.threads),
                                "--budget", str(a.budget)], capture_output=True, text=True,
-                              env={**os.environ, "PYTHONWARNINGS": "ignore"})
+                              env={**os.environ, "PYTHONWARNINGS": "ignore",
+                                   **({} if a.mmap_threshold is None else
+                                      {"REVIEWBENCH_MMAP_THRESHOLD": str(a.mmap_threshold)})})
         if proc.returncode != 0:
             print(f"{length}: failed after {time.perf_counter() - t0:.0f} s: {proc.stderr.strip().splitlines()[-1:]}",
                   file=sys.stderr)

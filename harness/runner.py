@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from harness.alloc import return_freed_memory
 from harness.api import Keep, LayerView, ModelInfo, Rewrite, reference_attention
 from harness.arch import cache_kwarg, describe, plain_rope_theta  # noqa: F401  (plain_rope_theta re-exported)
 from harness.boundary import MethodError, MethodHandle, MethodTimeout
@@ -55,6 +56,7 @@ class MethodRun:
 class Engine:
     def __init__(self, loaded: Any) -> None:
         install_hook()
+        self.mmap_threshold = return_freed_memory()  # freed activations and caches leave the resident set
         self.lm = loaded
         self.model = loaded.model
         self.tok = loaded.tokenizer

@@ -5,6 +5,7 @@ reference pass held the prompt's cache twice: peak 146 KiB per context token aga
 import pytest
 import torch
 
+import harness.alloc as alloc
 import harness.kv as kv
 from harness.boundary import InProcessMethod
 from harness.kv import PREFILL_SPARE, KVRuntime, compact_head
@@ -88,3 +89,102 @@ def test_the_full_cache_reference_never_copies_the_prompts_cache(eng, monkeypatc
     assert len(big) == heads  # the prefill's own buffers, once per head, and nothing else at that size
     assert ref.questions[0].gen and all(r.error is None for r in rows)
     assert len(ref.questions[0].gen) + 1 < PREFILL_SPARE  # the answer fitted in the spare rows
+
+
+# --- the allocator: freed memory leaves the resident set (harness/alloc.py) -----------------------------------------
+FRAGMENT = r"""
+import ctypes, json, sys
+import torch
+from harness.alloc import return_freed_memory
+
+class Info(ctypes.Structure):
+    _fields_ = [(f, ctypes.c_size_t) for f in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                               "fsmblks", "uordblks", "fordblks", "keepcost")]
+libc = ctypes.CDLL("libc.so.6")
+libc.mallinfo2.restype = Info
+threshold = return_freed_memory()
+held = []
+for step in range(2):  # two prefills in one process: per layer a chunk's activations, then its KV buffers
+    cache = []
+    for layer in range(30):
+        acts = [torch.ones(4096, 1536) for _ in range(3)]  # 24 MiB each, freed after the layer
+        cache += [torch.ones(8494, 64) for _ in range(6)]  # 2.1 MiB each, held until the prompt is done
+        del acts
+    held.append(libc.mallinfo2().fordblks)
+    del cache
+print(json.dumps({"threshold": threshold, "free_held": held, "free_after": libc.mallinfo2().fordblks}))
+"""
+
+
+def _fragment(threshold: str | None) -> dict:
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items() if k != "REVIEWBENCH_MMAP_THRESHOLD"}
+    if threshold is not None:
+        env["REVIEWBENCH_MMAP_THRESHOLD"] = threshold
+    out = subprocess.run([sys.executable, "-c", FRAGMENT], capture_output=True, text=True, check=True, env=env,
+                         cwd=Path(__file__).resolve().parent.parent)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.skipif(alloc.libc() is None, reason="glibc only")
+def test_freed_activations_and_caches_leave_the_resident_set():
+    """The pattern of a prefill (large transient activations between long-lived KV buffers), twice in one
+    process: with the harness's allocator setting nothing freed stays in the heap; with glibc's default the
+    heap keeps what the first prompt freed (the 4K-8K memory sweep's excess, issue 26)."""
+    ours = _fragment(None)
+    assert ours["threshold"] == 1 << 20
+    assert max(ours["free_held"] + [ours["free_after"]]) < 16 * 1024**2, ours
+    default = _fragment("0")
+    assert default["threshold"] == 0
+    assert default["free_after"] > 256 * 1024**2, default  # what the setting avoids
+
+
+ROWS = r"""
+import json, warnings
+warnings.simplefilter("ignore")
+from harness.boundary import InProcessMethod
+from harness.methods import H2O, SnapKV
+from harness.model import load_model
+from harness.runner import Engine, MethodRun, run_prefill_item
+from harness.tasks import generate
+import torch
+torch.set_num_threads(1)
+eng = Engine(load_model())
+item = generate("niah_single", "dev", 1, eng.n_tokens, 600, offset=0)[0]
+runs = [MethodRun(m.name, InProcessMethod(m, m.name)) for m in (SnapKV(), H2O())]
+rows, ref = run_prefill_item(eng, item, runs, "A", "fraction", [0.2, 0.5])
+q = ref.questions[0]
+print(json.dumps({"threshold": eng.mmap_threshold,
+                  "rows": [[r.method, r.budget, r.score, r.kl, r.top1, r.eviction_cost, r.eviction_cost_oracle,
+                            r.kv_bytes, r.kept_tokens, r.prediction] for r in rows],
+                  "top": q.top_logp.tolist(), "ids": q.top_ids.tolist(),
+                  "imp": {str(k): v.tolist() for k, v in q.importance.items()}}))
+"""
+
+
+@pytest.mark.slow
+def test_results_do_not_depend_on_the_allocator_setting():
+    """The same board-A item (SnapKV and H2O at two budgets) with and without the setting: rows, top-K
+    distributions and importance identical (only where the bytes live changes)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    got = []
+    for threshold in (None, "0"):
+        env = {k: v for k, v in os.environ.items() if k != "REVIEWBENCH_MMAP_THRESHOLD"}
+        if threshold is not None:
+            env["REVIEWBENCH_MMAP_THRESHOLD"] = threshold
+        out = subprocess.run([sys.executable, "-c", ROWS], capture_output=True, text=True, check=True, env=env,
+                             cwd=Path(__file__).resolve().parent.parent)
+        got.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert [g["threshold"] for g in got] == [1 << 20, 0]
+    for key in ("rows", "top", "ids", "imp"):
+        assert got[0][key] == got[1][key], key
