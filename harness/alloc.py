@@ -4,11 +4,11 @@ glibc's malloc serves a large block from its own mapping (given back on free) on
 rises with every large block freed, up to 32 MiB. After the first prefill frees its activations, every
 buffer under that size (each KV head's keys and values, a chunk's activations) comes from the heap, where
 freed blocks stay resident and fragment: a second prompt prefilled in the same process (the next item, or
-the same one again) sat on the first one's freed memory (issue 26: at 4,138 tokens the heap held 342 MiB
-freed-but-resident at the peak beside 414 MiB in use; peak / (model + KV) 1.36 to 1.57 from 4K to 8K).
-A fixed threshold of 1 MiB keeps every large tensor in a mapping of its own, so what is freed leaves the
-resident set at once and the peak is what is in use (1.10 at 4K). Tensors are 64-byte aligned either way:
-the numbers computed do not change, only where the bytes live.
+the same one again) sat on the first one's freed memory (issue 26: at 4,138 tokens, at the second prefill's
+peak the heap held 163 MiB freed beside 448 MiB in use, and 352 MiB freed-but-resident after it; the sweep
+measured peak / (model + KV) 1.45 at 4K and 1.57 at 8K). A fixed threshold of 1 MiB keeps every large tensor
+in a mapping of its own, so what is freed leaves the resident set at once and the peak is what is in use.
+Tensors are 64-byte aligned either way: the numbers computed do not change, only where the bytes live.
 
 ``REVIEWBENCH_MMAP_THRESHOLD`` (bytes) overrides the threshold; 0 leaves glibc's default. Elsewhere than
 glibc (macOS, musl) nothing is done.
