@@ -232,3 +232,27 @@ def test_a_stated_graph_walk_the_code_never_computes_is_misstated():
                          'view.group((view.attention() @ view.attention().transpose(1, 2)).sum(dim=1), "mean")')
     assert "attention_propagation" in computation(walked).features
     assert misstated_flags(desc, walked) == []
+
+
+def test_behaviour_on_the_bank_alone_never_clears_a_rule_the_code_computes():
+    """A method can tell the bank from the inputs it is scored on: keeping other tokens there (a detector's trick)
+    must not turn the code's proof into an indication; the same gap where it is scored does."""
+    from reviewbench.evidence.behaviour import BehaviourMatch
+    from reviewbench.evidence.priorart_evidence import prior_art
+    from reviewbench.flags.prior_art import computation_flags
+
+    src = HEAD + '''class Edges(EvictionMethod):
+    def select(self, view: LayerView) -> Keep:
+        n = view.n_tokens
+        s = torch.zeros(view.n_kv_heads, n)
+        s[:, :3] = 2.0
+        s[:, n - (view.budget - 3):] = 1.0
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+    ev = prior_art(src, "", "", "# E\n\n## Method summary\nEdges.\n")
+    assert ev.computed and ev.computed[0].short_name == "StreamingLLM"
+    bank = BehaviourMatch(reference="baseline:window", jaccard=0.1, rank_corr=0.0)
+    flags = computation_flags(ev.computed, [bank], src)
+    assert flags and flags[0].strength == "proof" and "bank alone" in flags[0].explanation
+    scored = bank.model_copy(update={"source": "benchmark"})
+    assert computation_flags(ev.computed, [scored], src)[0].strength == "indication"

@@ -209,10 +209,10 @@ def test_behaviour_far_from_the_matched_baseline_weakens_the_computation_proof()
 
     ev = prior_art(WINDOW, "", "", _desc())
     assert ev.computed[0].short_name == "StreamingLLM"
-    far = BehaviourMatch(reference="baseline:window", jaccard=0.2, rank_corr=0.1)
+    far = BehaviourMatch(reference="baseline:window", jaccard=0.2, rank_corr=0.1, source="benchmark")
     flags = computation_flags(ev.computed, [far], WINDOW)
     assert flags and flags[0].strength == "indication" and "Jaccard 0.20" in flags[0].explanation
-    near = BehaviourMatch(reference="baseline:window", jaccard=0.97, rank_corr=0.9)
+    near = BehaviourMatch(reference="baseline:window", jaccard=0.97, rank_corr=0.9, source="benchmark")
     assert computation_flags(ev.computed, [near], WINDOW)[0].strength == "proof"
 
 

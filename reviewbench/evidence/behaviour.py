@@ -55,6 +55,9 @@ class BehaviourMatch(_Closed):
     jaccard_by_budget: list[float] = []  # in the order of BehaviourEvidence.budgets
     basis: Literal["kept sets", "keep probability"] = "kept sets"
     members_compared: int = 1
+    # where it was measured: the benchmark's scored calls, or the bank (inputs a method can tell apart from the
+    # ones it is scored on: bank behaviour may add evidence, never clear what the code shows)
+    source: Literal["benchmark", "bank"] = "bank"
 
 
 class BehaviourProbes(_Closed):
@@ -533,6 +536,7 @@ def behaviour_evidence(candidate_dir: Path, earlier: dict[str, Path], top: int =
     on_board = compare_behaviours(me, scored_refs)
     n_items = len({v.rpartition("|")[0] for v in me.views})
     n_layers = len({v.rpartition("|")[2] for v in me.views})
+    on_board = [m.model_copy(update={"source": "benchmark"}) for m in on_board]
     return BehaviourEvidence(matches=on_board[:top], errors=errors, budgets=board_budgets,
                              bank_version=result["bank_version"], probes=probes, bank=bank_words(), source="benchmark",
                              where=f"the board benchmark's scored calls: {n_items} hidden test items x {n_layers} "

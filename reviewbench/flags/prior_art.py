@@ -122,7 +122,9 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
     """UNDISCLOSED_PRIOR_ART from retrieval by computation: the code computes a published rule, operation for
     operation, and nothing of its own beside it ("same"), and the description does not credit that paper. A proof
     (the operations and their lines are the evidence, whatever the names), unless the arena's behaviour measurement
-    of that very paper's baseline says otherwise (the candidate keeps few of its tokens: an indication then)."""
+    of that very paper's baseline *where the method is scored* (the benchmark's calls) says otherwise (the
+    candidate keeps few of its tokens: an indication then). Behaviour on the bank alone never weakens it: a method
+    can tell the bank from the inputs it is scored on and behave otherwise there (it is said, not counted)."""
     same = [m for m in computed if m.level == "same" and not m.credited]
     if not same or any(m.level == "same" and m.credited for m in computed if len(m.matched) >= len(same[0].matched)):
         return []
@@ -132,14 +134,19 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
     line = at[-1]  # the operation that completes the rule (the scoring line, usually)
     quote = lines[line - 1].strip() if lines else ""
     ops = ", ".join(f"{op} (line {n})" if n else f"{op} (class attribute)" for op, n in m.matched.items())
-    measured = [b.jaccard for b in behaviour if m.baseline and _base(b.reference, getattr(b, "implements", None))
+    same_ref = [b for b in behaviour if m.baseline and _base(b.reference, getattr(b, "implements", None))
                 == f"baseline:{m.baseline}"]
+    measured = [b.jaccard for b in same_ref if getattr(b, "source", "bank") == "benchmark"]
     contradicted = bool(measured) and max(measured) < rules.novelty_family[0]
+    on_bank = [b.jaccard for b in same_ref if getattr(b, "source", "bank") != "benchmark"]
+    bank_note = (f"; on the behaviour bank alone it keeps few of that baseline's tokens (Jaccard {max(on_bank):.2f}), "
+                 f"which does not clear the code: the bank can be told apart from the scored inputs"
+                 if not measured and on_bank and max(on_bank) < rules.novelty_family[0] else "")
     return [FlagClaim(
         flag="UNDISCLOSED_PRIOR_ART", quote=quote, location=f"method.py:{line}", raised_by="evidence:computation",
         strength="indication" if contradicted else "proof",
         explanation=(f"the code computes the scoring rule of {m.short_name} ({m.title}"
                      + (f", arXiv {m.arxiv}" if m.arxiv else "") + f"): {m.rule}; found: {ops}; nothing of its own "
                      f"beside it; the description does not credit it ({m.credit.reason})"
-                     + (f"; but it keeps few of that baseline's tokens (Jaccard {max(measured):.2f})" if contradicted
-                        else "")))]
+                     + (f"; but it keeps few of that baseline's tokens where it is scored (Jaccard "
+                        f"{max(measured):.2f})" if contradicted else bank_note)))]
