@@ -134,6 +134,8 @@ class Facts:
     consulted: set[str] = field(default_factory=set)  # written files this analysis read (it depends on them)
 
     def extend(self, other: "Facts") -> None:
+        if other is NO_FACTS:
+            return
         self.accesses += other.accesses
         self.urls += other.urls
         self.hosts += other.hosts
@@ -146,20 +148,73 @@ class Facts:
         self.consulted |= other.consulted
 
 
+def make_room(cache: dict, cap: int) -> None:
+    """Drop the oldest quarter of a bounded cache once it holds ``cap`` entries. (Popping the oldest entry one
+    at a time costs ~10 us at 8,192 entries: ``next(iter(d))`` walks over the slots earlier pops emptied.)"""
+    if len(cache) >= cap:
+        keep = list(cache.items())[cap // 4:]
+        cache.clear()
+        cache.update(keep)
+
+
+NO_FACTS = Facts()  # what an analysis that found nothing returns (shared: callers read facts, never change them)
+MAX_VERDICT_CHARS = 8_000_000  # of script text kept as keys of the inert verdicts (the oldest go first)
+MAX_INERT_LINES = 100_000  # lines judged inert kept per agent (all forgotten at once past it)
+
+
 class Relevance:
     """Which absolute paths could matter to a rule (``test``), and ``anchors``: words that any code building
     such a path from pieces must contain (the most distinctive folder name of each protected root), so a
-    script holding none of them, and no literal that is itself relevant, need not be parsed."""
+    script holding none of them, and no literal that is itself relevant, need not be parsed.
 
-    __slots__ = ("test", "anchors", "verdicts")
+    It also keeps what was learnt with it: ``verdicts`` (script text -> cwd -> inert; keyed by the text itself,
+    whose hash Python keeps on the string, so rerunning a script costs no hashing of its text) and
+    ``inert_lines`` (cwd -> lines that hold nothing any test of ``python._python_inert`` looks for: a new
+    version of a script is judged by its new lines). Both are forgotten when the test changes (``forget``)."""
+
+    __slots__ = ("test", "anchors", "verdicts", "verdict_chars", "inert_lines", "n_lines")
 
     def __init__(self, test: Callable[[str], bool], anchors: frozenset[str] | None = None) -> None:
         self.test = test
         self.anchors = anchors
-        self.verdicts: dict[tuple[bytes, str | None], bool] = {}  # (content hash, cwd) -> the script is inert
+        self.verdicts: dict[str, dict[str | None, bool]] = {}
+        self.verdict_chars = 0
+        self.inert_lines: dict[str | None, set[str]] = {}
+        self.n_lines = 0
 
     def __call__(self, path: str) -> bool:
         return self.test(path)
+
+    def forget(self) -> None:
+        self.verdicts.clear()
+        self.inert_lines.clear()
+        self.verdict_chars = self.n_lines = 0
+
+    def verdict(self, code: str, cwd: str | None) -> bool | None:
+        by_cwd = self.verdicts.get(code)
+        return None if by_cwd is None else by_cwd.get(cwd)
+
+    def remember_verdict(self, code: str, cwd: str | None, inert: bool) -> None:
+        by_cwd = self.verdicts.get(code)
+        if by_cwd is None:
+            by_cwd = self.verdicts[code] = {}
+            self.verdict_chars += len(code)
+            while self.verdict_chars > MAX_VERDICT_CHARS and len(self.verdicts) > 1:
+                oldest = next(iter(self.verdicts))
+                del self.verdicts[oldest]
+                self.verdict_chars -= len(oldest)
+        by_cwd[cwd] = inert
+
+    def remember_lines(self, cwd: str | None, lines: set[str]) -> None:
+        if self.n_lines + len(lines) > MAX_INERT_LINES:
+            self.inert_lines.clear()
+            self.n_lines = 0
+        known = self.inert_lines.get(cwd)
+        if known is None:
+            self.inert_lines[cwd] = set(lines)
+        else:
+            known |= lines
+        self.n_lines += len(lines)
 
 
 class Workspace(Mapping[str, str]):
@@ -271,13 +326,43 @@ def _b64_candidate(tok: str) -> bool:
 
 
 _HEX_RUN = re.compile(r"[0-9a-fA-F]{16,}")
+_HEX_MAP = bytes(1 if chr(b) in "0123456789abcdefABCDEF" else 0 for b in range(256))
+_HEX_16 = b"\x01" * 16
+
+
+def hex_run(text: str) -> bool:
+    """``bool(_HEX_RUN.search(text))``, by mapping hex digits to one byte in C (the regex, tried at every
+    position of code full of a-f letters, cost ten times more)."""
+    return _HEX_16 in text.encode("utf-8", "surrogatepass").translate(_HEX_MAP)
+
+
+_B64_MAP = bytes(1 if chr(b) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/" else 0
+                 for b in range(256))
+_B64_12 = b"\x01" * 12
+
+
+def b64_runs(text: str) -> Iterator[str]:
+    """The matches of ``_B64.finditer(text)``. In ASCII text a match starts where twelve characters of the
+    alphabet do, found with ``bytes.find`` over the text mapped in C; the regex, tried at every position of
+    code (most of it words of the alphabet shorter than twelve), cost several times more."""
+    if not text.isascii():
+        yield from (m.group(0) for m in _B64.finditer(text))
+        return
+    mapped = text.encode("ascii").translate(_B64_MAP)
+    pos = mapped.find(_B64_12)
+    while pos >= 0:
+        m = _B64.match(text, pos)
+        if m is None:  # (cannot happen: twelve characters of the alphabet start here)
+            break
+        yield m.group(0)
+        pos = mapped.find(_B64_12, m.end())
 
 
 def has_payload(text: str) -> bool:
     """Whether ``text`` may hold a base64/hex payload (``decode_payloads`` decides); cheap on plain commands."""
-    if not text.islower() and any(_b64_candidate(m.group(0)) for m in _B64.finditer(text)):
+    if not text.islower() and any(_b64_candidate(run) for run in b64_runs(text)):
         return True
-    return bool(_HEX_RUN.search(text) or ("\\x" in text and _HEX_ESC.search(text)))
+    return hex_run(text) or ("\\x" in text and bool(_HEX_ESC.search(text)))
 
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from reviewbench.logs.static.common import (analyse_shell, Access, Facts, HARNESS_MODULES, HF_PY_CALLS, MAX_DEPTH, URL_RE,
-    Workspace, _PY_GLOBS, _PY_WALKERS, _classify_strings, _is_print, has_payload, resolve, shell_join)
+    NO_FACTS, Relevance, Workspace, _HEX_ESC, hex_run, make_room, _PY_GLOBS, _PY_WALKERS, _classify_strings, _is_print, has_payload, resolve, shell_join)
 
 
 
@@ -230,11 +230,38 @@ _PY_CODE_ESCAPES = re.compile(r"\\[xuUN0-7]")  # escapes that spell a character:
 _HARNESS_IMPORT = re.compile(r"(?:import|from)\s+harness\b")
 
 
+_IMPORT_WORD = re.compile(r"(?:import|from)\b")
+
+
+def _imports_harness(code: str) -> bool:
+    """Whether code may import the harness: ``_HARNESS_IMPORT`` matches, or "harness" (a word end after it)
+    follows "import" or "from" in its statement (``import os, harness as h``, ``from .harness import x``,
+    ``from \\`` continued on the next line), which the AST walk would take for a harness import. Looked for
+    from each "harness" backwards (``str.find`` is C; the regex, tried at every position of a 16 KB script,
+    cost ~50 us)."""
+    i = code.find("harness")
+    while i >= 0:
+        end = i + 7
+        if end >= len(code) or not (code[end].isalnum() or code[end] == "_"):  # \b
+            j = i
+            while j > 0 and code[j - 1].isspace():
+                j -= 1
+            if j < i and (code.endswith("import", 0, j) or code.endswith("from", 0, j)):
+                return True
+            start = code.rfind("\n", 0, i) + 1  # the statement, with the lines a backslash continues
+            while start >= 2 and code[start - 2] == "\\":
+                start = code.rfind("\n", 0, start - 1) + 1
+            if _IMPORT_WORD.search(code, start, i):
+                return True
+        i = code.find("harness", i + 1)
+    return False
+
+
 def _py_code_trigger(code: str) -> bool:
     """Substring tests (C speed; one alternation regex over a 16 KB script cost ~6 ms), run over the script's
     distinct blank-separated words (no trigger word holds a blank): a third of the text to scan 50 times."""
     words = " ".join(set(code.split()))
-    return any(w in words for w in _PY_CODE_WORDS) or ("harness" in words and bool(_HARNESS_IMPORT.search(code))) \
+    return any(w in words for w in _PY_CODE_WORDS) or ("harness" in words and _imports_harness(code)) \
         or ("\\" in code and bool(_PY_CODE_ESCAPES.search(code)))
 
 
@@ -247,15 +274,19 @@ def _literal_payload(literals: list[str]) -> bool:
     """A base64/hex payload among string literals. Words and identifiers (ArgumentParser, HeavyHitterPress)
     are not: a base64 token under 24 characters counts when it holds a digit, "+" or "/" (text encodes so)
     and is not a name with a number after it."""
+    return has_payload("\n".join(literals)) and _payload_pieces(literals)
+
+
+def _payload_pieces(literals: list[str]) -> bool:
+    """The piece-by-piece part of ``_literal_payload`` (without its cheap test on the whole text): true of
+    some literals whenever ``_literal_payload`` is true of any text holding them."""
     text = "\n".join(literals)
-    if not has_payload(text):
-        return False
     for m in _B64_RUN.finditer(text):
         piece = m.group(0)
         if not (piece.islower() or piece.isupper()) and _B64_STRICT.fullmatch(piece) \
                 and not _IDENTIFIER.fullmatch(piece):
             return True
-    return bool(re.search(r"[0-9a-fA-F]{16,}|(?:\\x[0-9a-fA-F]{2}){4,}", text))
+    return hex_run(text) or ("\\x" in text and bool(_HEX_ESC.search(text)))
 _TRIPLE = re.compile(r'"""(.*?)"""|\'\'\'(.*?)\'\'\'', re.S)
 _BUILDERS = re.compile(r"join|sep\b|Path|\+|format|%")
 _SCHEMES = {"http", "https", "ftp", "hf", "s3", "gs", "ws", "wss", "ssh", "git", "tcp"}
@@ -279,9 +310,96 @@ def _literal_matters(lit: str, cwd: str | None, relevant: Callable[[str], bool])
 
 
 def _python_inert(code: str, cwd: str | None, relevant: Callable[[str], bool] | None) -> bool:
-    """True when the analysis of ``code`` cannot yield a fact a rule uses (so the parse is skipped)."""
+    """True when the analysis of ``code`` cannot yield a fact a rule uses (so the parse is skipped).
+
+    With a ``Relevance`` (anchors and a memory of inert lines), a script is judged by the lines no earlier
+    script showed (a rerun, an edit, a new version of a script cost the lines that changed): every test below
+    is local to one line (trigger words, escapes, one-line literals and what they hold) except the harness
+    import, the working directory and long strings, which are judged on the whole text each time. A new line
+    holding an anchor or what may be a payload is not judged alone: the whole text is (``_whole_inert``)."""
     if relevant is None:
         return not _PY_TRIGGERS.search(code) and not has_payload(code)
+    known_lines = getattr(relevant, "inert_lines", None)
+    anchors = getattr(relevant, "anchors", None)
+    if known_lines is None or anchors is None:
+        return _whole_inert(code, cwd, relevant)
+    if cwd and cwd.startswith("/") and relevant(cwd.rstrip("/") or "/"):
+        return False  # run in or near a protected folder: any relative name may be one of its files
+    if _imports_harness(code):
+        return False
+    known = known_lines.get(cwd)
+    lines = code.split("\n")
+    if known is None or not known.issuperset(lines):
+        new = set(lines) if known is None else set(lines).difference(known)
+        verdict = _lines_inert("\n".join(new), cwd, relevant, anchors)
+        if verdict is None:
+            return _whole_inert(code, cwd, relevant)
+        if not verdict:
+            return False
+        relevant.remember_lines(cwd, new)  # type: ignore[attr-defined]
+    return _long_strings_inert(code, cwd, relevant)
+
+
+def _lines_inert(text: str, cwd: str | None, relevant: Callable[[str], bool], anchors: frozenset[str]) -> bool | None:
+    """The line-local tests of ``_whole_inert`` over some lines (joined): False when one of them makes any
+    script holding it worth parsing, None when only the whole text can tell (an anchor with a builder
+    elsewhere, a payload-looking piece), True when none of the lines holds anything."""
+    if any(w in text for w in _PY_CODE_WORDS) or ("\\" in text and _PY_CODE_ESCAPES.search(text)):
+        return False
+    literals = [a or b for a, b in _STR_LIT.findall(text)]
+    if not literals:
+        return True
+    for lit in literals:
+        if lit and _literal_matters(lit, cwd, relevant):
+            return False
+    if _payload_pieces(literals) or any(a in lit for lit in literals if " " not in lit for a in anchors):
+        return None
+    return True
+
+
+def _long_strings_inert(code: str, cwd: str | None, relevant: Callable[[str], bool]) -> bool:
+    """Docstrings and other long strings: a path-like word in them that matters makes the script worth parsing."""
+    if "\"\"\"" in code or "\'\'\'" in code:
+        for text in _long_strings(code):
+            if "/" not in text and ":" not in text:
+                continue
+            for word in text.split():
+                if ("/" in word or ":" in word) and _literal_matters(word.strip("\"'`(),;"), cwd, relevant):
+                    return False
+    return True
+
+
+_SINGLE_TRIPLE = re.compile("\'\'\'")  # (the regex's literal search is twice as fast as ``in`` for this needle)
+
+
+def _long_strings(code: str) -> Iterator[str]:
+    """The texts ``_TRIPLE.findall`` finds (the first alternative that matches at the leftmost position, up to
+    the nearest closing quotes), found with ``str.find``: the regex's lazy scan cost ~30 us per script."""
+    if not _SINGLE_TRIPLE.search(code):  # the common case: the pieces between pairs of quotes, unless four quotes meet
+        pieces = code.split('"""')  # (a piece after a split point that is empty or starts with a quote)
+        if not any(not p or p[0] == '"' for p in pieces[1:]):
+            yield from pieces[1:len(pieces) - 1:2]
+            return
+    pos = 0
+    i = k = -2  # the next '"""' and "'''" at or after pos (-1: none left), found again only once passed
+    while True:
+        if -1 != i < pos:
+            i = code.find('"""', pos)
+        if -1 != k < pos:
+            k = code.find("\'\'\'", pos)
+        if i < 0 and k < 0:
+            return
+        at, quote = (i, '"""') if k < 0 or 0 <= i < k else (k, "\'\'\'")
+        end = code.find(quote, at + 3)
+        if end < 0:  # no closing quotes: the regex tries the next position
+            pos = at + 1
+            continue
+        yield code[at + 3:end]
+        pos = end + 3
+
+
+def _whole_inert(code: str, cwd: str | None, relevant: Callable[[str], bool]) -> bool:
+    """The judgement of a whole script text (what ``_python_inert`` falls back on)."""
     if _py_code_trigger(code):
         return False
     literals = [a or b for a, b in _STR_LIT.findall(code)]
@@ -297,12 +415,7 @@ def _python_inert(code: str, cwd: str | None, relevant: Callable[[str], bool] | 
     for lit in literals:
         if lit and _literal_matters(lit, cwd, relevant):
             return False
-    if "\"\"\"" in code or "\'\'\'" in code:  # docstrings and other long strings: their path-like words
-        for a, b in _TRIPLE.findall(code):
-            for word in (a or b).split():
-                if ("/" in word or ":" in word) and _literal_matters(word.strip("\"'`(),;"), cwd, relevant):
-                    return False
-    return True
+    return _long_strings_inert(code, cwd, relevant)
 
 
 # Analyses by content: agents rerun one script with other arguments, and sessions (and agents) share
@@ -317,47 +430,25 @@ def digest_of(code: str) -> bytes:
     return hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-def carry_verdict(relevant: Callable[[str], bool], old: str, new: str, start: int, end: int) -> None:
-    """An edit of a script already judged inert: judge only the lines it touched (``new[start:end]`` is the
-    inserted text). Sound because every test of ``_python_inert`` is local to a line (trigger words, one-line
-    literals, words of long strings) except the anchor test, which pairs a piece with a builder anywhere: an
-    edit whose lines hold a builder, an anchor, a long-string quote or a backslash is judged whole instead."""
-    verdicts = getattr(relevant, "verdicts", None)
-    if not verdicts:
-        return
-    old_key = digest_of(old)
-    cwds = [cwd for (d, cwd), inert in verdicts.items() if d == old_key and inert]
-    if not cwds:
-        return
-    a = new.rfind("\n", 0, max(0, start - 1)) + 1  # the whole lines around the edit, and one more each side
-    b = new.find("\n", min(len(new), end + 1))
-    b = len(new) if b < 0 else new.find("\n", b + 1) if new.find("\n", b + 1) >= 0 else len(new)
-    region = new[a:b]
-    anchors = getattr(relevant, "anchors", None) or ()
-    if _BUILDERS.search(region) or any(x in region for x in anchors) or '"""' in region or "\'\'\'" in region \
-            or "\\" in region:
-        return
-    new_key = digest_of(new)
-    for cwd in cwds:
-        if (new_key, cwd) not in verdicts and _python_inert(region, cwd, relevant):
-            verdicts[(new_key, cwd)] = True
+def inert_verdict(code: str, cwd: str | None, relevant: Relevance) -> bool:
+    """``_python_inert``, kept by the script's text and working directory (what ``analyse_python`` decides by)."""
+    inert = relevant.verdict(code, cwd)
+    if inert is None:
+        inert = _python_inert(code, cwd, relevant)
+        relevant.remember_verdict(code, cwd, inert)
+    return inert
 
 
 def analyse_python(code: str, cwd: str | None, depth: int = 0, files: Mapping[str, str] | None = None) -> Facts:
-    facts = Facts()
-    digest = digest_of(code)
     relevant = files.relevant if isinstance(files, Workspace) else None
-    verdicts = getattr(relevant, "verdicts", None)
-    if verdicts is not None:  # the same script run again (other arguments): its verdict is known
-        inert = verdicts.get((digest, cwd))
-        if inert is None:
-            if len(verdicts) >= _CACHE_ENTRIES:
-                verdicts.pop(next(iter(verdicts)))
-            inert = verdicts[(digest, cwd)] = _python_inert(code, cwd, relevant)
+    if isinstance(relevant, Relevance):  # the same script run again (other arguments): its verdict is known
+        inert = inert_verdict(code, cwd, relevant)
     else:
         inert = _python_inert(code, cwd, relevant)
     if inert:
-        return facts
+        return NO_FACTS
+    facts = Facts()
+    digest = digest_of(code)
     key = (digest, cwd, depth)
     hit = _CACHE.get(key)
     if hit is not None:
@@ -370,8 +461,7 @@ def analyse_python(code: str, cwd: str | None, depth: int = 0, files: Mapping[st
         _classify_strings([a or b for a, b in _STR_LIT.findall(code)], cwd, facts, "python", fetched=True)
         nested = False
     if not nested and not facts.consulted:
-        if len(_CACHE) >= _CACHE_ENTRIES:
-            _CACHE.pop(next(iter(_CACHE)))
+        make_room(_CACHE, _CACHE_ENTRIES)
         _CACHE[key] = facts
     return facts
 

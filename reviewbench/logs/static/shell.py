@@ -41,6 +41,7 @@ _SH_TOKEN = re.compile(r"""[ \t\r]*(?:
 _UNQUOTE = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)|([^'"\\]+)""", re.S)
 _DQ_ESC = re.compile(r"""\\([\\"$`\n])""")
 _SUBST = re.compile(r"\$\(((?:[^()]|\((?:[^()])*\))*)\)|`([^`]*)`")
+_FD_DUP = re.compile(r"&\d*-?$")
 REDIR = "\x00"  # marks a redirection operator in an argv (never part of a real word)
 
 
@@ -62,25 +63,49 @@ def _unquote(word: str) -> str:
 
 
 def _split_heredocs(script: str) -> tuple[str, list[tuple[int, str]]]:
-    """Remove heredoc bodies; return the remaining script and (line index, body) pairs."""
+    """Remove heredoc bodies; return the remaining script and (line index, body) pairs. A body ends at the
+    first line that is its delimiter (blanks around it allowed), found with ``str.find`` rather than by
+    looking at every line of a long program piped into an interpreter."""
     if "<<" not in script:
         return script, []
-    lines = script.split("\n")
     out: list[str] = []
     bodies: list[tuple[int, str]] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
+    size = len(script)
+    pos = 0
+    while pos <= size:
+        nl = script.find("\n", pos)
+        end = size if nl < 0 else nl
+        line = script[pos:end]
         out.append(line)
-        i += 1
+        pos = end + 1
+        if "<<" not in line:
+            continue
         for m in _HEREDOC.finditer(line):
-            delim, body = m.group(2), []
-            while i < len(lines) and lines[i].strip() != delim:
-                body.append(lines[i])
-                i += 1
-            i += 1  # the delimiter line
-            bodies.append((len(out) - 1, "\n".join(body)))
+            if pos > size:  # no line left: an empty body
+                bodies.append((len(out) - 1, ""))
+                continue
+            delim = m.group(2)
+            at = _delimiter_line(script, delim, pos)
+            if at < 0:  # never closed: the rest of the script is the body
+                bodies.append((len(out) - 1, script[pos:]))
+                pos = size + 1
+                continue
+            bodies.append((len(out) - 1, script[pos:at - 1] if at > pos else ""))
+            close = script.find("\n", at)
+            pos = size + 1 if close < 0 else close + 1
     return "\n".join(out), bodies
+
+
+def _delimiter_line(script: str, delim: str, pos: int) -> int:
+    """The start of the first line at or after ``pos`` (a line start) whose stripped text is ``delim``; -1."""
+    k = script.find(delim, pos)
+    while k >= 0:
+        start = script.rfind("\n", pos, k) + 1 or pos
+        end = script.find("\n", k)
+        if script[start:end if end >= 0 else len(script)].strip() == delim:
+            return start
+        k = script.find(delim, k + 1)
+    return -1
 
 
 _PLAIN_SCRIPT = re.compile(r"[\"'\\`$#<>\n]")
@@ -336,7 +361,7 @@ def _one_command(argv: list[str], cwd: str | None, variables: dict[str, str], fa
         t = argv[i]
         if t[:1] == REDIR:
             op = t[1:]
-            if re.search(r"&\d*-?$", op) and op[-1] != "&" and not op.startswith("&"):  # 2>&1, <&0: no file
+            if _FD_DUP.search(op) and op[-1] != "&" and not op.startswith("&"):  # 2>&1, <&0: no file
                 i += 1
                 continue
             target = argv[i + 1] if i + 1 < len(argv) and argv[i + 1][:1] != REDIR else ""
