@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/audit_throughput.py                    # 1 GB output-heavy + 0.25 GB tool-heavy
     .venv/bin/python bench/audit_throughput.py --gb 0.2 --tool-gb 0.1 --keep /tmp/bench
+    .venv/bin/python bench/audit_throughput.py --gb 0.1 --tool-gb 0.1 --first-copy  # also one session alone
 
 Two session logs in the real format (Claude Code 2.1 envelopes, see reviewbench/logs/synth.py), shaped like
 the real sessions the audit was tried on, where agents write and run their own programs:
@@ -16,7 +17,9 @@ Both hold a few planted violations. Each round measures, each in a fresh process
 reference, bare ``orjson.loads`` of every line; (2) the audit of the same file. The ratio audit / reference
 is taken on CPU time and the median over rounds is reported (this machine is shared: wall time, and to a
 lesser degree CPU time, move with other people's load; both are printed). Targets: output-heavy <= 2x,
-tool-heavy <= 3x, peak RSS <= 300 MB (VmHWM).
+tool-heavy <= 3x, peak RSS <= 300 MB (VmHWM). The copies of a session share most of their scripts' lines (each
+writes other text, but only in a few lines), which the audit's memory of lines judged before sees;
+``--first-copy`` also measures one copy of each session alone, where nothing was seen before.
 """
 
 from __future__ import annotations
@@ -463,6 +466,9 @@ def main() -> None:
     ap.add_argument("--tool-gb", type=float, default=0.25, help="size of the tool-heavy log (default 0.25)")
     ap.add_argument("--keep", type=Path, help="write the logs into this folder and keep them (reused if present)")
     ap.add_argument("--repeat", type=int, default=5, help="rounds of (reference, audit); the median ratio is kept")
+    ap.add_argument("--first-copy", action="store_true",
+                    help="also measure one copy of each session alone (no line or script of it seen before: what "
+                         "the audit's memory of earlier scripts cannot help with)")
     args = ap.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp())
     folder.mkdir(parents=True, exist_ok=True)
@@ -470,6 +476,9 @@ def main() -> None:
         ("output-heavy", folder / "output_heavy.jsonl", args.gb, lambda: output_heavy_template(steps=400), 2.0),
         ("tool-heavy", folder / "tool_heavy.jsonl", args.tool_gb, lambda: tool_heavy_template(steps=2000), 3.0),
     ]
+    if args.first_copy:
+        logs += [(f"{name}, first copy only", path.with_name(path.stem + "_one.jsonl"), 1e-9, template, target)
+                 for name, path, _, template, target in logs]
     ratios = []
     for name, path, gb, template, target in logs:
         if not path.exists():
