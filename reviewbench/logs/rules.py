@@ -158,6 +158,8 @@ _TRIGGER_SET = frozenset({"curl", "wget", "aria2c", "http", "https", "httpie", "
 _PYTHONS = ("python", "ipython", "pypy")
 _COMMAND_STARTS = re.compile(r"[;&|()\n]+")
 _ABS_PATH = re.compile(r"(?<![\w.~-])/[^\s'\"`;|&<>()]*")
+# a GPU variable set to device numbers, as a word of its own (the gpu_hidden rule fires on the values that hide)
+_GPU_BY_NUMBER = re.compile(r"(?<![^\s;&|(])(?:CUDA|NVIDIA|HIP|ROCR)_VISIBLE_DEVICES=[0-9][0-9,]*(?![^\s;&|)])")
 _CD_TARGET = re.compile(r"(?:^|[;&|(\n])\s*cd\s+([^\s;&|()]+)")
 _ABS_TARGET = re.compile(r"/[\w./+,:@%-]*")
 _PATH_KINDS = frozenset({"read", "list", "search", "write", "patch"})
@@ -379,6 +381,8 @@ class Auditor:
         if ev.env or (ev.cwd and ev.cwd.startswith("/") and self.near_protected(ev.cwd.rstrip("/") or "/", ev.agent,
                                                                                  st)):
             return True
+        if "_VISIBLE" in cmd:  # GPUs named by number (CUDA_VISIBLE_DEVICES=0 python x.py): no rule fires on it
+            cmd = _GPU_BY_NUMBER.sub(" ", cmd)
         if _CHAR_TRIGGERS.search(cmd) or ".." in cmd or "://" in cmd or "./" in cmd or "_VISIBLE" in cmd \
                 or "HF_" in cmd or "roxy" in cmd or "ROXY" in cmd or "ugging" in cmd or "UGGING" in cmd \
                 or "harness" in cmd:  # (python -m harness.evaluate: no word "harness" alone)
