@@ -54,8 +54,8 @@ def fresh_arena(tmp: Path, name: str, board: str, items: int, length: int, split
 def overall(arena: Path, sub: str, board: str) -> float:
     sys.path.insert(0, str(ROOT))
     from reviewbench.arena import load_arena
-    from reviewbench.contracts import BenchmarkData
-    from reviewbench.leaderboard import measure_benchmark
+    from reviewbench.stages.benchmark import BenchmarkData
+    from reviewbench.stages.standing import measure_benchmark
 
     rep = json.loads((arena / "reviews" / sub / "partial" / "review.json").read_text())
     data = BenchmarkData.model_validate(next(s for s in rep["stages"] if s["name"] == "benchmark")["data"])

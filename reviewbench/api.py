@@ -78,7 +78,7 @@ def board_df(arena: str | Path) -> "pd.DataFrame":
 def review_rows(arena: str | Path, partial: bool = False) -> list[dict[str, Any]]:
     """One row per complete review (the store's record, with its report's short name); with ``partial`` also
     the drafts (``--only``/``--skip`` runs under reviews/<id>/partial/), marked ``partial``."""
-    from reviewbench.contracts import PointsData
+    from reviewbench.stages.points import PointsData
     from reviewbench.report import load_report
     from reviewbench.review import open_arena
     from reviewbench.store import Store

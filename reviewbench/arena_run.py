@@ -30,12 +30,10 @@ from typing import Any, Literal
 from reviewbench.arena import Arena
 from reviewbench.errors import BundleError, UserError
 
-#: The stages that read no other submission's results: they may run ahead of submission order.
-AHEAD = ("bundle", "audit", "evidence", "harness", "benchmark")
 #: The stages that mostly wait for harness workers: only these overlap between submissions. The others do their
 #: work in this process, one at a time: the libraries they load are not safe to import from two threads at once
 #: (two first imports of transformers' lazy modules raced: "cannot import name 'AutoModel'").
-OVERLAP = ("harness", "benchmark")
+OVERLAP = ("ledger", "benchmark")
 _DRIVER = threading.Lock()
 
 State = Literal["new", "changed", "stale", "up to date", "refused"]
@@ -156,12 +154,12 @@ def one_at_a_time(stages: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def run_ahead(arena: Arena, p: Planned, listener: Listener, executor: Any = None) -> None:
-    """The :data:`AHEAD` stages of one submission, their results stored for its review to replay. Opened by
+    """The stages of one submission that read no other submission's results (``reviewbench.stages.ahead``), their results stored for its review to replay. Opened by
     :func:`reviewbench.review.open_review`, as its review will be (same inputs, same input hashes); nothing
     else is written."""
     from reviewbench.pipeline import run_stages
     from reviewbench.review import open_review
-    from reviewbench.stages import STAGES
+    from reviewbench.stages import STAGES, ahead
     from reviewbench.store import Store
 
     titles = {s.name: s.title for s in STAGES}
@@ -180,7 +178,7 @@ def run_ahead(arena: Arena, p: Planned, listener: Listener, executor: Any = None
 
     with Store(arena.store_path) as store:
         ctx = open_review(arena, p.path, executor, store=store, progress=progress)
-        run_stages(one_at_a_time(STAGES), ctx, only=set(AHEAD), on_start=on_start, on_stage=on_stage)
+        run_stages(one_at_a_time(STAGES), ctx, only=set(ahead()), on_start=on_start, on_stage=on_stage)
 
 
 def review_one(arena: Arena, p: Planned, listener: Listener, executor: Any = None) -> Outcome:

@@ -19,7 +19,7 @@ from typer.core import TyperGroup
 
 from reviewbench import __version__
 from reviewbench.errors import UserError
-from reviewbench.stagelist import STAGE_NAMES, check_stage, stage_names
+from reviewbench.stagelist import STAGE_NAMES, canonical, check_stage, stage_names
 from reviewbench.tables import fold_table, plain, print_rows
 
 console = Console()
@@ -84,7 +84,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a t
 def _stage_set(value: str | None) -> set[str] | None:
     if value is None:
         return None
-    names = {v.strip() for v in value.split(",") if v.strip()}
+    names = {canonical(v.strip()) for v in value.split(",") if v.strip()}
     for n in names:
         if not check_stage(n):
             raise UserError(None, f"unknown stage {n!r} (stages: {', '.join(stage_names())})")
@@ -332,7 +332,7 @@ def calibrate_cmd(
     as_json: JsonOpt = False,
     fail_under: Annotated[Optional[str], typer.Option(help="Exit 1 when the panel misses a threshold, e.g. "
                                                       "novelty=1.0,source=0.9,recall=1,alpha=0.5.")] = None,
-    no_evidence: Annotated[bool, typer.Option("--no-evidence", help="Skip the evidence and harness stages (faster; "
+    no_evidence: Annotated[bool, typer.Option("--no-evidence", help="Skip the evidence and claim-ledger stages (faster; "
                                               "no evidence-only row, planted fabrications go unseen).")] = False,
     evidence_to_judges: Annotated[bool, typer.Option(help="Show the judges the machine evidence on the blinded "
                                                      "baselines too (as in a real review).")] = False,

@@ -2,93 +2,28 @@
 hidden test split, the board's best before each submission, the points, and the per-agent totals.
 
 Only what was measured on the same test split with the same harness version is compared: bars or results from
-another split are left out with the reason said. Partial reviews (``--only``/``--skip``) never enter.
+another split are left out with the reason said. Partial reviews (``--only``/``--skip``) never enter. A review's
+own view of its board (the board as it stood before it) is its standing stage's (``reviewbench.stages.standing``,
+whose ``prior_board`` this reuses).
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Final, Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.results import HARNESS_VERSION
-from reviewbench.arena import Arena, Board
-from reviewbench.bars import baseline_measurements, free_generation, load_bars, stale_reason
-from reviewbench.contracts import BenchmarkData
-from reviewbench.overall import BoardMeasurement, BoardStanding, Components, measure
+from reviewbench.arena import Arena
+from reviewbench.overall import BoardMeasurement, BoardStanding, Components
 from reviewbench.points import AgentStanding, BoardEntry, SubmissionPoints, board_best, standings
+from reviewbench.stages.benchmark import BenchmarkData
+from reviewbench.stages.standing import measure_benchmark, prior_board
 from reviewbench.store import ReviewRecord, Store
-
-if TYPE_CHECKING:
-    from reviewbench.pipeline import StageContext
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 BOARD_SCHEMA: Final = "reviewbench.board/2"
-
-
-def measure_benchmark(data: BenchmarkData, board: Board) -> BoardMeasurement:
-    return measure(data.method, data.rows, data.full, board.overall_weights, data.model.param_bytes,
-                   list(board.budgets), free_generation(data.full, data.harness_board))
-
-
-class PriorBoard(BaseModel):
-    """What a submission is compared with: the board's measured entries before it."""
-
-    entries: list[BoardEntry]
-    measurements: dict[str, BoardMeasurement]
-    notes: list[str] = Field(default_factory=list)
-
-    def best(self) -> BoardEntry | None:
-        return board_best(self.entries)
-
-    def standing(self, entry: BoardEntry) -> BoardStanding:
-        return BoardStanding(id=entry.id, kind=entry.kind, overall=round(entry.mean, 6), n_items=len(entry.item_scores))
-
-
-def prior_board(arena: Arena, store: Store, board: Board, split_hash: str | None, earlier_ids: set[str]) -> PriorBoard:
-    """Baselines (bars on the same split) and the earlier submissions' complete results on the same split."""
-    entries: list[BoardEntry] = []
-    measurements: dict[str, BoardMeasurement] = {}
-    notes: list[str] = []
-    bars = load_bars(arena, board)
-    if bars is None:
-        notes.append(f"board {board.name} has no bars file: no baseline to compare with")
-    elif (why := stale_reason(bars, board, split_hash, HARNESS_VERSION)) is not None:
-        notes.append(f"board {board.name}'s bars are left out: {why} (re-run `review harness baselines --arena . "
-                     f"--board {board.name}`)")
-    else:
-        for name, m in baseline_measurements(bars, board).items():
-            entries.append(BoardEntry(id=f"baseline:{name}", kind="baseline", board=board.name,
-                                      item_scores=m.item_overall))
-            measurements[f"baseline:{name}"] = m
-    for rec in store.board_results(board.name):
-        if rec.submission_id not in earlier_ids:
-            continue
-        data = BenchmarkData.model_validate_json(rec.benchmark or "")
-        if (split_hash is not None and data.split_hash != split_hash) or data.harness_version != HARNESS_VERSION:
-            notes.append(f"{rec.submission_id} was measured on another split or harness version: left out")
-            continue
-        m = measure_benchmark(data, board)
-        entries.append(BoardEntry(id=rec.submission_id, agent=rec.agent, kind="submission", board=board.name,
-                                  submitted_at=rec.submitted_at, item_scores=m.item_overall, flagged=rec.flagged))
-        measurements[rec.submission_id] = m
-    return PriorBoard(entries=entries, measurements=measurements, notes=notes)
-
-
-def own_measurement(ctx: "StageContext", board: Board, bench: BenchmarkData) -> BoardMeasurement:
-    """This review's own measurement on its board: computed once per review (judges and points read it)."""
-    return ctx.once(f"measurement:{board.name}:{bench.split_hash}", lambda: measure_benchmark(bench, board))
-
-
-def board_standing(ctx: "StageContext", board: Board, split_hash: str | None) -> PriorBoard:
-    """The board as it stood before this review's submission (baselines and earlier complete results on the same
-    split): computed once per review, whichever of the judges, verdict and points stages asks first, instead of
-    re-measuring every earlier entry for each."""
-    earlier = {e.id for e in ctx.earlier}
-    return ctx.once(f"standing:{board.name}:{split_hash}",
-                    lambda: prior_board(ctx.arena, ctx.store, board, split_hash, earlier))
 
 
 class LeaderboardRow(BaseModel):

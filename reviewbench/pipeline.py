@@ -8,7 +8,9 @@ undeclared read would silently replay stale results.
 
 A stage's input hash covers its name and version, the bundle's content hash, the part of the arena config it
 depends on, the rubric and the *output* hashes of the stages it needs: an unchanged input replays from the
-store, a changed one reruns, and so does everything downstream whose inputs actually changed. A stage that reads
+store, a changed one reruns, and so does everything downstream whose inputs actually changed. The version is a
+hash of the source of the code the stage declares (:attr:`Stage.version`, ``reviewbench.sources``), never bumped
+by hand: editing a stage's code reruns that stage, and downstream only what then reads a different output. A stage that reads
 only part of the submission says which (``submission_inputs``): the board benchmark, the costliest stage (an hour
 of GPU a board in the arena), is keyed by method.py alone, so a corrected description never re-measures.
 """
@@ -29,6 +31,7 @@ from reviewbench.arena import Arena, ArenaConfig
 from reviewbench.bundle import Bundle
 from reviewbench.findings import Finding
 from reviewbench.rubric import Rubric
+from reviewbench.sources import source_version
 from reviewbench.store import Store, StoredStage
 
 StageStatus = Literal["ok", "not_run", "failed"]
@@ -82,7 +85,6 @@ class EarlierSubmission(BaseModel):
 class Stage(Generic[M]):
     key: StageKey[M]
     title: str
-    version: str
     needs: tuple[StageKey[Any], ...]
     run: Callable[["StageContext"], StageOutput[M]]
     cacheable: bool = True
@@ -97,10 +99,32 @@ class Stage(Generic[M]):
     submission_inputs: Callable[["StageContext"], Any] | None = None
     # Whether the earlier submissions (their ids) shape its output.
     reads_earlier: bool = True
+    # Whether it reads other submissions' review results (the store): such a stage, and every stage downstream of
+    # it, runs in submission order (``review arena run`` runs the others ahead).
+    reads_results: bool = False
+    # The code that decides the stage's output besides its own module: modules or packages of reviewbench/ and
+    # harness/ ("harness" is every file of the package) and data files by a glob from the repository root
+    # ("reviewbench/data/*.json"). Their source is the stage's version (``reviewbench.sources``): editing any of
+    # them reruns this stage, and only the stages downstream whose inputs then change.
+    code: tuple[str, ...] = ()
+    # The module that defines the stage (default: its run function's); its source is always part of the version.
+    module: str = ""
+    # Added to the derived version: a change of meaning no source shows (e.g. calibration's blinded judges).
+    revision: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.module:
+            object.__setattr__(self, "module", getattr(self.run, "__module__", "") or "")
 
     @property
     def name(self) -> str:
         return self.key.name
+
+    @property
+    def version(self) -> str:
+        """A hash of the source of the code the stage declares (comments and docstrings aside), never bumped by
+        hand: computed from the files on disk, each read once per process (again only when its file changes)."""
+        return source_version((self.module, *self.code)) + (f"+{self.revision}" if self.revision else "")
 
     def parse(self, payload: dict[str, Any]) -> StageOutput[M]:
         return StageOutput[self.key.model].model_validate(payload)  # type: ignore[name-defined]
@@ -121,9 +145,6 @@ class StageContext:
     # where this review's harness runs go (local subprocesses, Ray): chosen once by ``open_review``, carried here
     # rather than set process-wide; None: the process's default (``reviewbench.executor.current``)
     executor: Any = None
-    # values computed once per review and read by several stages (the board standing): never stored, never
-    # part of an input hash (each is a function of what the reading stages already hash)
-    memo: dict[str, Any] = field(default_factory=dict)
 
     def harness(self) -> Any:
         """The executor that runs this review's harness workers."""
@@ -132,12 +153,6 @@ class StageContext:
 
             return current()
         return self.executor
-
-    def once(self, key: str, compute: Callable[[], Any]) -> Any:
-        """``compute()`` the first time ``key`` is asked for in this review, its stored value after."""
-        if key not in self.memo:
-            self.memo[key] = compute()
-        return self.memo[key]
 
     def _allowed(self, key: StageKey[Any]) -> None:
         if self.current is not None and key.name not in {k.name for k in self.current.needs}:
@@ -158,6 +173,12 @@ class StageContext:
         """A needed stage's whole report (status, reason, summary, findings), whatever its status."""
         self._allowed(key)
         return self.reports.get(key.name)
+
+
+def config_tables(*tables: str) -> Callable[[ArenaConfig], Any]:
+    """A stage's ``config_inputs``: the tables of arena.toml it depends on (changing the panel must not rerun the
+    evidence)."""
+    return lambda config: {t: getattr(config, t) for t in tables}
 
 
 def _plain(obj: Any) -> Any:

@@ -18,73 +18,37 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, Union
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from reviewbench import __version__
 from reviewbench.arena import Arena
 from reviewbench.bundle import Bundle
-from reviewbench.contracts import (AuditData, BenchmarkData, BundleData, EvidenceData, JudgesData, LedgerData,
-                                   PointsData, VerdictData)
 from reviewbench.judges.sanitize import markdown_block
 from reviewbench.pipeline import EarlierSubmission, StageReport
 from reviewbench.rubric import Rubric
+from reviewbench.stages import STAGES
+from reviewbench.stages.benchmark import BenchmarkData
+from reviewbench.stages.judges import JudgesData
+from reviewbench.stages.points import PointsData
+from reviewbench.stages.verdict import VerdictData
 
-REVIEW_SCHEMA: Final = "reviewbench.review/2"
-
-
-class BundleStageReport(StageReport[BundleData]):
-    name: Literal["bundle"]
-
-
-class AuditStageReport(StageReport[AuditData]):
-    name: Literal["audit"]
-
-
-class EvidenceStageReport(StageReport[EvidenceData]):
-    name: Literal["evidence"]
-
-
-class HarnessStageReport(StageReport[LedgerData]):
-    name: Literal["harness"]
-
-
-class BenchmarkStageReport(StageReport[BenchmarkData]):
-    name: Literal["benchmark"]
-
-
-class JudgesStageReport(StageReport[JudgesData]):
-    name: Literal["judges"]
-
-
-class VerdictStageReport(StageReport[VerdictData]):
-    name: Literal["verdict"]
-
-
-class PointsStageReport(StageReport[PointsData]):
-    name: Literal["points"]
-
-
-_BUILT_IN: dict[str, type[StageReport[Any]]] = {
-    "bundle": BundleStageReport, "audit": AuditStageReport, "evidence": EvidenceStageReport,
-    "harness": HarnessStageReport, "benchmark": BenchmarkStageReport, "judges": JudgesStageReport,
-    "verdict": VerdictStageReport, "points": PointsStageReport}
+# /3: the "harness" stage is named "ledger" and the "standing" stage was added. A /2 document is read (upgraded on
+# load: ``ReviewReport._upgrade``); what is written is always /3.
+REVIEW_SCHEMA: Final = "reviewbench.review/3"
+OLD_SCHEMAS: Final = ("reviewbench.review/2",)
+RENAMED_STAGES: Final = {"harness": "ledger"}
 
 
 def _report_types() -> dict[str, type[StageReport[Any]]]:
-    """The report type of every registered stage (``reviewbench.stages.STAGES``): the built-in ones above (their
-    names are in the committed schema), and for a stage added to the registry one made from its declared output
-    model, so adding a stage is its module and its line in STAGES — the report and the schema follow."""
-    from pydantic import create_model
-
-    from reviewbench.stages import STAGES
-
-    types = dict(_BUILT_IN)
+    """The report type of every registered stage (``reviewbench.stages.STAGES``), made from its declared output
+    model and named after it (``LedgerStageReport``): adding a stage is its module and its line in STAGES — the
+    report and the schema follow."""
+    types: dict[str, type[StageReport[Any]]] = {}
     for stage in STAGES:
-        if stage.name not in types:
-            title = "".join(w.capitalize() for w in stage.name.split("_")) + "StageReport"
-            name: Any = Literal[stage.name]
-            base: Any = StageReport[stage.key.model]  # type: ignore[name-defined]
-            types[stage.name] = create_model(title, __base__=base, name=(name, ...))
+        title = "".join(w.capitalize() for w in stage.name.split("_")) + "StageReport"
+        name: Any = Literal[stage.name]
+        base: Any = StageReport[stage.key.model]  # type: ignore[name-defined]
+        types[stage.name] = create_model(title, __base__=base, name=(name, ...))
     return types
 
 
@@ -111,7 +75,7 @@ class SubmissionInfo(BaseModel):
 class ReviewReport(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="forbid")
 
-    schema_: Literal["reviewbench.review/2"] = Field(default=REVIEW_SCHEMA, alias="schema")
+    schema_: Literal["reviewbench.review/3"] = Field(default=REVIEW_SCHEMA, alias="schema")
     reviewbench_version: str = __version__
     generated_at: datetime
     run_id: int
@@ -125,6 +89,16 @@ class ReviewReport(BaseModel):
     points: PointsData | None
     stages: list[AnyStageReport]
     earlier_submissions: list[EarlierSubmission]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        """A review.json of an older schema, read as /3: its stages under their current names."""
+        if isinstance(data, dict) and data.get("schema") in OLD_SCHEMAS:
+            data = {**data, "schema": REVIEW_SCHEMA, "stages": [
+                {**s, "name": RENAMED_STAGES.get(str(s.get("name")), s.get("name"))} if isinstance(s, dict) else s
+                for s in data.get("stages", [])]}
+        return data
 
     def stage(self, name: str) -> StageReport[Any] | None:
         return next((s for s in self.stages if s.name == name), None)

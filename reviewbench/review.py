@@ -20,7 +20,7 @@ from reviewbench.executor import Executor, executor_for
 from reviewbench.findings import Finding
 from reviewbench.pipeline import EarlierSubmission, Stage, StageContext, StageReport, run_stages
 from reviewbench.rubric import Rubric, load_rubric, resolve_rubric_path
-from reviewbench.stagelist import STAGE_NAMES, check_stage, stage_names
+from reviewbench.stagelist import STAGE_NAMES, canonical, check_stage, stage_names
 from reviewbench.store import ReviewRecord, Store
 
 if TYPE_CHECKING:
@@ -138,7 +138,9 @@ def review(
     from reviewbench.report import build_report, write_report
     from reviewbench.stages import STAGES
 
-    _check_selection(only, set(skip), set(rerun))
+    only = {canonical(n) for n in only} if only is not None else None
+    skip, rerun = {canonical(n) for n in skip}, {canonical(n) for n in rerun}
+    _check_selection(only, skip, rerun)
     arena = open_arena(bundle_dir, arena_dir)
     from reviewbench.judges.panel import check_panel
 
@@ -184,7 +186,7 @@ def review(
 
 
 def _record(bundle: Bundle, run_id: int, report: Any) -> ReviewRecord:
-    from reviewbench.contracts import BenchmarkData
+    from reviewbench.stages.benchmark import BenchmarkData
 
     verdict, points = report.verdict, report.points
     bench = report.stage("benchmark")

@@ -184,7 +184,7 @@ def board_series(arena: Arena, lb: Leaderboard, records: list[Any]) -> dict[str,
     """Board -> entry id -> its Overall per budget with bootstrap bands, for every entry the leaderboard shows."""
     from harness.results import HARNESS_VERSION
     from reviewbench.bars import free_generation, load_bars, stale_reason
-    from reviewbench.contracts import BenchmarkData
+    from reviewbench.stages.benchmark import BenchmarkData
     from reviewbench.plots import budget_series
 
     out: dict[str, dict[str, Any]] = {}

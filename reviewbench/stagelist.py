@@ -1,7 +1,11 @@
 """The review's stages by name, in the order data flows (torch-free and import-free: the CLI's option checks and
---help read it without loading the stages)."""
+--help read it without loading the stages). ``reviewbench.stages.STAGES`` is the registry; a test checks that
+this list names its stages in its order."""
 
-STAGE_NAMES: tuple[str, ...] = ("bundle", "audit", "benchmark", "evidence", "harness", "judges", "verdict", "points")
+STAGE_NAMES: tuple[str, ...] = ("bundle", "audit", "benchmark", "evidence", "ledger", "standing", "judges", "verdict",
+                                "points")
+# Renamed stages: the old name is still understood on the command line (the stored reports are upgraded on read).
+RENAMED: dict[str, str] = {"harness": "ledger"}
 
 
 def stage_names() -> tuple[str, ...]:
@@ -10,6 +14,11 @@ def stage_names() -> tuple[str, ...]:
     from reviewbench.stages import STAGES
 
     return tuple(s.name for s in STAGES)
+
+
+def canonical(name: str) -> str:
+    """A stage's current name (``harness`` -> ``ledger``)."""
+    return RENAMED.get(name, name)
 
 
 def check_stage(name: str) -> bool:

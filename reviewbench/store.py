@@ -92,7 +92,7 @@ class ReviewRecord(BaseModel):
     flags: list[str]
     scores: dict[str, float | None]
     outcome: str
-    benchmark: str | None  # BenchmarkData JSON (reviewbench.contracts), when the board benchmark ran
+    benchmark: str | None  # BenchmarkData JSON (reviewbench.stages.benchmark), when the board benchmark ran
     points: str | None  # PointsData JSON
 
 

@@ -55,14 +55,14 @@ def static_review(folder: Path):
     import asyncio
     from types import SimpleNamespace
 
-    from reviewbench.contracts import EvidenceData
+    from reviewbench.stages.evidence import EvidenceData
     from reviewbench.description import parse_description
     from reviewbench.evidence.citations import check_citations
     from reviewbench.evidence.gather import gather_facts
     from reviewbench.evidence.judge import judge
     from reviewbench.evidence.priorart_evidence import prior_art
     from reviewbench.evidence.similarity import baseline_sources, compare, public_references
-    from reviewbench.evidence.stage import credit_names
+    from reviewbench.stages.evidence import credit_names
     from reviewbench.flags.fabricated_evidence import fabricated_citation_flags
     from reviewbench.flags.misstated import misstated_flags
     from reviewbench.flags.prior_art import computation_flags, prior_art_flags

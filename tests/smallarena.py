@@ -15,11 +15,13 @@ from pathlib import Path
 from harness.results import HARNESS_VERSION, ModelFacts, Row
 from reviewbench.arena import load_arena
 from reviewbench.bars import BarsFile, baseline_measurements
-from reviewbench.contracts import BenchmarkData, PointsData, VerdictData
-from reviewbench.leaderboard import measure_benchmark
 from reviewbench.overall import BoardStanding
 from reviewbench.pipeline import EarlierSubmission
-from reviewbench.report import BenchmarkStageReport, ReviewReport, SubmissionInfo, write_report
+from reviewbench.report import REPORT_TYPES, ReviewReport, SubmissionInfo, write_report
+from reviewbench.stages.benchmark import BenchmarkData
+from reviewbench.stages.points import PointsData
+from reviewbench.stages.standing import measure_benchmark
+from reviewbench.stages.verdict import VerdictData
 from reviewbench.store import ReviewRecord, Store
 from reviewbench.verdict import FlagClaim, TieBreakDecision
 
@@ -139,7 +141,7 @@ def build(root: Path) -> Path:
             outcome = (f"Overall {m.overall:.4f} on board A · " if m else "") + \
                 ("FLAGGED " + ", ".join(flags) if flags else "verdict ok: no flags") + \
                 (f" · {HOSTILE}" if short == HOSTILE else "")
-            stages = [BenchmarkStageReport(name="benchmark", title="Board benchmark", status="ok", data=bench,
+            stages = [REPORT_TYPES["benchmark"](name="benchmark", title="Board benchmark", status="ok", data=bench,
                                            summary="measured")] if bench else []
             report = ReviewReport(generated_at=when, run_id=n + 1, arena="small-arena", rubric="default/1",
                                   headline="Judged by a test fixture (no judge ran).", outcome=outcome,

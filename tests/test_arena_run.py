@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from reviewbench.arena import load_arena
-from reviewbench.arena_run import AHEAD, plan
+from reviewbench.arena_run import plan
+from reviewbench.stages import ahead
 from reviewbench.bundle import load_bundle
 from reviewbench.store import ReviewRecord, Store
 
@@ -114,7 +115,7 @@ import reviewbench.stages as st
 def points_or_die(ctx):
     if ctx.bundle.id == "agent2-002":
         os.kill(os.getpid(), signal.SIGKILL)
-    return st.points_stage(ctx)
+    return st.points.points_stage(ctx)
 
 st.STAGES = tuple(dataclasses.replace(s, run=points_or_die) if s.name == "points" else s for s in st.STAGES)
 from reviewbench.cli import main
@@ -170,7 +171,7 @@ def test_two_submissions_on_ray_in_parallel_equal_the_sequential_run(tmp_path):
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
         assert "Reviewing 1 submissions" in resumed.stdout
         again = stages(seq, "agent2-002")  # the killed run's stages replay; only the points ran again
-        assert all(again[s]["cached"] for s in [*AHEAD, "judges", "verdict"]) and not again["points"]["cached"]
+        assert all(again[s]["cached"] for s in [*ahead(), "judges", "verdict"]) and not again["points"]["cached"]
 
         ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
         try:
@@ -186,7 +187,7 @@ def test_two_submissions_on_ray_in_parallel_equal_the_sequential_run(tmp_path):
 
     for sub_id in ("agent1-002", "agent2-002"):
         st = stages(par, sub_id)
-        assert all(st[s]["cached"] for s in AHEAD), sub_id  # run ahead in parallel, replayed by the review
+        assert all(st[s]["cached"] for s in ahead()), sub_id  # run ahead in parallel, replayed by the review
         assert st["benchmark"]["data"]["reference"] == "reused"  # the reference run came first, once
     assert stages(seq, "agent1-002")["benchmark"]["data"]["reference"] == "computed"
     assert len(list((par / "data" / "benchmark" / "A").glob("reference-*.pt"))) == 1
@@ -210,7 +211,7 @@ def test_stages_run_ahead_in_parallel_and_reviews_follow_in_order(plan_arena, mo
     events, lock = [], threading.Lock()
 
     def fake_stages(stages, ctx, only=None, **kw):
-        assert only == set(AHEAD)
+        assert only == set(ahead())
         with lock:
             events.append(("ahead", ctx.bundle.id))
 

@@ -92,7 +92,7 @@ def test_a_bank_detecting_copy_gets_the_flags_and_novelty_of_the_plain_copy(tmp_
     from harness.results import RunConfig
     from harness.sandbox import sandbox_kind
     from reviewbench.benchmark import run_harness, scored_kept
-    from reviewbench.contracts import EvidenceData
+    from reviewbench.stages.evidence import EvidenceData
     from reviewbench.evidence.behaviour import behaviour_evidence
     from reviewbench.evidence.gather import gather_facts
     from reviewbench.evidence.judge import novelty

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.sandbox import sandbox_kind
-from reviewbench.contracts import BenchmarkData
+from reviewbench.stages.benchmark import BenchmarkData
 from tests.conftest import EXAMPLE_ARENA, run_review
 
 pytestmark = [pytest.mark.slow,
@@ -89,7 +89,7 @@ def _best_baseline(arena: Path) -> str:
 def test_a_copy_of_the_boards_best_baseline_gets_no_benchmark_points(arena_a):
     best = _best_baseline(arena_a)
     _baseline_bundle(arena_a, "agent3-001", best)
-    r = run_review("submit/agent3-001", "--only", "bundle,benchmark,verdict,points", cwd=arena_a, timeout=1800)
+    r = run_review("submit/agent3-001", "--only", "bundle,benchmark,standing,verdict,points", cwd=arena_a, timeout=1800)
     assert r.returncode == 0, r.stderr
     rep = _points(arena_a, "agent3-001")
     bench = next(s for s in rep["stages"] if s["name"] == "benchmark")
@@ -116,7 +116,7 @@ def test_a_method_better_than_the_weakest_bar_gets_the_points(arena_a):
     toml = arena_a / "arena.toml"
     toml.write_text(toml.read_text().replace('bars = "baselines/A.json"', 'bars = "baselines/A-window.json"'))
     try:
-        r = run_review("submit/agent3-001", "--only", "bundle,benchmark,verdict,points", cwd=arena_a, timeout=1800)
+        r = run_review("submit/agent3-001", "--only", "bundle,benchmark,standing,verdict,points", cwd=arena_a, timeout=1800)
         assert r.returncode == 0, r.stderr
         rep = _points(arena_a, "agent3-001")
         bench = next(s for s in rep["stages"] if s["name"] == "benchmark")
@@ -174,7 +174,8 @@ def test_a_flagged_submission_never_becomes_best_before(arena_a, tmp_path):
     unflagged one."""
     from reviewbench.arena import load_arena
     from reviewbench.bars import load_bars
-    from reviewbench.leaderboard import build_leaderboard, prior_board
+    from reviewbench.leaderboard import build_leaderboard
+    from reviewbench.stages.standing import prior_board
     from reviewbench.store import ReviewRecord, Store
 
     a = load_arena(arena_a)
@@ -204,7 +205,7 @@ def test_the_overall_of_one_submission_reviewed_twice_from_scratch_agrees(tmp_pa
     """Two independent measurements (separate arenas, no shared cache) of one method on a small split: accuracy,
     memory and the speed cost model are deterministic; only the CPU-time overhead term can move."""
     from reviewbench.arena import load_arena
-    from reviewbench.leaderboard import measure_benchmark
+    from reviewbench.stages.standing import measure_benchmark
 
     overall = []
     for run in ("first", "second"):

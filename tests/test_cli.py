@@ -13,10 +13,10 @@ def _report(arena, sub):
 def test_review_of_the_example_writes_json_md_html(reviewed_arena):
     report = _report(reviewed_arena, "agent1-003")
     out = reviewed_arena / "reviews" / "agent1-003"
-    assert report["schema"] == "reviewbench.review/2" and not report["partial"]
+    assert report["schema"] == "reviewbench.review/3" and not report["partial"]
     assert report["submission"]["id"] == "agent1-003" and report["submission"]["family"] == "anthropic"
-    assert [s["name"] for s in report["stages"]] == ["bundle", "audit", "benchmark", "evidence", "harness", "judges",
-                                                     "verdict", "points"]
+    assert [s["name"] for s in report["stages"]] == ["bundle", "audit", "benchmark", "evidence", "ledger", "standing",
+                                                     "judges", "verdict", "points"]
     # earlier = submitted before agent1-003, across agents
     assert [e["id"] for e in report["earlier_submissions"]] == ["agent1-001", "agent2-001", "agent1-002",
                                                                  "agent2-002", "agent2-003"]

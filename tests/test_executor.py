@@ -154,7 +154,7 @@ class Refusing(Executor):
 
 def test_the_claim_ledger_runs_on_the_active_executor():
     from reviewbench.evidence.claims import LedgerClaim
-    from reviewbench.evidence.ledger_stage import run_claims
+    from reviewbench.evidence.ledger import run_claims
 
     claim = LedgerClaim(source="claims.json", text="0.8 at 10 %", metric="normalized_accuracy", value=0.8, board="A",
                         budget=0.1)

@@ -139,16 +139,19 @@ def test_parquet_without_out_names_out_not_html(small, capsys):
 
 # --- the board standing, once per review ------------------------------------------------------------------------
 def test_the_board_standing_is_computed_once_per_review(small, monkeypatch):
-    """The judges (their benchmark lines and the evidence judge's board facts) and the points all read the board
-    as it stood before the submission: one look at the store and one measurement of each earlier entry, not three."""
-    import reviewbench.leaderboard as leaderboard
+    """The standing stage computes the board as it stood before the submission: one look at the store, one
+    measurement of each earlier entry and of the submission. The judges (their benchmark lines and the evidence
+    judge's board facts) and the points read it from the context and measure nothing again."""
+    import reviewbench.stages.standing as standing_mod
     from reviewbench.bundle import load_bundle
-    from reviewbench.contracts import BENCHMARK, VERDICT
-    from reviewbench.judges.stage import benchmark_lines, board_fact
-    from reviewbench.pipeline import EarlierSubmission, StageContext
+    from reviewbench.pipeline import EarlierSubmission, StageContext, run_stages
     from reviewbench.report import load_report
     from reviewbench.review import arena_rubric, open_arena
-    from reviewbench.stages import points_stage
+    from reviewbench.stages.benchmark import BENCHMARK
+    from reviewbench.stages.judges import benchmark_lines, board_fact
+    from reviewbench.stages.points import points_stage
+    from reviewbench.stages.standing import STANDING
+    from reviewbench.stages.verdict import VERDICT
     from reviewbench.store import Store
     from tests.conftest import EXAMPLE_ARENA
 
@@ -158,23 +161,30 @@ def test_the_board_standing_is_computed_once_per_review(small, monkeypatch):
     earlier = [EarlierSubmission(id=e, agent=e.split("-")[0], board="A", submitted_at=None, short_name=None, path="")
                for e in ("agent1-001", "agent2-001")]
     calls: list[str] = []
-    real = leaderboard.prior_board
-    monkeypatch.setattr(leaderboard, "prior_board", lambda *a, **k: calls.append("prior") or real(*a, **k))
+    prior, measure = standing_mod.prior_board, standing_mod.measure_benchmark
+    monkeypatch.setattr(standing_mod, "prior_board", lambda *a, **k: calls.append("prior") or prior(*a, **k))
+    monkeypatch.setattr(standing_mod, "measure_benchmark",
+                        lambda *a, **k: calls.append("measure") or measure(*a, **k))
     with Store(arena.store_path) as store:
         ctx = StageContext(arena=arena, bundle=bundle, rubric=arena_rubric(arena), store=store,
                            author_family="anthropic", earlier=earlier)
         ctx.reports["benchmark"] = report.stage("benchmark")  # type: ignore[assignment]
         ctx.reports["verdict"] = report.stage("benchmark").model_copy(  # type: ignore[union-attr]
             update={"name": "verdict", "data": report.verdict})
-        bench = ctx.get(BENCHMARK)
-        assert bench is not None and ctx.get(VERDICT) is not None
-        benchmark_lines(ctx, bench)
-        fact, _ = board_fact(ctx, bench)
+        (ran,) = run_stages([standing_mod.STAGE], ctx)
+        assert ran.status == "ok" and not ran.cached, ran.reason  # it reads the store: never replayed
+        bench, standing = ctx.get(BENCHMARK), ctx.get(STANDING)
+        assert bench is not None and standing is not None and ctx.get(VERDICT) is not None
+        assert calls == ["prior", "measure", "measure", "measure"]  # two earlier entries and the submission
+        benchmark_lines(ctx, bench, standing)
+        fact, _ = board_fact(ctx, bench, standing)
         points = points_stage(ctx)
-    assert calls == ["prior"]
-    assert fact is not None and fact.best_id == "agent1-001"  # agent2-001 scored higher but is flagged
-    assert points.data is not None and points.data.best_before is not None
-    assert points.data.best_before.id == "agent1-001"
+    assert calls == ["prior", "measure", "measure", "measure"]  # read from the context: nothing measured again
+    assert standing.best is not None and standing.best.id == "agent1-001"  # agent2-001 scored higher but is flagged
+    assert fact is not None and fact.best_id == "agent1-001" and fact.overall_gain is not None
+    assert standing.gate is not None and fact.overall_gain.lower == round(standing.gate.lower, 6)
+    assert points.data is not None and points.data.best_before == standing.best
+    assert points.data.gate is not None and points.data.gate.lower == standing.gate.lower
 
 
 # --- Ctrl-C -----------------------------------------------------------------------------------------------------
@@ -309,7 +319,7 @@ def test_review_init_writes_a_skeleton_that_passes_the_bundle_stage(tmp_path, ca
     from reviewbench.bundle import load_bundle
     from reviewbench.pipeline import StageContext
     from reviewbench.review import arena_rubric, open_arena
-    from reviewbench.stages import bundle_stage
+    from reviewbench.stages.bundle import bundle_stage
     from reviewbench.store import Store
     from tests.conftest import EXAMPLE_ARENA
 
@@ -345,8 +355,8 @@ TOY_MODULE = '''
 """A toy stage: counts the bundle's files."""
 from pydantic import BaseModel, ConfigDict
 
-from reviewbench.contracts import BUNDLE
 from reviewbench.pipeline import Stage, StageKey, StageOutput
+from reviewbench.stages.bundle import BUNDLE
 
 
 class ToyData(BaseModel):
@@ -363,7 +373,7 @@ def run(ctx):
     return StageOutput(status="ok", summary=f"{len(bundle.files)} files", data=ToyData(files=len(bundle.files)))
 
 
-STAGE = Stage(TOY, "Toy count", "1", (BUNDLE,), run)
+STAGE = Stage(TOY, "Toy count", (BUNDLE,), run)
 '''
 
 TOY_DRIVER = '''
@@ -373,7 +383,7 @@ sys.path.insert(0, sys.argv[1])
 import reviewbench.stages as stages
 import toy_stage
 assert "reviewbench.report" not in sys.modules
-stages.STAGES = (*stages.STAGES, toy_stage.STAGE)  # the one line (in reviewbench/stages.py: its entry in STAGES)
+stages.STAGES = (*stages.STAGES, toy_stage.STAGE)  # the one line (in reviewbench/stages/__init__.py: its entry)
 
 from reviewbench.arena import load_arena
 from reviewbench.cli import _stage_set
@@ -412,6 +422,26 @@ def test_a_toy_stage_is_one_module_and_one_line(tmp_path):
     assert r.returncode == 0 and r.stdout.startswith("ok "), r.stderr[-3000:]
 
 
+def test_a_review_json_of_schema_2_is_read_with_its_harness_stage_as_the_ledger(small, tmp_path):
+    """The "harness" stage is named "ledger" since reviewbench.review/3: older review.json files still load."""
+    import json
+
+    from reviewbench.report import REVIEW_SCHEMA, load_report
+    from reviewbench.stages.ledger import LedgerData
+
+    doc = json.loads((small / "reviews" / "agent1-002" / "review.json").read_text())
+    doc["schema"] = "reviewbench.review/2"
+    doc["stages"].append({"name": "harness", "title": "Harness verification", "status": "ok", "reason": "",
+                          "summary": "no numeric claims", "findings": [], "cached": False, "seconds": 0.0,
+                          "input_hash": "", "data": {"ledger": [], "digest": [], "candidate_flags": []}})
+    old = tmp_path / "review.json"
+    old.write_text(json.dumps(doc))
+    report = load_report(old)
+    ledger = report.stage("ledger")
+    assert report.schema_ == REVIEW_SCHEMA == "reviewbench.review/3" and report.stage("harness") is None
+    assert ledger is not None and isinstance(ledger.data, LedgerData)
+
+
 def test_the_python_api_reviews_and_refuses_bad_input_with_one_line(tmp_path):
     from reviewbench import api
     from reviewbench.errors import UserError
@@ -429,10 +459,11 @@ def test_the_python_api_reviews_and_refuses_bad_input_with_one_line(tmp_path):
 def test_open_review_carries_the_executor_and_sets_nothing_process_wide(tmp_path):
     import reviewbench.executor as ex_mod
     from harness.sandbox import SandboxError
-    from reviewbench.benchmark import benchmark_stage
     from reviewbench.pipeline import _report
     from reviewbench.review import open_arena, open_review
-    from reviewbench.stages import STAGES, bundle_stage
+    from reviewbench.stages import STAGES
+    from reviewbench.stages.benchmark import benchmark_stage
+    from reviewbench.stages.bundle import bundle_stage
     from reviewbench.store import Store
     from tests.conftest import EXAMPLE_ARENA
 

@@ -62,7 +62,7 @@ def test_an_honest_claim_is_reproduced_and_an_impossible_one_contradicted():
     """SnapKV (rewritten) at 10 % on 4 items x 2 seeds of 1,024 tokens measures KL 0.83 and accuracy 0.25 here;
     random eviction cannot reach an accuracy of 1.0 at 10 %."""
     from harness.sandbox import sandbox_kind
-    from reviewbench.evidence.ledger_stage import run_claims
+    from reviewbench.evidence.ledger import run_claims
 
     if sandbox_kind() == "none":
         pytest.skip("no sandbox on this machine")
@@ -121,7 +121,7 @@ def test_a_method_failing_only_at_its_claimed_budget_is_fabricated_evidence(tmp_
     unverifiable and says why. On the old ledger the 10 % claim was "unverifiable": no flag."""
     from harness.sandbox import sandbox_kind
     from reviewbench.arena import load_arena
-    from reviewbench.evidence.ledger_stage import run_claims
+    from reviewbench.evidence.ledger import run_claims
     from reviewbench.verdict import decide as verdict
     from tests.conftest import EXAMPLE_ARENA
 

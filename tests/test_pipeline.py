@@ -6,16 +6,14 @@ from reviewbench.store import Store
 from tests.conftest import ROOT, run_review
 
 KILL_IN_POINTS = """
-import os, signal, sys
+import dataclasses, os, signal, sys
 import reviewbench.review as r
-from reviewbench.pipeline import Stage
 
 def die(ctx):
     os.kill(os.getpid(), signal.SIGKILL)
 
 import reviewbench.stages as st
-st.STAGES = tuple(Stage(s.key, s.title, s.version, s.needs, die, s.cacheable) if s.name == "points" else s
-                  for s in st.STAGES)
+st.STAGES = tuple(dataclasses.replace(s, run=die) if s.name == "points" else s for s in st.STAGES)
 from reviewbench.cli import main
 sys.exit(main(["submit/agent1-002"]))
 """

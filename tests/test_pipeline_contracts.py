@@ -57,7 +57,7 @@ def pipeline(calls: list[str], n: int = 3, fail: bool = False, undeclared: bool 
             c.get(OTHER)
         return StageOutput(status="ok", data=Label(text=f"n={got.n if got else None}"))
 
-    return (Stage(COUNT, "Count", "1", (), count), Stage(LABEL, "Label", "1", (COUNT,), label))
+    return (Stage(COUNT, "Count", (), count), Stage(LABEL, "Label", (COUNT,), label))
 
 
 def test_typed_outputs_flow_and_replay_from_the_store(ctx):
@@ -104,7 +104,7 @@ def test_a_stage_returning_the_wrong_model_fails(ctx):
     def wrong(c: StageContext) -> StageOutput[Count]:
         return StageOutput(status="ok", data=Label(text="x"))  # type: ignore[arg-type]
 
-    reports = run_stages((Stage(COUNT, "Count", "1", (), wrong),), ctx)
+    reports = run_stages((Stage(COUNT, "Count", (), wrong),), ctx)
     assert reports[0].status == "failed" and "expected Count" in reports[0].reason
 
 
@@ -114,22 +114,110 @@ def test_only_and_skip_mark_stages_not_run(ctx):
     assert reports[1].data.text == "n=None"
 
 
-def test_every_review_stage_reads_only_what_it_declares():
-    """Each stage function's ctx.get/ctx.report calls name keys of its own `needs` (read from the source)."""
+def _stage_keys() -> dict[str, str]:
+    """Every stage module's key variables (``BUNDLE``...) -> the stage name they stand for."""
+    import importlib
+
     from reviewbench.stages import STAGES
 
-    import reviewbench.contracts as contracts
-
-    keys = {name: getattr(contracts, name).name for name in dir(contracts) if name.isupper()
-            and isinstance(getattr(contracts, name), StageKey)}
+    out: dict[str, str] = {}
     for stage in STAGES:
-        fn = stage.run
-        src = Path(sys.modules[fn.__module__].__file__).read_text()
-        tree = ast.parse(src)
-        body = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == fn.__name__)
-        read = {keys[a.id] for n in ast.walk(body) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+        mod = importlib.import_module(stage.module)
+        out |= {n: v.name for n, v in vars(mod).items() if n.isupper() and isinstance(v, StageKey)}
+    return out
+
+
+def test_every_review_stage_reads_only_what_it_declares():
+    """Every ctx.get/ctx.report call in a stage's module (its run function and its helpers) names a key of the
+    stage's own `needs` (read from the source)."""
+    from reviewbench.stages import STAGES
+
+    keys = _stage_keys()
+    for stage in STAGES:
+        tree = ast.parse(Path(sys.modules[stage.module].__file__).read_text())
+        read = {keys[a.id] for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                 and n.func.attr in ("get", "report") for a in n.args if isinstance(a, ast.Name) and a.id in keys}
         assert read <= {k.name for k in stage.needs}, (stage.name, read)
+
+
+def test_every_stage_is_one_module_of_the_stages_package():
+    """One module per stage, holding its output model, its key and STAGE; the names everywhere derive from STAGES
+    (the CLI's import-free list is checked equal)."""
+    import importlib
+
+    from reviewbench.report import REPORT_TYPES, review_json_schema
+    from reviewbench.stagelist import STAGE_NAMES
+    from reviewbench.stages import STAGES
+
+    assert tuple(s.name for s in STAGES) == STAGE_NAMES
+    assert list(REPORT_TYPES) == list(STAGE_NAMES)
+    defs = review_json_schema()["$defs"]
+    for stage in STAGES:
+        mod = importlib.import_module(stage.module)
+        assert stage.module == f"reviewbench.stages.{stage.name}" and mod.STAGE is stage
+        assert stage.key.model.__module__ == stage.module, (stage.name, stage.key.model.__module__)
+        assert stage.key.model.model_config.get("extra") == "forbid", stage.name
+        assert f"{stage.name.capitalize()}StageReport" in defs
+    for domain in ("reviewbench/judges", "reviewbench/evidence", "reviewbench/logs", "reviewbench/flags"):
+        for p in (ROOT / domain).rglob("*.py"):  # domain code never imports the stages (only for type checking)
+            assert not {m for m in _imports(p, "reviewbench") if m.startswith("reviewbench.stages")}, p
+
+
+# --- stage versions: derived from the code each stage declares --------------------------------------------------
+# what a stage module may import without declaring it in its code: the pipeline itself, other stages (read through
+# their hashed outputs) and shared data models and plumbing (a changed model that no longer parses a stored result
+# recomputes it)
+SHARED = {"reviewbench.pipeline", "reviewbench.findings", "reviewbench.verdict", "reviewbench.arena",
+          "reviewbench.store", "reviewbench.overall", "reviewbench.evidence.facts", "reviewbench.evidence.behaviour"}
+
+
+def test_each_stage_version_covers_the_code_its_module_calls():
+    from reviewbench.sources import stage_files
+    from reviewbench.stages import STAGES
+
+    for stage in STAGES:
+        for name in stage.code:
+            assert stage_files((name,)), (stage.name, name)  # every declared name stands for files
+        files = set(stage_files((stage.module, *stage.code)))
+        own = ROOT / "reviewbench" / "stages" / f"{stage.name}.py"
+        assert own in files and not {f for f in files if f.parent == own.parent and f != own}, stage.name
+        for m in _imports(own, "reviewbench") | _imports(own, "harness"):
+            if m.startswith("reviewbench.stages") or m in SHARED or not stage_files((m,)):
+                continue  # another stage, shared models, or a name imported from a module (not a module)
+            assert set(stage_files((m,))) <= files, f"stage {stage.name} calls {m}: add it to its code"
+
+
+TOY_V1 = '''"""A toy."""
+def run(ctx):  # a comment
+    return 1
+'''
+
+
+def test_a_stage_version_changes_with_its_code_and_not_with_its_comments(tmp_path, monkeypatch):
+    import importlib
+    import os
+
+    from reviewbench.pipeline import Stage
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = tmp_path / "toy_version_stage.py"
+    path.write_text(TOY_V1)
+    mod = importlib.import_module("toy_version_stage")
+    stage = Stage(COUNT, "Count", (), mod.run)
+    assert stage.module == "toy_version_stage"
+    first = stage.version
+
+    def rewrite(text: str, tick: int) -> str:
+        path.write_text(text)
+        os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + tick * 10**9))
+        return stage.version
+
+    assert rewrite(TOY_V1.replace("# a comment", "# another comment").replace("A toy.", "A toy, said again."), 1) \
+        == first  # comments and docstrings are not code
+    assert rewrite(TOY_V1.replace("return 1", "return 2"), 2) != first
+    assert Stage(COUNT, "Count", (), mod.run, revision="blind").version.endswith("+blind")
+    for s in pipeline([]):  # the tests' own stages: this file is their code
+        assert s.module == __name__ and s.version
 
 
 # --- architecture ---------------------------------------------------------------------------------------------------
@@ -226,3 +314,13 @@ def test_harness_never_imports_reviewbench():
 def test_the_type_checker_passes():
     r = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout[-4000:]
+
+
+def test_stage_versions_do_not_depend_on_the_process():
+    """Two processes with different hash seeds derive the same versions (a set constant's order is not code)."""
+    import os
+
+    code = "from reviewbench.stages import STAGES; print([s.version for s in STAGES])"
+    outs = {subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
+    assert len(outs) == 1 and "[" in next(iter(outs)), outs

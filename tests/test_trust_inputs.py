@@ -314,8 +314,9 @@ def _empty_verdict(rubric):
 def test_the_methods_error_and_earlier_ids_reach_the_judges_fenced(tmp_path, rubric):
     """The judges stage's inputs, from a real arena and store: the method's runtime error text and the board's
     earlier entries (named by their folders) are not under the arena's measured heading."""
-    from reviewbench.contracts import BENCHMARK, BenchmarkData
-    from reviewbench.judges.stage import judge_inputs
+    from reviewbench.stages.benchmark import BENCHMARK, BenchmarkData
+    from reviewbench.stages.judges import judge_inputs
+    from reviewbench.stages.standing import STANDING, standing_stage
     from reviewbench.pipeline import EarlierSubmission, StageContext, StageReport
     from reviewbench.store import Store
     from tests import smallarena
@@ -342,6 +343,9 @@ def test_the_methods_error_and_earlier_ids_reach_the_judges_fenced(tmp_path, rub
         ctx = StageContext(arena=arena, bundle=bundle, rubric=rubric, store=store, author_family="openai",
                            earlier=earlier)
         ctx.reports[BENCHMARK.name] = StageReport(name=BENCHMARK.name, title="Benchmark", status="ok", data=bench)
+        standing = standing_stage(ctx)  # the board before it, as the standing stage computes it
+        ctx.reports[STANDING.name] = StageReport(name=STANDING.name, title="Board standing", status="ok",
+                                                 data=standing.data)
         inputs = judge_inputs(ctx)
     user = PanelRunner(inputs=inputs, rubric=rubric, author_family="openai", store=None).task(
         JudgeSpec(family="anthropic", provider="anthropic", model="m"), "primary", "j").user

@@ -22,11 +22,14 @@ from reviewbench.arena import Arena, JudgeSpec, Panel, load_arena
 from reviewbench.calibrate.suite import Case
 from reviewbench.errors import UserError
 from reviewbench.judges.panel import KEY_ENV, default_provider
-from reviewbench.judges.stage import judges_stage
-from reviewbench.contracts import AUDIT, BUNDLE, EVIDENCE, HARNESS, JUDGES, VERDICT, JudgesData
-from reviewbench.pipeline import Stage, StageContext, StageReport, run_stages
+from reviewbench.pipeline import Stage, StageContext, run_stages
 from reviewbench.review import open_review
 from reviewbench.stages import STAGES
+from reviewbench.stages.audit import AUDIT
+from reviewbench.stages.evidence import EVIDENCE
+from reviewbench.stages.judges import JUDGES, JudgesData, judges_stage
+from reviewbench.stages.ledger import LEDGER
+from reviewbench.stages.verdict import VERDICT
 from reviewbench.store import Store
 
 WITHHELD = "withheld from the judges during calibration (the evidence-only row reports it)"
@@ -53,7 +56,7 @@ class EvidenceRecord(BaseModel):
     code: list[dict[str, Any]] = Field(default_factory=list)  # reference, jaccard, containment (top 3)
     behaviour: list[dict[str, Any]] = Field(default_factory=list)  # reference, jaccard, rank_corr (top 3)
     prior_art: list[dict[str, Any]] = Field(default_factory=list)  # short_name, title, arxiv (top 3)
-    candidate_flags: list[str] = Field(default_factory=list)  # from the audit, evidence and harness stages
+    candidate_flags: list[str] = Field(default_factory=list)  # from the audit, evidence and claim-ledger stages
     error: str | None = None
 
 
@@ -78,25 +81,24 @@ def check_keys(specs: list[JudgeSpec], env: dict[str, str]) -> None:
 
 
 def calibration_stages(show_evidence: bool, make_provider: Callable, with_evidence: bool) -> list[Stage]:
-    """The review's stages for calibration: no points (a blinded baseline is on no board) and no benchmark."""
+    """The review's stages for calibration: no benchmark, standing or points (a blinded baseline is on no board)."""
     stages: list[Stage] = []
     for s in STAGES:
-        if s.name in ("points", "benchmark"):
+        if s.name in ("points", "benchmark", "standing"):
             continue
-        if s.name in ("evidence", "harness") and not with_evidence:
+        if s.name in ("evidence", "ledger") and not with_evidence:
             continue
-        if s.name == "judges":
-            blind = "" if show_evidence else "-blind"
-            s = Stage(s.key, s.title, s.version + blind, s.needs,
-                      lambda c: judges_stage(c, make_provider=make_provider, show_evidence=show_evidence),
-                      extra_inputs=s.extra_inputs)
+        if s.name == "judges":  # the same stage (its code, its version), with the calibration's providers
+            s = dataclasses.replace(
+                s, run=lambda c: judges_stage(c, make_provider=make_provider, show_evidence=show_evidence),
+                revision="" if show_evidence else "blind")
         stages.append(s)
     return stages
 
 
 def _evidence_record(ctx: StageContext) -> EvidenceRecord:
     ctx.current = None  # read after the run: every stage's output is visible
-    found = [ctx.get(AUDIT), ctx.get(EVIDENCE), ctx.get(HARNESS)]
+    found = [ctx.get(AUDIT), ctx.get(EVIDENCE), ctx.get(LEDGER)]
     flags = sorted({f.flag for d in found if d is not None for f in d.candidate_flags})
     ev_report, ev = ctx.report(EVIDENCE), ctx.get(EVIDENCE)
     if ev is None:

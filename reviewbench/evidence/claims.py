@@ -18,7 +18,7 @@ the method's first error was there (or it never loaded), and the re-runs after i
 claim no re-run measured is ``contradicted`` and ``reproducible`` (the error is the proof, as for
 FABRICATED_EVIDENCE); one that some re-runs measured is ``contradicted`` without being reproducible. Rows that
 failed only because the method had already failed at another budget say nothing about this one: the stage
-re-runs that budget alone (``ledger_stage``).
+re-runs that budget alone (``reviewbench.evidence.ledger``).
 """
 
 from __future__ import annotations

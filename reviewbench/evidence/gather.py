@@ -1,13 +1,17 @@
-"""Gathering the evidence judge's facts from the stages' typed outputs (above both the contracts and the facts)."""
+"""Gathering the evidence judge's facts from the stages' typed outputs (the judges stage passes them in)."""
 
 from __future__ import annotations
 
-from reviewbench.contracts import EvidenceData, LedgerData
 import re
+from typing import TYPE_CHECKING
 
 from reviewbench.evidence.facts import (BoardFact, CitationFact, ComputedFact, EvidenceFacts, LedgerFact, PriorArtFact,
                                         SimilarityFact)
 from reviewbench.evidence.priorart_evidence import credit_for
+
+if TYPE_CHECKING:  # the stages' output models (the judges stage calls this; nothing here imports the stages)
+    from reviewbench.stages.evidence import EvidenceData
+    from reviewbench.stages.ledger import LedgerData
 
 
 def gather_facts(*, evidence: EvidenceData | None, ledger: LedgerData | None, sections_missing: list[str],
@@ -27,7 +31,7 @@ def gather_facts(*, evidence: EvidenceData | None, ledger: LedgerData | None, se
     computed: list[ComputedFact] = []
     misstated: list[str] = []
     n_citations = 0
-    if isinstance(evidence, EvidenceData):
+    if evidence is not None:
         for m in evidence.code[:5]:
             ok, why = credit(m.reference, m.implements)
             code.append(SimilarityFact(reference=m.reference, implements=m.implements, via="code", score=m.score,
@@ -57,7 +61,7 @@ def gather_facts(*, evidence: EvidenceData | None, ledger: LedgerData | None, se
                 misstated.append(said.group(1))
     led = LedgerFact()
     n_claims = 0
-    if isinstance(ledger, LedgerData):
+    if ledger is not None:
         n_claims = len(ledger.ledger)
         led = LedgerFact(reproduced=sum(e.status == "reproduced" for e in ledger.ledger),
                          contradicted=sum(e.status == "contradicted" for e in ledger.ledger),
@@ -67,5 +71,5 @@ def gather_facts(*, evidence: EvidenceData | None, ledger: LedgerData | None, se
     return EvidenceFacts(code=code, behaviour=behaviour, behaviour_measured=measured, prior_art=prior, ledger=led,
                          citations=cites, sections_missing=sections_missing, board=board, board_reason=board_reason,
                          computed=computed, misstated=misstated, claims=n_claims, citations_found=n_citations,
-                         evidence_missing="" if isinstance(evidence, EvidenceData) else
+                         evidence_missing="" if evidence is not None else
                          "the evidence stage gave no result (not run, skipped or failed)")

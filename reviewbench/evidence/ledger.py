@@ -1,5 +1,5 @@
-"""The pipeline's harness-verification stage: the claim ledger, re-run by the trusted harness (the submission's
-method in its own sandboxed process) on the public dev split.
+"""The claim ledger: every claimed number re-run by the trusted harness (the submission's method in its own
+sandboxed process) on the public dev split (the stage: ``reviewbench.stages.ledger``).
 
 The re-run's size is the reviewer's: at least ``[harness] claim_items`` items per seed and ``claim_seeds``
 disjoint seeds (the tolerance comes from their spread); a claim that says it used more items raises the count,
@@ -15,12 +15,8 @@ from typing import Any
 from harness.results import RunConfig
 from reviewbench.arena import Arena
 from reviewbench.benchmark import run_harness
-from reviewbench.contracts import LedgerData
 from reviewbench.evidence.claims import (METRICS, LedgerClaim, LedgerEntry, decide_outcomes, failed_elsewhere,
-                                         from_claims_json, from_description, per_seed_outcomes, unverifiable)
-from reviewbench.findings import Finding
-from reviewbench.flags.fabricated_evidence import contradicted_claim_flags
-from reviewbench.pipeline import StageContext, StageOutput
+                                         per_seed_outcomes, unverifiable)
 
 MAX_CLAIM_ITEMS = 200  # a claim asking for more items is re-run at this size (and says so)
 
@@ -77,26 +73,3 @@ def _run_group(group: list[LedgerClaim], board: Any, task: str | None, n_items: 
         else:
             entries.append(decide_outcomes(c, outcomes, n_items))
     return entries
-
-
-def ledger_stage(ctx: StageContext) -> StageOutput[LedgerData]:
-    b = ctx.bundle
-    claims = from_claims_json(b.claims, b.board) + from_description(b.description.text, b.board)
-    if not claims:
-        return StageOutput(status="ok", summary="no numeric claims to verify (the description and claims.json state "
-                                                 "no metric with a value and a budget)",
-                           data=LedgerData(ledger=[], digest=["claim ledger: the submission claims no numbers"],
-                                           candidate_flags=[]))
-    hs = ctx.arena.config.harness
-    entries = run_claims(claims, b.path, ctx.arena, ctx.harness())
-    flags = contradicted_claim_flags(entries)
-    findings = [Finding(code=f"harness.claim_{e.status}", location=e.claim.source,
-                        severity={"reproduced": "info", "contradicted": "error", "unverifiable": "warning"}[e.status],
-                        message=f"{e.claim.text[:160]} — {e.reason}") for e in entries]
-    counts = {s: sum(e.status == s for e in entries) for s in ("reproduced", "contradicted", "unverifiable")}
-    summary = f"{len(entries)} claims: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v)
-    digest = [f"claim ledger (harness re-runs, dev split, {hs.claim_seeds} seeds of at least {hs.claim_items} items): "
-              f"{summary}"]
-    digest += [f"- {e.status}: \"{e.claim.text[:120]}\" — {e.reason}" for e in entries]
-    return StageOutput(status="ok", summary=summary, findings=findings,
-                       data=LedgerData(ledger=entries, digest=digest, candidate_flags=flags))

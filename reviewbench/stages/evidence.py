@@ -1,4 +1,4 @@
-"""The pipeline's evidence stage: citations, prior art, code similarity and behaviour, before any judge reads.
+"""The evidence stage: citations, prior art, code similarity and behaviour, before any judge reads.
 
 Behaviour is measured where the method is scored: the board benchmark (which runs first) records what it kept on
 its scored calls, and the baselines' kept sets on the same calls; the bank of dev prompts is the second source,
@@ -15,19 +15,38 @@ import asyncio
 import os
 from pathlib import Path
 
-from reviewbench.evidence.behaviour import behaviour_evidence
-from reviewbench.evidence.citations import check_citations
-from reviewbench.contracts import BENCHMARK, EvidenceData
-from reviewbench.evidence.priorart_evidence import prior_art
-from reviewbench.evidence.similarity import baseline_sources, compare, public_references
+from pydantic import BaseModel, ConfigDict
+
+from reviewbench.evidence.behaviour import BehaviourEvidence, behaviour_evidence
+from reviewbench.evidence.citations import CitationCheck, check_citations
+from reviewbench.evidence.priorart_evidence import PriorArtEvidence, prior_art
+from reviewbench.evidence.similarity import CodeMatch, baseline_sources, compare, public_references
 from reviewbench.findings import Finding
 from reviewbench.flags.fabricated_evidence import fabricated_citation_flags
 from reviewbench.flags.evasion import evasion_flags
 from reviewbench.flags.misstated import misstated_flags
 from reviewbench.flags.prior_art import computation_flags, prior_art_flags
 from reviewbench.judges.websearch import WebSearch
-from reviewbench.pipeline import StageContext, StageOutput
+from reviewbench.pipeline import Stage, StageContext, StageKey, StageOutput, config_tables
 from reviewbench.priorart import load_index
+from reviewbench.stages.benchmark import BENCHMARK
+from reviewbench.stages.bundle import BUNDLE
+from reviewbench.verdict import FlagClaim
+
+
+class EvidenceData(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    citations: list[CitationCheck]
+    prior_art: PriorArtEvidence
+    code: list[CodeMatch]
+    behaviour: BehaviourEvidence | None
+    behaviour_error: str | None = None
+    digest: list[str]
+    candidate_flags: list[FlagClaim]
+
+
+EVIDENCE = StageKey("evidence", EvidenceData)
 
 
 def credit_names(ctx: StageContext) -> dict[str, list[str]]:
@@ -122,3 +141,9 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
     data = EvidenceData(citations=citations, prior_art=pa, code=code, behaviour=behaviour,
                         behaviour_error=behaviour_error, digest=digest, candidate_flags=flags)
     return StageOutput(status="ok", summary=summary, findings=findings, data=data)
+
+
+STAGE = Stage(EVIDENCE, "Evidence", (BUNDLE, BENCHMARK), evidence_stage, config_inputs=config_tables(),
+              code=("reviewbench.evidence.behaviour", "reviewbench.evidence.citations", "reviewbench.evidence.computation",
+                    "reviewbench.evidence.priorart_evidence", "reviewbench.evidence.similarity", "reviewbench.flags",
+                    "reviewbench.priorart", "reviewbench.judges.websearch", "reviewbench/data/*.json", "harness"))

@@ -1,20 +1,48 @@
-"""The pipeline's judges stage: inputs from the upstream stages, the panel run, its result as stage data."""
+"""The judges stage: the panel's inputs gathered from the upstream stages (the board standing among them), the
+panel run (``reviewbench.judges``), its result as stage data."""
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from typing import Any, NamedTuple
 
-from reviewbench.contracts import AUDIT, BENCHMARK, BUNDLE, EVIDENCE, HARNESS, BenchmarkData, JudgesData
+from pydantic import BaseModel, ConfigDict, Field
+
 from reviewbench.evidence.facts import BoardFact, BudgetGain, EvidenceFacts
 from reviewbench.evidence.gather import gather_facts
 from reviewbench.findings import Finding
+from reviewbench.judges.base import JudgeOutcome, Usage
 from reviewbench.judges.inputs import EarlierRef, JudgeInputs, build_inputs
 from reviewbench.judges.panel import PanelRunner, default_provider, resolve_panel
-from reviewbench.leaderboard import board_standing, own_measurement
+from reviewbench.judges.sanitize import InjectionFinding
 from reviewbench.offsets import load_offsets
-from reviewbench.pipeline import StageContext, StageOutput, StageReport
+from reviewbench.pipeline import Stage, StageContext, StageKey, StageOutput, StageReport
+from reviewbench.stages.audit import AUDIT
+from reviewbench.stages.benchmark import BENCHMARK, BenchmarkData
+from reviewbench.stages.bundle import BUNDLE
+from reviewbench.stages.evidence import EVIDENCE
+from reviewbench.stages.ledger import LEDGER
+from reviewbench.stages.standing import STANDING, StandingData
+from reviewbench.verdict import JudgeVerdict, TieBreakDecision
+
+
+class JudgesData(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    panel_note: str
+    local: bool
+    verdicts: list[JudgeVerdict]
+    criteria: list[str]
+    outcomes: list[JudgeOutcome]
+    tie_break: TieBreakDecision
+    usage: Usage
+    corpus: list[str]
+    injection: list[InjectionFinding]
+    benchmark_digest: list[str] = Field(default_factory=list)
+    facts: EvidenceFacts | None = None  # what the evidence judge scored from
+
+
+JUDGES = StageKey("judges", JudgesData)
 
 
 def family_offsets(ctx: StageContext) -> dict[str, dict[str, float]] | None:
@@ -30,18 +58,6 @@ def panel_inputs(ctx: StageContext) -> dict[str, Any]:
     return {**resolve_panel(ctx.arena.config.panel).model_dump(mode="json"), "offsets": family_offsets(ctx)}
 
 
-def board_inputs(ctx: StageContext) -> str:
-    """The earlier entries of the board the judges compare with (they change when an earlier submission is
-    re-reviewed): a hash of their stored results."""
-    h = hashlib.sha256()
-    if ctx.bundle.board:
-        earlier = {e.id for e in ctx.earlier}
-        for rec in ctx.store.board_results(ctx.bundle.board):
-            if rec.submission_id in earlier:
-                h.update(f"{rec.submission_id}|{rec.flagged}|{rec.benchmark}".encode())
-    return h.hexdigest()
-
-
 def _stage_lines(name: str, report: StageReport[Any] | None, digest: list[str]) -> list[str]:
     if report is None:
         return []
@@ -51,9 +67,9 @@ def _stage_lines(name: str, report: StageReport[Any] | None, digest: list[str]) 
 
 
 def evidence_lines(ctx: StageContext) -> list[str]:
-    ev, ledger = ctx.get(EVIDENCE), ctx.get(HARNESS)
+    ev, ledger = ctx.get(EVIDENCE), ctx.get(LEDGER)
     return (_stage_lines("evidence", ctx.report(EVIDENCE), ev.digest if ev else [])
-            + _stage_lines("harness", ctx.report(HARNESS), ledger.digest if ledger else []))
+            + _stage_lines("harness", ctx.report(LEDGER), ledger.digest if ledger else []))  # the prompts' label
 
 
 class BenchmarkText(NamedTuple):
@@ -65,8 +81,9 @@ class BenchmarkText(NamedTuple):
     board_entries: list[str]
 
 
-def benchmark_lines(ctx: StageContext, bench: BenchmarkData | None) -> BenchmarkText:
-    """The arena's own measurement, as the judges read it (effectiveness is judged from this, not from claims)."""
+def benchmark_lines(ctx: StageContext, bench: BenchmarkData | None, standing: StandingData | None) -> BenchmarkText:
+    """The arena's own measurement against the board before it (the standing stage's), as the judges read it
+    (effectiveness is judged from this, not from claims)."""
     board = ctx.arena.config.board(ctx.bundle.board) if ctx.bundle.board else None
     if board is None:
         return BenchmarkText(["the submission names no board of this arena: it was not measured"], [], [])
@@ -74,7 +91,11 @@ def benchmark_lines(ctx: StageContext, bench: BenchmarkData | None) -> Benchmark
     if bench is None:  # why may quote the method (its failure): it goes with the untrusted text
         return BenchmarkText([f"not measured on board {board.name} (why: below, in the method's own error text)"],
                              [report.reason if report and report.reason else "the benchmark did not run"], [])
-    m = own_measurement(ctx, board, bench)
+    m = standing.measurement if standing is not None else None
+    if standing is None or m is None:
+        why = ctx.report(STANDING)
+        return BenchmarkText([f"measured on board {board.name}, but the board standing was not computed ("
+                              f"{why.reason if why is not None and why.reason else 'not run'})"], [], [])
     unit = "tokens per layer" if board.budget_kind == "tokens" else "of the KV cache"
     budgets = ", ".join(f"{b.budget:g}" if board.budget_kind == "tokens" else f"{100 * b.budget:g} %"
                         for b in m.per_budget)
@@ -92,60 +113,49 @@ def benchmark_lines(ctx: StageContext, bench: BenchmarkData | None) -> Benchmark
         lines.append(f"the method failed at {sum(b.errors > 0 for b in m.per_budget)} of {len(m.per_budget)} budgets "
                      "(scored 0 there); its error text is shown apart")
         errors = [e[:300] for e in m.errors[:4]]
-    prior = board_standing(ctx, board, bench.split_hash)
-    best = prior.best()
+    prior = standing.board_entries()
+    best = standing.best_entry()
     entries: list[str] = []
     if best is None:
         lines.append("the board has no measured entry to compare with yet")
     else:
         lines.append(f"the board's best before this submission has Overall {best.mean:.3f} (its id with the entries)")
         entries = [f"{'best: ' if e.id == best.id else ''}{e.id}: Overall {e.mean:.3f}"
-                   + (" (flagged)" if e.flagged else "") for e in sorted(prior.entries, key=lambda e: -e.mean)[:6]]
+                   + (" (flagged)" if e.flagged else "") for e in sorted(prior, key=lambda e: -e.mean)[:6]]
     return BenchmarkText(lines, errors, entries)
 
 
-def board_fact(ctx: StageContext, bench: BenchmarkData | None) -> tuple[BoardFact | None, str]:
-    """The measurement against the board's entries, for the evidence judge (and why there is none)."""
-    from reviewbench.points import paired_bootstrap
-
+def board_fact(ctx: StageContext, bench: BenchmarkData | None,
+               standing: StandingData | None) -> tuple[BoardFact | None, str]:
+    """The measurement against the board's entries (the standing stage's), for the evidence judge (and why there is
+    none)."""
     board = ctx.arena.config.board(ctx.bundle.board) if ctx.bundle.board else None
     if board is None:
         return None, "the submission names no board of this arena"
     if bench is None:
         report = ctx.report(BENCHMARK)
         return None, report.reason if report is not None and report.reason else "the benchmark did not run"
-    m = own_measurement(ctx, board, bench)
-    prior = board_standing(ctx, board, bench.split_hash)
-    best = prior.best()
-    _, rules = ctx.rubric.rule_set(ctx.arena.config.points.rule_set)
-    baselines = {k: v for k, v in prior.measurements.items() if k.startswith("baseline:")}
+    if standing is None or standing.measurement is None:
+        why = ctx.report(STANDING)
+        return None, f"the board standing was not computed ({why.reason if why is not None and why.reason else 'not run'})"
+    best = standing.best_entry()
+    baselines = {e.id: e.overall for e in standing.entries if e.kind == "baseline"}
     random = baselines.get("baseline:random")
-    others = [v.overall for k, v in baselines.items() if k != "baseline:random"]
-    gains: list[BudgetGain] = []
-    overall_gain = None
-    if best is not None:
-        ref = prior.measurements[best.id]
-        for b in m.per_budget:
-            key = f"{b.budget:g}"
-            n, g, lo, hi = paired_bootstrap(m.item_budget_overall.get(key, {}), ref.item_budget_overall.get(key, {}),
-                                            rules.bootstrap_samples, rules.ci_level, rules.bootstrap_seed)
-            if n:
-                gains.append(BudgetGain(budget=b.budget, gain=round(g, 6), lower=round(lo, 6), upper=round(hi, 6)))
-        n, g, lo, hi = paired_bootstrap(m.item_overall, best.item_scores, rules.bootstrap_samples, rules.ci_level,
-                                        rules.bootstrap_seed)
-        if n:
-            overall_gain = BudgetGain(budget=0, gain=round(g, 6), lower=round(lo, 6), upper=round(hi, 6))
-    return BoardFact(measurement=m, best_id=best.id if best else None, best_overall=best.mean if best else None,
-                     random_overall=random.overall if random else None,
-                     weakest_overall=min(others) if others else None, gains=gains, overall_gain=overall_gain,
-                     margin=rules.min_ci_gain), ""
+    others = [v for k, v in baselines.items() if k != "baseline:random"]
+    g = standing.gate
+    overall_gain = BudgetGain(budget=0, gain=round(g.gain, 6), lower=round(g.lower, 6), upper=round(g.upper, 6)) \
+        if g is not None and g.n_items else None
+    return BoardFact(measurement=standing.measurement, best_id=best.id if best else None,
+                     best_overall=best.mean if best else None, random_overall=random,
+                     weakest_overall=min(others) if others else None, gains=standing.gains, overall_gain=overall_gain,
+                     margin=standing.margin), ""
 
 
-def facts_for(ctx: StageContext, bench: BenchmarkData | None) -> EvidenceFacts:
+def facts_for(ctx: StageContext, bench: BenchmarkData | None, standing: StandingData | None) -> EvidenceFacts:
     bundle = ctx.get(BUNDLE)
-    board, why = board_fact(ctx, bench)
+    board, why = board_fact(ctx, bench, standing)
     names = {f"submission:{e.id}": [e.id] + ([e.short_name] if e.short_name else []) for e in ctx.earlier}
-    return gather_facts(evidence=ctx.get(EVIDENCE), ledger=ctx.get(HARNESS),
+    return gather_facts(evidence=ctx.get(EVIDENCE), ledger=ctx.get(LEDGER),
                         sections_missing=bundle.sections_missing if bundle else [],
                         description=ctx.bundle.description.text, earlier_names=names, board=board, board_reason=why)
 
@@ -157,7 +167,8 @@ def judge_inputs(ctx: StageContext, show_evidence: bool = True) -> JudgeInputs:
     audit_report = ctx.report(AUDIT)
     audit = ctx.get(AUDIT)
     bench = ctx.get(BENCHMARK)
-    bench_lines = benchmark_lines(ctx, bench)
+    standing = ctx.get(STANDING)
+    bench_lines = benchmark_lines(ctx, bench, standing)
     inputs = build_inputs(
         submission_id=b.id, board=board.name if board else None, board_setting=board.setting if board else "",
         method_src=b.method.source, description=b.description.text,
@@ -169,7 +180,7 @@ def judge_inputs(ctx: StageContext, show_evidence: bool = True) -> JudgeInputs:
                  for e in ctx.earlier],
         log_dir=ctx.arena.agent_logs(b.agent), short_name=b.meta.short_name, agent=b.meta.agent,
         meta_board=b.board if board is None else None)
-    return inputs.model_copy(update={"facts": facts_for(ctx, bench)})
+    return inputs.model_copy(update={"facts": facts_for(ctx, bench, standing)})
 
 
 def judges_stage(ctx: StageContext, make_provider: Any = default_provider,
@@ -207,3 +218,10 @@ def judges_stage(ctx: StageContext, make_provider: Any = default_provider,
                       tie_break=result.tie_break, usage=result.usage, corpus=result.corpus,
                       injection=inputs.injection, benchmark_digest=inputs.benchmark_digest, facts=inputs.facts)
     return StageOutput(status="ok", summary=summary, findings=findings, data=data)
+
+
+STAGE = Stage(JUDGES, "Judges", (BUNDLE, AUDIT, EVIDENCE, LEDGER, BENCHMARK, STANDING), judges_stage,
+              extra_inputs=lambda c: {"panel": panel_inputs(c)},
+              code=("reviewbench.judges", "reviewbench.evidence.gather", "reviewbench.evidence.facts",
+                    "reviewbench.evidence.judge", "reviewbench.offsets", "reviewbench.verdict",
+                    "reviewbench/templates/judge_*"))
