@@ -30,10 +30,9 @@ from typing import Any, Literal
 from reviewbench.arena import Arena
 from reviewbench.errors import BundleError, UserError
 
-#: The stages that mostly wait for harness workers: only these overlap between submissions. The others do their
-#: work in this process, one at a time: the libraries they load are not safe to import from two threads at once
-#: (two first imports of transformers' lazy modules raced: "cannot import name 'AutoModel'").
-OVERLAP = ("ledger", "benchmark")
+#: Held by every stage but those that mostly wait for harness workers (``Stage.waits_on_workers``): the others do
+#: their work in this process, one at a time, as the libraries they load are not safe to import from two threads
+#: at once (two first imports of transformers' lazy modules raced: "cannot import name 'AutoModel'").
 _DRIVER = threading.Lock()
 
 State = Literal["new", "changed", "stale", "up to date", "refused"]
@@ -142,7 +141,7 @@ def check_boards(arena: Arena, todo: list[Planned]) -> None:
 
 
 def one_at_a_time(stages: tuple[Any, ...]) -> tuple[Any, ...]:
-    """``stages`` with every stage but the :data:`OVERLAP` ones run under one lock (the run function is no part
+    """``stages`` with every stage but those that wait on workers run under one lock (the run function is no part
     of a stage's input hash: the stored results are the same)."""
     def locked(run: Callable[[Any], Any]) -> Callable[[Any], Any]:
         def run_locked(ctx: Any) -> Any:
@@ -150,7 +149,7 @@ def one_at_a_time(stages: tuple[Any, ...]) -> tuple[Any, ...]:
                 return run(ctx)
         return run_locked
 
-    return tuple(s if s.name in OVERLAP else replace(s, run=locked(s.run)) for s in stages)
+    return tuple(s if s.waits_on_workers else replace(s, run=locked(s.run)) for s in stages)
 
 
 def run_ahead(arena: Arena, p: Planned, listener: Listener, executor: Any = None) -> None:

@@ -111,6 +111,9 @@ class Stage(Generic[M]):
     module: str = ""
     # Added to the derived version: a change of meaning no source shows (e.g. calibration's blinded judges).
     revision: str = ""
+    # Whether the stage mostly waits for harness workers and imports nothing heavy in this process: only such
+    # stages overlap between submissions in ``review arena run`` (the others run one at a time).
+    waits_on_workers: bool = False
 
     def __post_init__(self) -> None:
         if not self.module:

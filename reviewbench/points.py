@@ -108,8 +108,10 @@ def score_submission(
     rules: RuleSet,
     rule_set_name: str,
     flag_effect: FlagEffect,
+    board_gate: GainCI | None = None,
 ) -> SubmissionPoints:
-    """One submission's points. ``earlier`` = baselines and the submissions before it on the same board."""
+    """One submission's points. ``earlier`` = baselines and the submissions before it on the same board;
+    ``board_gate`` = the gain over the board's best as the standing stage measured it (computed here if None)."""
     reasons: list[str] = []
     jp = judge_points or 0.0
     if judge_points is None:
@@ -137,7 +139,7 @@ def score_submission(
         if best is None:
             reasons.append("no benchmark points: the board has no measured reference to beat")
         else:
-            gate = gain_ci(measured, best, rules)
+            gate = board_gate if board_gate is not None else gain_ci(measured, best, rules)
             if gate.passes:
                 bench_pts = rules.benchmark_points
                 reasons.append(f"beats board best {best.id}: gain {gate.gain:+.4f}, CI lower {gate.lower:+.4f} "

@@ -49,7 +49,7 @@ def inputs():
     return build_inputs(
         submission_id="agent1-003", board="C", board_setting="decode-time eviction",
         method_src=(BUNDLE / "method.py").read_text(), description=(BUNDLE / "DESCRIPTION.md").read_text(),
-        audit_summary="20 tool calls", audit_findings=[], evidence_lines=["harness: not run"],
+        audit_summary="20 tool calls", audit_findings=[], evidence_lines=["claim ledger: not run"],
         earlier=[EarlierRef(id="agent2-003", agent="agent2", board="C", short_name="kvprior",
                             path=str(EXAMPLE_ARENA / "submit" / "agent2-003"))],
         log_dir=EXAMPLE_ARENA / "logs" / "agent1", classify=False)

@@ -23,7 +23,7 @@ def fabricated_citation_flags(checks: Iterable[CitationCheck]) -> list[FlagClaim
 
 
 def contradicted_claim_flags(entries: Iterable[LedgerEntry]) -> list[FlagClaim]:
-    return [FlagClaim(flag="FABRICATED_EVIDENCE", quote=e.claim.text, location=e.claim.source, raised_by="harness",
+    return [FlagClaim(flag="FABRICATED_EVIDENCE", quote=e.claim.text, location=e.claim.source, raised_by="ledger",
                       strength="proof",
                       explanation=f"claimed {e.claim.metric} {e.claim.value:g} at budget {e.claim.budget:g} on board "
                                   f"{e.claim.board}: {e.reason}")

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.results import HARNESS_VERSION, ModelFacts, Row
+from harness.results import ModelFacts, Row, harness_version
 from harness.split import read_manifest
 from reviewbench.arena import ArenaConfig
 from reviewbench.bars import public_row
@@ -61,7 +61,7 @@ def benchmark_inputs(ctx: StageContext) -> dict[str, Any]:
         split = read_manifest(board.split_dir(ctx.arena.root)).content_hash
     except (OSError, ValueError):
         split = None
-    return {"split": split, "harness": HARNESS_VERSION, "sandbox": sandbox_kind()}
+    return {"split": split, "harness": harness_version(board.harness_board), "sandbox": sandbox_kind()}
 
 
 def benchmark_submission(ctx: StageContext) -> dict[str, Any]:
@@ -119,4 +119,5 @@ def benchmark_stage(ctx: StageContext) -> StageOutput[BenchmarkData]:
 STAGE = Stage(BENCHMARK, "Board benchmark", (BUNDLE,), benchmark_stage, extra_inputs=benchmark_inputs,
               config_inputs=benchmark_config, reads_rubric=False, submission_inputs=benchmark_submission,
               reads_earlier=False,
-              code=("reviewbench.benchmark", "reviewbench.bars", "reviewbench.executor", "harness"))
+              code=("reviewbench.benchmark", "reviewbench.bars", "reviewbench.executor", "harness"),
+              waits_on_workers=True)

@@ -69,7 +69,7 @@ def _stage_lines(name: str, report: StageReport[Any] | None, digest: list[str]) 
 def evidence_lines(ctx: StageContext) -> list[str]:
     ev, ledger = ctx.get(EVIDENCE), ctx.get(LEDGER)
     return (_stage_lines("evidence", ctx.report(EVIDENCE), ev.digest if ev else [])
-            + _stage_lines("harness", ctx.report(LEDGER), ledger.digest if ledger else []))  # the prompts' label
+            + _stage_lines("claim ledger", ctx.report(LEDGER), ledger.digest if ledger else []))
 
 
 class BenchmarkText(NamedTuple):

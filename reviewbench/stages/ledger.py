@@ -56,4 +56,4 @@ def ledger_stage(ctx: StageContext) -> StageOutput[LedgerData]:
 
 STAGE = Stage(LEDGER, "Claim ledger", (BUNDLE,), ledger_stage, config_inputs=config_tables("boards", "harness"),
               code=("reviewbench.evidence.ledger", "reviewbench.evidence.claims", "reviewbench.flags.fabricated_evidence",
-                    "reviewbench.benchmark", "reviewbench.executor", "harness"))
+                    "reviewbench.benchmark", "reviewbench.executor", "harness"), waits_on_workers=True)

@@ -51,7 +51,8 @@ def points_stage(ctx: StageContext) -> StageOutput[PointsData]:
     pts = score_submission(
         submission=b.id, agent=b.agent, board=board.name if board else None, judge_points=verdict.judge_points,
         novelty=verdict.scores.get("novelty"), flagged=bool(verdict.standing_flags), measured=measured,
-        earlier=earlier, rules=rules, rule_set_name=rs_name, flag_effect=ctx.rubric.flag_effect)
+        earlier=earlier, rules=rules, rule_set_name=rs_name, flag_effect=ctx.rubric.flag_effect,
+        board_gate=standing.gate if standing is not None else None)
     best = standing.best_entry() if standing is not None else None
     if board is None:
         pts.reasons.insert(0, "no valid board: no board points")
