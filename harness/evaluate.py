@@ -29,8 +29,8 @@ from statistics import fmean, pstdev
 from typing import Any
 
 from harness.io import read_json, write_json_atomic
-from harness.results import (BOARDS, HARNESS_VERSION, Aggregate, Environment, ModelFacts, Result, Row, RunConfig,
-                             SeedSpread, build)
+from harness.results import (BOARDS, Aggregate, Environment, ModelFacts, Result, Row, RunConfig,
+                             SeedSpread, build, harness_version)
 
 REFERENCE_FORMAT = "harness.reference/1"
 
@@ -153,7 +153,8 @@ def model_identity(path: Path) -> str:
 
 
 def reference_key(cfg: RunConfig, model_name: str, model_id: str, data: str | None) -> dict[str, Any]:
-    return {"format": REFERENCE_FORMAT, "harness": HARNESS_VERSION, "board_kind": "decode" if cfg.board == "C" else
+    return {"format": REFERENCE_FORMAT, "harness": harness_version(cfg.board),
+            "board_kind": "decode" if cfg.board == "C" else
             ("query_aware" if cfg.board == "A" else "query_agnostic"), "model": model_name, "model_id": model_id,
             "data": data,
             "split": cfg.split, "tasks": cfg.resolved_tasks(), "length": cfg.resolved_length(),
@@ -249,7 +250,8 @@ def run(cfg: RunConfig, progress: Progress | None = None) -> Result:
                                 threads=torch.get_num_threads(), platform=platform.platform(),
                                 sandbox=isolation, seconds=round(time.perf_counter() - t_start, 1),
                                 peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024),
-        caps=cfg.resolved_caps() or None, data_hash=data_id, reference=ref_state)
+        caps=cfg.resolved_caps() or None, data_hash=data_id, reference=ref_state,
+        harness_version=harness_version(cfg.board))
 
 
 def _run_items(cfg: RunConfig, eng: Any, runs: list[Any], progress: Progress | None,

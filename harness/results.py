@@ -19,9 +19,19 @@ RESULT_SCHEMA = "harness.result/2"
 #: Bumped when what a run measures changes meaning (metrics, item construction, reference format); results
 #: and cached full-cache references of another version are never compared with this one.
 HARNESS_VERSION = "2"
+#: Boards whose protocol changed after HARNESS_VERSION: board C asks a method only when a layer reaches its cap
+#: and evicts a block (f0a30ff), so its rows measure something else than version 2's per-token eviction.
+BOARD_VERSIONS: dict[str, str] = {"C": "3"}
 
 Board = Literal["A", "B_online", "B_offline", "C"]
 BOARDS: tuple[str, ...] = typing.get_args(Board)  # one list: the Literal above
+
+
+def harness_version(board: str) -> str:
+    """The version a run on `board` (a harness board name) is measured with; only equal versions compare."""
+    return BOARD_VERSIONS.get(board, HARNESS_VERSION)
+
+
 DEFAULT_TASKS: dict[str, list[str]] = {"A": ["niah_single"], "B_online": ["niah_multiquery"],
                                        "B_offline": ["niah_multiquery"], "C": ["reasoning_trace"]}
 DEFAULT_BUDGETS: dict[str, list[float]] = {"A": [0.02, 0.05, 0.10], "B_online": [0.10, 0.25, 0.50],
@@ -199,7 +209,7 @@ class Result:
     caps: list[int] | None = None
     data_hash: str | None = None  # content hash of the stored items (the test split), None for generated ones
     reference: str | None = None  # "computed" or "reused": where the full cache's rows came from
-    harness_version: str = HARNESS_VERSION
+    harness_version: str = HARNESS_VERSION  # the evaluator sets harness_version(config.board)
     schema: str = RESULT_SCHEMA
 
     def to_json(self) -> dict[str, Any]:

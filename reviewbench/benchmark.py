@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from harness.results import HARNESS_VERSION, RunConfig
+from harness.results import RunConfig, harness_version
 from harness.split import SplitManifest, read_manifest
 from reviewbench.arena import Arena, Board
 from reviewbench.errors import ConfigError
@@ -38,7 +38,7 @@ def split_manifest(arena: Arena, board: Board) -> SplitManifest:
 
 def reference_path(arena: Arena, board: Board, manifest: SplitManifest) -> Path:
     """Where the board's shared full-cache reference lives (beside the split: as hidden as the items)."""
-    key = hashlib.sha256(f"{manifest.content_hash}|{board.model_spec}|{board.harness_board}|{HARNESS_VERSION}"
+    key = hashlib.sha256(f"{manifest.content_hash}|{board.model_spec}|{board.harness_board}|{harness_version(board.harness_board)}"
                          .encode()).hexdigest()[:16]
     return arena.root / "data" / "benchmark" / board.name / f"reference-{key}.pt"
 

@@ -182,7 +182,7 @@ def _write(path: Path, text: str | bytes) -> str:
 # --- plots --------------------------------------------------------------------------------------------------
 def board_series(arena: Arena, lb: Leaderboard, records: list[Any]) -> dict[str, dict[str, Any]]:
     """Board -> entry id -> its Overall per budget with bootstrap bands, for every entry the leaderboard shows."""
-    from harness.results import HARNESS_VERSION
+    from harness.results import harness_version
     from reviewbench.bars import free_generation, load_bars, stale_reason
     from reviewbench.stages.benchmark import BenchmarkData
     from reviewbench.plots import budget_series
@@ -196,7 +196,7 @@ def board_series(arena: Arena, lb: Leaderboard, records: list[Any]) -> dict[str,
         series: dict[str, Any] = {}
         budgets = list(board.budgets)
         bars = load_bars(arena, board) if any(i.startswith("baseline:") for i in shown) else None
-        if bars is not None and stale_reason(bars, board, bars.split_hash, HARNESS_VERSION) is None:
+        if bars is not None and stale_reason(bars, board, bars.split_hash, harness_version(board.harness_board)) is None:
             free = free_generation(bars.full, bars.harness_board)
             for name, rows in sorted(bars.baselines.items()):
                 if f"baseline:{name}" in shown:

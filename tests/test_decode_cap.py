@@ -119,3 +119,25 @@ def test_pyramidkv_is_budgeted_from_the_cap_so_its_two_cap_rows_differ(eng):
     assert got[caps[0]].kv_tokens_layer_max != got[caps[1]].kv_tokens_layer_max
     assert all(r.kv_tokens_layer_max is not None and r.kv_tokens_layer_max <= b for b, r in got.items())
     assert (got[caps[0]].kl, got[caps[0]].kv_bytes_peak) != (got[caps[1]].kl, got[caps[1]].kv_bytes_peak)
+
+
+def test_board_c_results_carry_their_own_harness_version_and_older_bars_are_stale():
+    """Board C's protocol (a block per due layer) changed after version 2: its bars, stored benchmarks and
+    references of the per-token protocol must never be compared with the new ones; other boards are unmoved."""
+    from harness.evaluate import reference_key
+    from harness.results import HARNESS_VERSION, RunConfig, harness_version
+    from reviewbench.arena import Board
+    from reviewbench.bars import BarsFile, stale_reason
+
+    assert harness_version("C") != HARNESS_VERSION
+    assert {harness_version(b) for b in ("A", "B_online", "B_offline")} == {HARNESS_VERSION}
+    c, a = RunConfig(board="C", methods=["h2o"]), RunConfig(board="A", methods=["snapkv"])
+    assert reference_key(c, "m", "id", None)["harness"] == harness_version("C")
+    assert reference_key(a, "m", "id", None)["harness"] == HARNESS_VERSION
+    board = Board(name="C", budget_kind="tokens", phase="decode", query_aware=False, budgets=[2048, 4096])
+    assert board.harness_board == "C"
+    bars = BarsFile.model_construct(harness_board="C", split_hash="s", harness_version=HARNESS_VERSION,
+                                    budgets=[2048, 4096])
+    assert "harness version" in (stale_reason(bars, board, "s", harness_version("C")) or "")
+    fresh = bars.model_copy(update={"harness_version": harness_version("C")})
+    assert stale_reason(fresh, board, "s", harness_version("C")) is None

@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.results import HARNESS_VERSION
+from harness.results import harness_version
 from reviewbench.arena import Arena, Board
 from reviewbench.bars import baseline_measurements, free_generation, load_bars, stale_reason
 from reviewbench.evidence.facts import BudgetGain
@@ -57,7 +57,7 @@ def prior_board(arena: Arena, store: Store, board: Board, split_hash: str | None
     bars = load_bars(arena, board)
     if bars is None:
         notes.append(f"board {board.name} has no bars file: no baseline to compare with")
-    elif (why := stale_reason(bars, board, split_hash, HARNESS_VERSION)) is not None:
+    elif (why := stale_reason(bars, board, split_hash, harness_version(board.harness_board))) is not None:
         notes.append(f"board {board.name}'s bars are left out: {why} (re-run `review harness baselines --arena . "
                      f"--board {board.name}`)")
     else:
@@ -69,7 +69,7 @@ def prior_board(arena: Arena, store: Store, board: Board, split_hash: str | None
         if rec.submission_id not in earlier_ids:
             continue
         data = BenchmarkData.model_validate_json(rec.benchmark or "")
-        if (split_hash is not None and data.split_hash != split_hash) or data.harness_version != HARNESS_VERSION:
+        if (split_hash is not None and data.split_hash != split_hash) or data.harness_version != harness_version(board.harness_board):
             notes.append(f"{rec.submission_id} was measured on another split or harness version: left out")
             continue
         m = measure_benchmark(data, board)
