@@ -44,7 +44,8 @@ MECHANISMS = [
     _m("learned weights", r"\b(?:(?:learn(?:ed|t|able)|trained|fitted|fine-?tuned)\s+(?:[\w-]+\s+){0,2}"
                           r"(?:scorers?|weights?|gates?|predictors?|polic(?:y|ies)|importances?|coefficients?|probes?"
                           r"|networks?|mlps?|tables?|models?)|mlp|neural (?:scorer|network|gate))\b",
-       "learned_weights", "Linear Parameter Conv1d load load_state_dict from_pretrained load_file Embedding"),
+       "learned_weights learned_gate key_projection",
+       "Linear Parameter Conv1d load load_state_dict from_pretrained load_file Embedding"),
     _m("entropy", r"\bentrop(?:y|ies|ic)\b", "entropy", "log log2 log1p entr xlogy special_entr"),
     _m("clustering", r"\b(clustering|k-?means|centroids?|cluster(?:s|ed)? (?:the |its )?(?:keys|tokens))\b", "key_similarity mean_key merge",
        "kmeans cdist cosine_similarity normalize argmin"),
@@ -54,7 +55,7 @@ MECHANISMS = [
        "recent", ""),
     _m("key norms", r"\b(key (?:l2[- ])?norms?|(?:l2[- ])?norms? of (?:the |each )?keys?|k-?norm)\b", "key_norm", "norm vector_norm"),
     _m("value norms", r"\b(value (?:l[12][- ])?norms?|(?:l[12][- ])?norms? of (?:the |each )?values?)\b", "value_norm", "norm vector_norm"),
-    _m("variance", r"\bvariances?\b", "attention_variance query_statistics", "var std var_mean std_mean"),
+    _m("variance", r"\bvariances?\b", "attention_variance query_statistics key_variance", "var std var_mean std_mean"),
     _m("accumulated attention", r"\b(accumulat(?:ed|es|ing|ion)|cumulative|heavy[- ]hitters?|running sum)\b",
        "accumulate", "cumsum sum remember recall"),
     _m("random selection", r"\b(random (?:selection|eviction|subset|sampling|share|choice)|randomly (?:chosen|selected|evicted|kept)"

@@ -6,7 +6,8 @@ import ast
 from dataclasses import dataclass, field
 
 from reviewbench.evidence.computation.flow import FeatureTagger
-from reviewbench.evidence.computation.syntax import Defs, callee, class_attrs, const_int, is_true, parse_source
+from reviewbench.evidence.computation.syntax import (Defs, callee, class_attrs, const_int, fitted_literal, is_true,
+                                                     parse_source)
 from reviewbench.evidence.computation.vocabulary import FEATURE_WORDS, GENERIC, LEARNED_CALLS
 
 
@@ -32,7 +33,7 @@ def computation(source: str) -> Computation:
         return Computation()
     defs = Defs(tree)
     flow = FeatureTagger(defs)
-    flow.tags = {"view": {"VIEW"}}
+    flow.tags = {"view": {"VIEW"}, **_fitted_names(tree)}
     attrs = class_attrs(tree)
     qw = const_int(attrs.get("query_window"))
     found = flow.found
@@ -75,6 +76,28 @@ def computation(source: str) -> Computation:
                 found.setdefault("query_statistics", 0)
                 break
     return Computation(features=dict(found))
+
+
+def _fitted_names(tree: ast.Module) -> dict[str, set[str]]:
+    """Names bound to fitted numbers before any hook runs (tagged W): module and class constants holding a literal
+    table of them, and ``self`` attributes set anywhere to one, to a trainable layer or to loaded weights."""
+    def fitted(value: ast.expr) -> bool:
+        return any(fitted_literal(n) or isinstance(n, ast.Call) and callee(n.func)[0] in LEARNED_CALLS
+                   for n in ast.walk(value) if isinstance(n, ast.expr))
+
+    out: dict[str, set[str]] = {}
+    top = list(tree.body) + [s for c in tree.body if isinstance(c, ast.ClassDef) for s in c.body]
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None or not fitted(node.value):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for tgt in targets:
+            if isinstance(tgt, ast.Name) and node in top:
+                out[tgt.id] = {"W"}
+                out[f"self.{tgt.id}"] = {"W"}
+            elif isinstance(tgt, ast.Attribute) and isinstance(tgt.value, ast.Name) and tgt.value.id == "self":
+                out[f"self.{tgt.attr}"] = {"W"}
+    return out
 
 
 def _learned_table(tree: ast.Module, defs: Defs) -> int | None:

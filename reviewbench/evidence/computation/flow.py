@@ -5,14 +5,27 @@ from __future__ import annotations
 
 import ast
 
-from reviewbench.evidence.computation.syntax import (Defs, callable_alias, callee, flattens, kwarg, negative,
-                                                     self_attr, subtracts)
-from reviewbench.evidence.computation.vocabulary import API_CALLS, API_SOURCES, CANON, INLINE_DEPTH, SIZES
+from reviewbench.evidence.computation.syntax import (Defs, callable_alias, callee, fitted_literal, flattens, kwarg,
+                                                     negative, self_attr, subtracts)
+from reviewbench.evidence.computation.vocabulary import (API_CALLS, API_SOURCES, CANON, FACTORISATIONS, INLINE_DEPTH,
+                                                         INVERSES, LEARNED_CALLS, SIGN_CALLS, SIZES)
+
+# What a value per token is made of (keys, values, queries, attention, positions): a fitted number with none of
+# these is chosen per head or per layer, so a test on it is a gate, not a score.
+PER_TOKEN = frozenset({"K", "V", "Q", "A", "P"})
+
+
+def _ahead(node: ast.expr) -> bool:
+    """An offset that moves positions forward: a positive constant, or a size or attribute (a window length)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool) and node.value > 0
+    return isinstance(node, (ast.Attribute, ast.Name))
 
 
 class FeatureTagger(ast.NodeVisitor):
     """Tags every local name with the interface data it was computed from (K keys, V values, Q queries,
-    A attention, P positions, L layer index, S remembered state) and records features as it goes."""
+    A attention, P positions, L layer index, S remembered state, W fitted numbers: a literal table, a trained
+    layer or loaded weights; RND random draws) and records features as it goes."""
 
     def __init__(self, defs: Defs) -> None:
         self.defs = defs
@@ -89,6 +102,16 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("decay", node.lineno)  # the state scaled; a scalar taken out of it (float(s[h])) is not
             if isinstance(node.op, (ast.Mult, ast.Sub, ast.Add)) and "L" in (lt | rt) and self.current == "layer_budgets":
                 self.add("pyramid", node.lineno)
+            if isinstance(node.op, ast.Add) and ("P" in lt and "P" not in rt and _ahead(node.right) or
+                                                 "P" in rt and "P" not in lt and _ahead(node.left)):
+                return lt | rt | {"FP"}  # positions moved forward: where decoding will be
+            if isinstance(node.op, ast.Sub) and "X" in lt and "X" in rt:
+                return lt | rt | {"XR"}  # max - min of keys or values: their range
+            if isinstance(node.op, ast.Div) and "XR" in rt and (lt | rt) & {"K", "V"} and "A" not in lt | rt:
+                self.add("minmax_norm", node.lineno)  # (x - min) / (max - min): min-max normalised keys or values
+            if isinstance(node.op, ast.Mult) and ("W" in lt and "K" in rt and "W" not in rt or
+                                                  "W" in rt and "K" in lt and "W" not in lt):
+                return lt | rt | {"WK"}  # keys times fitted numbers: a projection once summed over channels
             return lt | rt
         if isinstance(node, ast.UnaryOp):
             return self.tag(node.operand)
@@ -107,14 +130,18 @@ class FeatureTagger(ast.NodeVisitor):
             if "A" in t and not t & {"P", "R", "I"} and not any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn))
                                                      for o in node.ops):
                 self.add("attention_threshold", node.lineno)  # attention against a threshold (counted, kept)
+            self._gate(t, node.lineno)
+            if "RND" in t and t & {"K", "Q"} and "A" not in t and any(
+                    isinstance(c, ast.Constant) for c in [node.left, *node.comparators]):
+                self.add("hashing", node.lineno)  # a random projection of keys or queries against 0: a hash bit
             return t
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             out: set[str] = set()
             for e in node.elts:
                 out |= self.tag(e)
-            return out
+            return out | ({"W"} if fitted_literal(node) else set())
         if isinstance(node, ast.IfExp):
-            self.tag(node.test)
+            self._gate(self.tag(node.test), node.lineno)
             return self.tag(node.body) | self.tag(node.orelse)
         if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
             for g in node.generators:
@@ -131,6 +158,12 @@ class FeatureTagger(ast.NodeVisitor):
             if isinstance(child, ast.expr):
                 out |= self.tag(child)
         return out
+
+    def _gate(self, t: set[str], line: int) -> None:
+        """A test on fitted numbers that carry no per-token data (a per-head or per-layer table entry, a trained
+        gate's output for a head): the table decides which rule a head or layer follows."""
+        if "W" in t and not t & PER_TOKEN:
+            self.add("learned_gate", line)
 
     def _slice_features(self, node: ast.Subscript, t: set[str]) -> None:
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
@@ -182,6 +215,10 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("attention", line)
         elif sum("Q" in o for o in operands) >= 2:
             self.add("query_statistics", line)
+        if any("A" in o for o in operands) and any("V" in o and "A" not in o for o in operands):
+            self.add("attention_output", line)
+        if any("W" in o and "K" not in o for o in operands) and any("K" in o and "W" not in o for o in operands):
+            self.add("key_projection", line)
 
     def _matmul(self, lt: set[str], rt: set[str], line: int) -> None:
         both = lt | rt
@@ -196,6 +233,10 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("key_similarity", line)  # unit keys against unit keys: cosine similarity
         elif "Q" in lt and "Q" in rt and "K" not in both:
             self.add("query_statistics", line)
+        if "A" in lt and "V" in rt and "A" not in rt or "V" in lt and "A" in rt and "A" not in lt:
+            self.add("attention_output", line)  # attention weights times values: the attention output
+        if "W" in lt and "K" in rt and "W" not in rt or "K" in lt and "W" in rt and "W" not in lt:
+            self.add("key_projection", line)  # keys against fitted vectors (a learned filter per head)
 
     def call(self, node: ast.Call) -> set[str]:
         name, receiver = callee(node.func)
@@ -248,7 +289,8 @@ class FeatureTagger(ast.NodeVisitor):
             return all_args
         if name in ("rotate", "apply_rope", "rope_angles"):
             if any(isinstance(a, ast.BinOp) or isinstance(a, ast.Call) and callee(a.func)[0] == "arange"
-                   for a in node.args[1:]) and "P" not in (arg_tags[1] if len(arg_tags) > 1 else set()):
+                   for a in node.args[1:]) and "P" not in (arg_tags[1] if len(arg_tags) > 1 else set()) or \
+                    any("FP" in a for a in arg_tags[1:]):
                 self.add("future_rope", line)
             if name == "rope_angles" and node.args and isinstance(node.args[0], ast.Call) and \
                     callee(node.args[0].func)[0] == "arange":
@@ -262,6 +304,20 @@ class FeatureTagger(ast.NodeVisitor):
         line = node.lineno
         op = CANON.get(name or "", "")
         t = rt | all_args
+        if name in LEARNED_CALLS or self_attr(node.func) and "W" in self.tags.get(f"self.{name}", set()):
+            if "K" in t and "W" in self.tags.get(f"self.{name}", set()):
+                self.add("key_projection", line)  # a trained layer of the module applied to the keys
+            t = t | {"W"}  # a trainable layer, fitted weights loaded, or one of them applied
+        if name in FACTORISATIONS or name in INVERSES:
+            if t & {"K", "V"}:
+                self.add("leverage", line)  # a factorisation or inverse of the keys' or values' (Gram) matrix
+            elif "Q" in t and name in FACTORISATIONS:
+                self.add("query_svd", line)  # the principal directions of the queries
+            return t
+        if name in SIGN_CALLS and "RND" in t and t & {"K", "Q"}:
+            self.add("hashing", line)  # the sign of a random projection: a locality-sensitive hash bit
+        if name == "sort":
+            t = t | {"R"}
         if op == "norm":
             if self.normalising:
                 return t | {"N"}
@@ -294,9 +350,13 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("query_statistics", line)
         if op in ("var",) and "A" in t:
             self.add("attention_variance", line)
+        if op in ("var",) and t & {"K", "V"} and not t & {"A", "Q", "N"}:
+            self.add("key_variance", line)  # the spread of key or value channels (a spread of norms is not it)
         if op == "pow" and (name == "square" or any(isinstance(a, ast.Constant) and a.value == 2 for a in node.args)) \
                 and not (receiver is not None and subtracts(receiver)):
             return t | {"SQ"}
+        if op == "reduce" and "WK" in t:
+            self.add("key_projection", line)  # (filter * keys).sum(-1): the keys' projection on a fitted vector
         if op == "reduce":
             dim = kwarg(node, "dim") or (node.args[1] if len(node.args) > 1 and receiver is None else
                                        node.args[0] if node.args and receiver is not None else None)
@@ -306,7 +366,9 @@ class FeatureTagger(ast.NodeVisitor):
                 elif "V" in t and "K" not in t:
                     self.add("value_norm", line)
             group_slice = isinstance(receiver, ast.Subscript) and isinstance(receiver.slice, ast.Slice)
-            if "A" in t and isinstance(dim, ast.Constant) and dim.value == 0 and not group_slice:
+            heads = isinstance(dim, ast.Constant) and dim.value == 0 or isinstance(dim, ast.Tuple) and any(
+                isinstance(d, ast.Constant) and d.value == 0 for d in dim.elts)  # dim=0 or dim=(0, 1)
+            if "A" in t and heads and not group_slice:
                 self.add("head_average", line)  # (a[g * i:g * (i + 1)].sum(0) reduces one GQA group, not the heads)
             if "Q" in t and "A" not in t and "K" not in t:
                 return t | {"M"}
@@ -317,21 +379,34 @@ class FeatureTagger(ast.NodeVisitor):
             return t | {"U"}
         if op == "extreme" and "A" in t and "U" not in t and (node.args or node.keywords):
             self.add("max_attention", line)
+        if (op == "extreme" or name == "aminmax") and t & {"K", "V"} and not t & {"A", "N"}:
+            t = t | {"X"}  # a per-channel minimum or maximum of keys or values
         if op == "random":
             self.add("random", line)
+            t = t | {"RND"}
         if op == "exp" and "Q" in t and "K" in t:
             self.add("exp_logit", line)
         if op == "log" and "A" in t:
             self.add("entropy", line)
         if op == "cumsum" and "A" in t:
-            self.add("accumulate", line)
+            # over sorted attention: how many tokens reach a share of the mass; otherwise a running sum
+            self.add("attention_coverage" if "R" in t else "accumulate", line)
         if op == "arange":
             if len(node.args) >= 2 and subtracts(node.args[0]):
                 self.add("recent", line)
             return t | {"I"}
         if op == "nonzero":
             return t | {"I"}
+        if name == "from_topk" and (any("W" in a for a in arg_tags[1:2]) or any(
+                "W" in self.tag(k.value) for k in node.keywords if k.arg == "k")):
+            self.add("head_budget", line)  # Keep.from_topk(scores, k) with k from a fitted table: per-head budgets
         if op == "rank":
+            ranked = rt | (arg_tags[0] if arg_tags else set())
+            if "W" in ranked and not ranked & PER_TOKEN:
+                self.add("learned_gate", line)  # heads ranked by a fitted table: which are streaming heads
+            if any("W" in a for a in arg_tags[1:]) or any("W" in self.tag(k.value) for k in node.keywords
+                                                          if k.arg == "k"):
+                self.add("head_budget", line)  # a top-k whose size comes from a fitted table (per-head budgets)
             t = t | {"R"}
         if op in ("rank", "gather", "cat", "where", "const", "scatter"):
             if op == "rank" and ("F" in rt or any(flattens(c) for a in [receiver, *node.args] if a is not None
@@ -397,6 +472,11 @@ class FeatureTagger(ast.NodeVisitor):
             self.tags["__return__"] = self.tags.get("__return__", set()) | t
             if isinstance(node.value, ast.Call) and callee(node.value.func)[0] == "Rewrite":
                 self.add("merge", node.lineno)
+
+    def visit_If(self, node: ast.If) -> None:
+        self._gate(self.tag(node.test), node.lineno)
+        for s in node.body + node.orelse:
+            self.visit(s)
 
     def visit_For(self, node: ast.For) -> None:
         self._bind(node.target, self.tag(node.iter))

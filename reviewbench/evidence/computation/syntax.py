@@ -160,3 +160,24 @@ class Defs:
             return None
         same = [d for d in cands if self.owner.get(id(d)) == current_owner]
         return (same or cands)[0]
+
+
+def _floats(node: ast.expr) -> int:
+    return sum(isinstance(e, ast.Constant) and isinstance(e.value, float) for e in getattr(node, "elts", []))
+
+
+def fitted_literal(node: ast.expr) -> bool:
+    """A literal table of fitted numbers: at least four non-integer values, rows of them, or a table of rows of
+    0/1 flags (a per-layer, per-head profile: which heads are retrieval heads). Plain constants are not it."""
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        return False
+    if _floats(node) >= 4:
+        return True
+    rows = [e for e in node.elts if isinstance(e, (ast.List, ast.Tuple))]
+    if len(rows) < 2 or len(rows) != len(node.elts):
+        return False
+    if all(_floats(r) >= 2 for r in rows):
+        return True
+    flags = [e for r in rows for e in r.elts]
+    return len(flags) >= 4 and all(isinstance(e, ast.Constant) and e.value in (0, 1) and not isinstance(e.value, float)
+                                   for e in flags) and all(len(r.elts) >= 2 for r in rows)

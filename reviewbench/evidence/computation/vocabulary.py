@@ -73,7 +73,16 @@ SIZES = frozenset({"shape", "dtype", "device", "ndim", "size", "numel", "dim", "
 
 # Calls that build a trainable layer or load fitted weights.
 LEARNED_CALLS = frozenset({"Linear", "Parameter", "Conv1d", "load", "load_state_dict", "from_pretrained", "load_file",
-                           "Embedding", "MLP"})
+                           "Embedding", "MLP", "loadtxt", "genfromtxt"})
+
+# Matrix factorisations, and the solves / inverses that stand for one (a Gram matrix inverted: leverage scores).
+# Read by the feature tagger by name (not canonical operations: the code fingerprints stay as they were built).
+FACTORISATIONS = frozenset({"svd", "svdvals", "svd_lowrank", "pca_lowrank", "qr", "eig", "eigh", "eigvals", "eigvalsh",
+                            "cholesky", "cholesky_ex", "lu", "lu_factor"})
+INVERSES = frozenset({"inv", "inverse", "pinv", "solve", "cholesky_solve", "lstsq", "solve_triangular",
+                      "cholesky_inverse"})
+# The sign of a projection (a hash bit).
+SIGN_CALLS = frozenset({"sign", "signbit", "heaviside"})
 
 
 # The features: what the operations act on, each with the words papers use for it (the prior-art query is built
@@ -113,6 +122,15 @@ FEATURE_WORDS = {
     "attention_variance": "attention variance temporal shift dispersion",
     "attention_propagation": "attention graph propagation pagerank random walk",
     "learned_weights": "learned weights trained scorer gate offline profiling head importance",
+    "learned_gate": "per-head gate retrieval heads streaming heads static head profile table full cache or window",
+    "key_projection": "keys projected on a fixed learned direction per head filter attention-free",
+    "query_svd": "singular value decomposition of the queries principal direction query geometry filter",
+    "leverage": "statistical leverage scores gram matrix decomposition sketch outlier keys values subspace",
+    "key_variance": "dispersion of key and value channels standard deviation partition statistics",
+    "minmax_norm": "min-max normalisation relative to reference statistics lag partition",
+    "hashing": "locality-sensitive hashing sign bits random projection hamming distance",
+    "attention_output": "attention output error value-aware output perturbation",
+    "attention_coverage": "attention mass coverage minimum tokens retaining a share of attention stopping criterion",
 }
 
 GENERIC = frozenset({"attention", "window_queries", "all_queries", "window_kept", "pooling", "recent", "decode",
