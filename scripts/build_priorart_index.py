@@ -109,7 +109,7 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                      "count, over a history window of queries, how often each token's attention is above a "
                      "threshold (the average); keep the most often pivotal"),
     "FastGen": (["attention", "attention_threshold", "sinks", "recent"],
-                ["accumulate", "head_budget", "window_queries", "all_queries", "last_query"],
+                ["accumulate", "head_budget", "window_queries", "all_queries", "last_query", "attention_coverage"],
                 "per head, the cheapest structural policy (special tokens, local window, frequent tokens) whose "
                 "kept attention mass reaches a recovery threshold"),
     "Keyformer": (["attention", "random", "accumulate|window_queries|all_queries"], ["decode"],
@@ -128,10 +128,10 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
              "the entropy and variance of attention"),
     "PyramidInfer": (["attention", "window_queries|last_query", "layer_budget", "pyramid"], ["head_average"],
                      "attention of the recent queries, top-k with fewer tokens kept in deeper layers"),
-    "HeadKV": (["attention", "window_queries", "head_budget", "learned_weights"], ["pooling"],
+    "HeadKV": (["attention", "window_queries", "head_budget", "learned_weights"], ["pooling", "learned_gate"],
                "an offline head-importance table splits the budget over heads; SnapKV window attention inside "
                "each head"),
-    "DuoAttention": (["sinks", "recent", "learned_weights"], ["head_budget"],
+    "DuoAttention": (["sinks", "recent", "learned_gate|learned_weights"], ["head_budget", "learned_weights"],
                      "a learned per-head gate: retrieval heads keep every token, streaming heads keep sinks plus "
                      "recent tokens"),
     "SAGE-KV": (["attention", "last_query", "head_budget"], ["head_average"],
@@ -140,6 +140,80 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                    "window attention weighted by the projected value norm, head-wise budgets"),
     "KVMerger": (["key_similarity", "merge"], ["attention", "recent", "sinks"],
                  "consecutive keys with high cosine similarity merged toward a pivotal token"),
+    # The rest of the eviction and budget-allocation entries whose rule the operations can state (read from the
+    # papers and, where the index's line is thin, from their public implementations: kvpress presses at 8bb29b9).
+    "Q-Filters": (["key_projection|query_svd"],
+                  ["attention", "head_average", "learned_weights", "window_queries", "all_queries", "last_query"],
+                  "a fixed direction per head (the principal singular vector of sample queries, calibrated once): "
+                  "score -<k, f_h>, no attention computed"),
+    "LagKV": (["minmax_norm", "key_variance"], ["sinks", "recent", "pooling"],
+              "partitions of lag L: each partition's keys and values min-max normalised by the per-channel min and "
+              "max of the next partition, the standard deviation over channels (softmax per partition) ranks them; "
+              "sinks and the last partition kept, attention-free"),
+    "CORM": (["attention", "window_queries", "attention_threshold"], ["max_attention", "decode", "all_queries"],
+             "a key stays while some recent query's attention to it exceeds a fraction of the average (1/t): "
+             "recent-query attention against a bar, no fixed budget"),
+    "FINCH": (["attention", "question_queries"], ["window_queries", "head_average"],
+              "attention of the prompt's question tokens summed per key (normalised by how many queries see it), "
+              "averaged over the group; top positions kept chunk by chunk, keys re-rotated"),
+    "CAOTE": (["attention", "attention_output"],
+              ["value_norm", "window_queries", "last_query", "all_queries", "head_average", "accumulate", "pooling"],
+              "the change of the attention output if token j is dropped: a_j / (1 - a_j) * ||v_j - o||, with "
+              "o = sum_i a_i v_i (optionally rescaling another score)"),
+    "CurDKV": (["key_norm", "value_norm"], ["random", "sinks", "leverage"],
+               "approximate CUR leverage: squared key norm times squared value norm (optionally of a random "
+               "projection), normalised within local windows; sinks kept"),
+    "Compactor": (["leverage", "attention"],
+                  ["random", "all_queries", "window_queries", "head_average", "pooling", "mean_key"],
+                  "statistical leverage of the centred keys (Gaussian sketch, Cholesky or QR) blended with "
+                  "non-causal chunked attention; sinks and recent tokens kept"),
+    "CapKV": (["leverage", "exp_logit|attention"], ["query_statistics", "key_similarity", "value_norm"],
+              "w_i = exp(tau <k_i, mean query>), s_i = w_i v_i^T (I + sum_j w_j v_j v_j^T)^-1 v_i: value leverage "
+              "weighted by query-key alignment (a log-determinant capacity)"),
+    "HashEvict": (["hashing"], ["random", "attention", "last_query", "recent", "sinks", "decode"],
+                  "sign bits of a random projection of the keys and of the current query; the keys farthest in "
+                  "Hamming distance are evicted before attention"),
+    "DefensiveKV": (["attention", "window_queries", "max_attention"], ["layer_budget", "head_budget", "head_average"],
+                    "the window queries' attention aggregated by its maximum (worst case) instead of the mean, with "
+                    "a prior correction; Layer-DefensiveKV adds layer budgets"),
+    "DapQ": (["attention", "future_rope"], ["window_queries", "last_query", "pooling", "head_average", "max_attention"],
+             "pseudo queries placed (rotated) at future decoding positions score the keys as the observation window"),
+    "SimLayerKV": (["attention", "window_queries|last_query", "head_average", "attention_threshold", "sinks", "recent"],
+                   ["max_attention"],
+                   "a layer is lazy when its last queries' attention, averaged over heads, puts more than a "
+                   "threshold on the initial and recent tokens: lazy layers keep sinks + recent, others everything"),
+    "RazorAttention": (["sinks", "recent", "learned_gate", "merge"], ["learned_weights", "head_budget"],
+                       "retrieval (echo/induction) heads found once keep the full cache; the others keep sinks + "
+                       "recent tokens and one compensation token averaging the dropped ones"),
+    "RLKV": (["sinks", "recent", "learned_gate"], ["learned_weights", "head_budget", "decode"],
+             "head gates learned by RL on reasoning traces: gated-in heads keep the full cache, the others sinks + "
+             "recent tokens"),
+    "PruLong": (["sinks", "recent", "learned_gate"], ["learned_weights", "head_budget"],
+                "trained head gates make most heads local (sinks + sliding window), a few global (full cache)"),
+    "BaKlaVa": (["head_budget", "learned_weights"],
+                ["attention", "window_queries", "last_query", "pooling", "head_average", "max_attention",
+                 "learned_gate"],
+                "per-head budgets from a one-time profile of head importance, any token score inside a head"),
+    "LU-KV": (["head_budget|layer_budget", "learned_weights"],
+              ["attention", "window_queries", "last_query", "pooling", "head_average", "max_attention",
+               "learned_gate", "head_budget", "layer_budget"],
+              "head and layer budgets read from offline-computed utility curves, wrapped around any scorer"),
+    "EvolKV": (["layer_budget", "learned_weights"],
+               ["attention", "window_queries", "last_query", "pooling", "head_average", "max_attention"],
+               "per-layer budgets found offline by evolutionary search, a table wrapped around any scorer"),
+    "ZigZagKV": (["attention", "attention_coverage", "layer_budget"],
+                 ["window_queries", "last_query", "head_average", "pooling"],
+                 "a layer's budget: the fewest tokens whose sorted attention reaches a target share of the mass"),
+    "DBudgetKV": (["attention", "attention_coverage"],
+                  ["window_queries", "last_query", "all_queries", "head_average", "pooling"],
+                  "prune while the kept tokens' sorted attention still covers a target share: a per-input budget"),
+    "D2O": (["attention", "layer_budget", "merge", "key_similarity"],
+            ["accumulate", "all_queries", "window_queries", "recent", "sinks", "decay"],
+            "layer budgets from attention density; an evicted token is merged into its most similar kept token "
+            "when the cosine similarity exceeds an EMA threshold"),
+    "MorphKV": (["attention", "window_queries", "recent", "decode"], ["max_attention", "sinks", "head_average"],
+                "a constant-size cache during decoding: the recent window plus the older tokens the recent "
+                "queries attend to most, refreshed every step"),
 }
 
 ROW = re.compile(r"^\| *(\d+) *\|")

@@ -280,6 +280,11 @@ PROTECTIVE = frozenset({"sinks", "recent", "window_kept", "uniform_positions"})
 # Cosmetic differences (anchor 1's "pooling, window"): which queries score, how they are aggregated.
 COSMETIC = frozenset({"max_attention", "head_average", "all_queries", "question_queries", "window_queries",
                       "last_query", "decode", "pooling", "attention"})
+# Operations that decide, per head or per layer, which rule applies (a fitted table tested per head). A rule built on
+# one is that paper's method whatever scoring the heads it lets through use: the cosmetic operations beside it are
+# the gated-in heads' filler (a full-cache head under a budget must rank its tokens somehow), not a mechanism of
+# the author's own. An operation of its own (a norm, a similarity, a decay...) still makes it a family member.
+GATES = frozenset({"learned_gate"})
 
 
 def computation_matches(features: dict[str, int], description: str) -> list[ComputationMatch]:
@@ -299,6 +304,8 @@ def computation_matches(features: dict[str, int], description: str) -> list[Comp
                 break
             matched[hit] = features[hit]
         else:
+            if GATES & set(matched):
+                explained |= COSMETIC
             extra = sorted(set(features) - explained)
             own = [e for e in extra if e not in COSMETIC]
             if len(own) > 1:
