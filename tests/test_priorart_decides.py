@@ -71,7 +71,8 @@ def test_the_eviction_literature_beyond_the_baselines_has_rules_in_operations():
 def test_retrieval_by_computation_names_the_paper_whatever_the_names():
     ms = computation_matches(computation(DECAYED).features, "")
     assert ms[0].short_name == "A2SF" and ms[0].level == "same" and set(ms[0].matched) >= {"accumulate", "decay"}
-    renamed = DECAYED.replace("Zeta", "Salience").replace('"m"', '"memory_bank"').replace(" m ", " bank ")
+    renamed = DECAYED.replace("Zeta", "Salience").replace('"m"', '"memory_bank"').replace(" m ", " bank ").replace(
+        "(m,", "(bank,").replace(", m)", ", bank)")  # every use renamed: a value never returned is no part of the rule
     assert computation_matches(computation(renamed).features, "")[0].short_name == "A2SF"
     ev = prior_art(DECAYED, "", "", "")
     assert ev.hits[0].short_name == "A2SF" and ev.hits[0].via == "computation"

@@ -6,8 +6,8 @@ import ast
 from dataclasses import dataclass, field
 
 from reviewbench.evidence.computation.flow import FeatureTagger
-from reviewbench.evidence.computation.syntax import (Defs, callee, class_attrs, const_int, fitted_literal, is_true,
-                                                     parse_source)
+from reviewbench.evidence.computation.syntax import (Defs, callee, class_attrs, const_int, dead_statements,
+                                                     fitted_literal, is_true, parse_source, self_attr_reads)
 from reviewbench.evidence.computation.vocabulary import FEATURE_WORDS, GENERIC, LEARNED_CALLS
 
 
@@ -32,7 +32,7 @@ def computation(source: str) -> Computation:
     if tree is None:
         return Computation()
     defs = Defs(tree)
-    flow = FeatureTagger(defs)
+    flow = FeatureTagger(defs, self_attr_reads(tree))
     flow.tags = {"view": {"VIEW"}, **_fitted_names(tree)}
     attrs = class_attrs(tree)
     qw = const_int(attrs.get("query_window"))
@@ -125,9 +125,12 @@ def called_names(source: str) -> set[str]:
     if tree is None:
         return set()
     defs = Defs(tree)
+    reads = self_attr_reads(tree)
+    thrown = {id(c) for fns in defs.by_name.values() for fn in fns for stmt in ast.walk(fn)
+              if id(stmt) in dead_statements(fn, reads) for c in ast.walk(stmt)}  # computed and thrown away
     out = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
+        if isinstance(node, ast.Call) and id(node) not in thrown:
             name, _ = callee(node.func)
             if name and name not in defs.by_name and name not in defs.classes:
                 out.add(name)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import ast
 
-from reviewbench.evidence.computation.syntax import (Defs, callable_alias, callee, fitted_literal, flattens, kwarg,
-                                                     negative, self_attr, subtracts)
+from reviewbench.evidence.computation.syntax import (Defs, callable_alias, callee, dead_statements, fitted_literal,
+                                                     flattens, kwarg, negative, self_attr, subtracts)
 from reviewbench.evidence.computation.vocabulary import (API_CALLS, API_SOURCES, CANON, FACTORISATIONS, INLINE_DEPTH,
                                                          INVERSES, LEARNED_CALLS, SIGN_CALLS, SIZES)
 
@@ -27,8 +27,10 @@ class FeatureTagger(ast.NodeVisitor):
     A attention, P positions, L layer index, S remembered state, W fitted numbers: a literal table, a trained
     layer or loaded weights; RND random draws) and records features as it goes."""
 
-    def __init__(self, defs: Defs) -> None:
+    def __init__(self, defs: Defs, self_reads: set[str] | None = None) -> None:
         self.defs = defs
+        self.self_reads = self_reads  # self.x read anywhere in the module; None: no dead-value pruning
+        self.dead: set[int] = set()  # assignments whose value never reaches what a function returns
         self.tags: dict[str, set[str]] = {}
         self.found: dict[str, int] = {}
         self.stack: list[int] = []
@@ -45,12 +47,19 @@ class FeatureTagger(ast.NodeVisitor):
         if id(fn) in self.stack or len(self.stack) > INLINE_DEPTH:
             return
         self.stack.append(id(fn))
+        if self.self_reads is not None:
+            self.dead |= dead_statements(fn, self.self_reads)
         saved, saved_cur = self.owner, self.current
         self.owner, self.current = self.defs.owner.get(id(fn), saved), fn.name
         for stmt in fn.body:
             self.visit(stmt)
         self.owner, self.current = saved, saved_cur
         self.stack.pop()
+
+    def visit(self, node: ast.AST) -> None:
+        if id(node) in self.dead:
+            return None  # computed and thrown away: no part of the rule
+        return super().visit(node)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         return None
@@ -109,6 +118,8 @@ class FeatureTagger(ast.NodeVisitor):
                 return lt | rt | {"XR"}  # max - min of keys or values: their range
             if isinstance(node.op, ast.Div) and "XR" in rt and (lt | rt) & {"K", "V"} and "A" not in lt | rt:
                 self.add("minmax_norm", node.lineno)  # (x - min) / (max - min): min-max normalised keys or values
+            if isinstance(node.op, ast.Mult) and "K" in lt and "K" in rt and "N" in lt | rt and not (lt | rt) & {"Q", "A"}:
+                return lt | rt | {"KK"}  # unit keys times unit keys: a cosine similarity once summed over channels
             if isinstance(node.op, ast.Mult) and ("W" in lt and "K" in rt and "W" not in rt or
                                                   "W" in rt and "K" in lt and "W" not in lt):
                 return lt | rt | {"WK"}  # keys times fitted numbers: a projection once summed over channels
@@ -321,6 +332,10 @@ class FeatureTagger(ast.NodeVisitor):
         if op == "norm":
             if self.normalising:
                 return t | {"N"}
+            for normed in [*node.args[:1], receiver]:  # torch.linalg.norm(x - m) or (x - m).norm()
+                if isinstance(normed, ast.BinOp) and isinstance(normed.op, ast.Sub) and not t & {"A", "Q"} and \
+                        any(x in self.tag(normed.left) and x in self.tag(normed.right) for x in ("K", "V")):
+                    return t | {"N"}  # ||k - m||: a distance between two key (or value) quantities, not a norm
             if "K" in t and "V" not in t and "Q" not in t and "A" not in t:
                 self.add("key_norm", line)
             elif "V" in t and "K" not in t:
@@ -355,12 +370,15 @@ class FeatureTagger(ast.NodeVisitor):
         if op == "pow" and (name == "square" or any(isinstance(a, ast.Constant) and a.value == 2 for a in node.args)) \
                 and not (receiver is not None and subtracts(receiver)):
             return t | {"SQ"}
+        if op == "reduce" and "KK" in t:
+            self.add("key_similarity", line)  # (unit_k * unit_k').sum(-1): keys against keys by cosine
         if op == "reduce" and "WK" in t:
             self.add("key_projection", line)  # (filter * keys).sum(-1): the keys' projection on a fitted vector
         if op == "reduce":
             dim = kwarg(node, "dim") or (node.args[1] if len(node.args) > 1 and receiver is None else
                                        node.args[0] if node.args and receiver is not None else None)
-            if "SQ" in t and "A" not in t and "Q" not in t:  # x.pow(2).sum(-1): a norm written out
+            whole = isinstance(dim, ast.Tuple) and len(dim.elts) > 1  # over tokens and channels: one scale per head
+            if "SQ" in t and "A" not in t and "Q" not in t and not whole:  # x.pow(2).sum(-1): a norm written out
                 if "K" in t and "V" not in t:
                     self.add("key_norm", line)
                 elif "V" in t and "K" not in t:
@@ -377,7 +395,9 @@ class FeatureTagger(ast.NodeVisitor):
         if name == "unfold" and receiver is not None:  # sliding windows along an axis: pooling written out
             self.add("pooling", line)
             return t | {"U"}
-        if op == "extreme" and "A" in t and "U" not in t and (node.args or node.keywords):
+        if op == "extreme" and "A" in t and "U" not in t and (node.args or node.keywords) and \
+                name not in ("min", "amin", "minimum") and not (isinstance(node.func, ast.Name) and name == "max"):
+            # the least attention (an agreement) is not the most; the builtin max(0, n) clamps a number
             self.add("max_attention", line)
         if (op == "extreme" or name == "aminmax") and t & {"K", "V"} and not t & {"A", "N"}:
             t = t | {"X"}  # a per-channel minimum or maximum of keys or values

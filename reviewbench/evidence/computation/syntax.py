@@ -181,3 +181,76 @@ def fitted_literal(node: ast.expr) -> bool:
     flags = [e for r in rows for e in r.elts]
     return len(flags) >= 4 and all(isinstance(e, ast.Constant) and e.value in (0, 1) and not isinstance(e.value, float)
                                    for e in flags) and all(len(r.elts) >= 2 for r in rows)
+
+
+def self_attr_reads(tree: ast.AST) -> set[str]:
+    """``self.x`` attributes read anywhere in the module (a value kept there may be read by another call)."""
+    return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
+            and isinstance(n.value, ast.Name) and n.value.id == "self"}
+
+
+def dead_statements(fn: ast.FunctionDef | ast.AsyncFunctionDef, self_reads: set[str]) -> set[int]:
+    """The assignments of a function whose value never reaches what it returns: no name they bind is read by a
+    statement that does (a return, a call made for its effect, a test, a loop's iterator, a value kept on ``self``
+    that the module reads back, another such assignment). Their operations are computed and thrown away, so they
+    are no part of the rule. Order-blind (a name read anywhere in a live statement is live), so loops stay live."""
+    def names(node: ast.AST | None) -> set[str]:
+        return set() if node is None else {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+    def bound(target: ast.expr) -> tuple[set[str], bool]:
+        """Names a target binds or mutates, and whether it also keeps a value on ``self`` read elsewhere."""
+        if isinstance(target, ast.Name):
+            return {target.id}, False
+        if isinstance(target, ast.Attribute):
+            if isinstance(target.value, ast.Name) and target.value.id == "self":  # kept, or stored for no one
+                return ({f"self.{target.attr}"}, False) if target.attr not in self_reads else (set(), True)
+            return names(target.value), False
+        if isinstance(target, ast.Subscript):
+            inner, kept = bound(target.value)
+            return inner, kept
+        if isinstance(target, (ast.Tuple, ast.List)):
+            out: set[str] = set()
+            keep = False
+            for e in target.elts:
+                n, k = bound(e.value if isinstance(e, ast.Starred) else e)
+                out |= n
+                keep = keep or k
+            return out, keep
+        return set(), True
+
+    assigns: list[tuple[ast.stmt, set[str], set[str]]] = []  # (statement, names bound, names read)
+    live: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            out: set[str] = set()
+            kept = False
+            for tgt in targets:
+                n, k = bound(tgt)
+                out |= n
+                kept = kept or k
+            reads = names(node.value) | {n for t in targets for s in ast.walk(t) if isinstance(s, ast.Subscript)
+                                         for n in names(s.slice)}
+            if isinstance(node, ast.AugAssign):
+                reads |= out
+            if kept or not out:
+                live |= reads
+            else:
+                assigns.append((node, out, reads))
+        elif isinstance(node, (ast.Return, ast.Expr)):
+            live |= names(node.value)
+        elif isinstance(node, (ast.If, ast.While)):
+            live |= names(node.test)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            live |= names(node.iter)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                live |= names(item.context_expr)
+    changed = True
+    while changed:
+        changed = False
+        for stmt, out, reads in assigns:
+            if out & live and not reads <= live:
+                live |= reads
+                changed = True
+    return {id(stmt) for stmt, out, _ in assigns if not out & live}
