@@ -124,3 +124,20 @@ def test_unit_keys_times_unit_keys_summed_is_a_cosine():
         return Keep.from_topk(s, view.budget, view.valid)
 '''
     assert "key_similarity" in computation(cos).features
+
+
+def test_a_score_of_token_indices_alone_keeps_the_newest():
+    counted = HEAD + '''class Gull(EvictionMethod):
+    def select(self, view: LayerView) -> Keep:
+        h, n = view.keys.shape[0], view.keys.shape[1]
+        s = torch.ones(h, n).cumsum(dim=1)
+        s[:, :2] = 3.0 * n
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+    f = computation(counted).features
+    assert "recent" in f and "sinks" in f
+    ranged = counted.replace("torch.ones(h, n).cumsum(dim=1)", "torch.arange(n).float().expand(h, n).clone()")
+    assert "recent" in computation(ranged).features
+    # an index mixed with the layer's data is a score, not a position rule
+    mixed = counted.replace("torch.ones(h, n).cumsum(dim=1)", "torch.ones(h, n).cumsum(dim=1) * view.keys.norm(dim=-1)")
+    assert "recent" not in computation(mixed).features

@@ -15,6 +15,11 @@ from reviewbench.evidence.computation.vocabulary import (API_CALLS, API_SOURCES,
 PER_TOKEN = frozenset({"K", "V", "Q", "A", "P"})
 
 
+def _by_position(t: set[str]) -> bool:
+    """A score made of token indices or positions and nothing of the layer's data: ranking it keeps by position."""
+    return bool(t & {"I", "P"}) and not t & {"K", "V", "Q", "A", "S", "W", "RND"}
+
+
 def _ahead(node: ast.expr) -> bool:
     """An offset that moves positions forward: a positive constant, or a size or attribute (a window length)."""
     if isinstance(node, ast.Constant):
@@ -408,6 +413,8 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("exp_logit", line)
         if op == "log" and "A" in t:
             self.add("entropy", line)
+        if op == "cumsum" and "C1" in t and not t & PER_TOKEN:
+            return t | {"I"}  # a running count of ones along the tokens: the token index, written out
         if op == "cumsum" and "A" in t:
             # over sorted attention: how many tokens reach a share of the mass; otherwise a running sum
             self.add("attention_coverage" if "R" in t else "accumulate", line)
@@ -417,17 +424,23 @@ class FeatureTagger(ast.NodeVisitor):
             return t | {"I"}
         if op == "nonzero":
             return t | {"I"}
+        if name == "from_topk" and arg_tags and _by_position(arg_tags[0]):
+            self.add("recent", line)  # ranked by the token index alone: the newest tokens stay
         if name == "from_topk" and (any("W" in a for a in arg_tags[1:2]) or any(
                 "W" in self.tag(k.value) for k in node.keywords if k.arg == "k")):
             self.add("head_budget", line)  # Keep.from_topk(scores, k) with k from a fitted table: per-head budgets
         if op == "rank":
             ranked = rt | (arg_tags[0] if arg_tags else set())
+            if _by_position(ranked):
+                self.add("recent", line)  # a top-k of the token index alone: the newest tokens
             if "W" in ranked and not ranked & PER_TOKEN:
                 self.add("learned_gate", line)  # heads ranked by a fitted table: which are streaming heads
             if any("W" in a for a in arg_tags[1:]) or any("W" in self.tag(k.value) for k in node.keywords
                                                           if k.arg == "k"):
                 self.add("head_budget", line)  # a top-k whose size comes from a fitted table (per-head budgets)
             t = t | {"R"}
+        if op == "const" and not t & PER_TOKEN:
+            return t | {"C1"}  # a tensor of one constant (ones, zeros, full): no data of the layer in it
         if op in ("rank", "gather", "cat", "where", "const", "scatter"):
             if op == "rank" and ("F" in rt or any(flattens(c) for a in [receiver, *node.args] if a is not None
                                                   for c in ast.walk(a) if isinstance(c, ast.Call))):
