@@ -311,3 +311,19 @@ def test_the_piped_program_shortcut_matches_the_analysis_on_random_programs(tmp_
         steps.append(_piped(code, before=rng.choice(befores)))
     _both(tmp_path, monkeypatch, steps)
 
+
+def test_a_resumed_copy_whose_other_fields_changed_is_a_duplicate_and_an_edited_one_is_reported(tmp_path):
+    """Records are known again by their line's bytes (claude.py): a copy whose session id changed, with the same
+    calls, is still a duplicate (by each call's id and input), never audited twice; a copy whose call changed
+    is audited and reported."""
+    s = ClaudeSession(session="speed-0000", cwd=HOME, start=T0)
+    s.step(Step("Bash", {"command": "cat /arena/data/test/a.jsonl"}, "ok"), T0)
+    s.step(Step("Bash", {"command": "ls"}, "ok"), T0)
+    text = s.text()
+    (tmp_path / "a.jsonl").write_text(text)
+    (tmp_path / "b.jsonl").write_text(text.replace("speed-0000", "speed-0001"))
+    r = run_audit([tmp_path], RULES, agent="agent1")
+    assert [f.category for f in r.findings] == ["test_split"] and r.stats.duplicates == 2 and r.stats.events == 2
+    (tmp_path / "b.jsonl").write_text(text.replace('"command":"ls"', '"command":"ls /arena/data/test"'))
+    r = run_audit([tmp_path], RULES, agent="agent1")
+    assert sorted(f.category for f in r.findings) == ["log_edited", "test_split", "test_split"]

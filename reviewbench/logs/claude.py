@@ -203,7 +203,9 @@ def parse_claude(info: FileInfo, stats: ParseStats, seen: dict[int, tuple[int, s
         src = f"{spath}:{lineno}"
         if uuid:
             h = hash(uuid)
-            ck = hash(content) if isinstance(content, str) else hash(orjson.dumps(content))
+            # a list's copy is known by its line's bytes (same bytes, same content; a copy whose other fields
+            # changed is caught call by call below, by id and input): no re-serialising of every record
+            ck = hash(content) if isinstance(content, str) else hash(line)
             first = seen.get(h)
             if first is not None and first[0] == ck:
                 stats.duplicates += 1
