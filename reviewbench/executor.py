@@ -115,6 +115,7 @@ def _item_lines(progress: Progress | None, label: str,
                 clock: Callable[[], float] = time.monotonic) -> Callable[[dict[str, Any]], None]:
     """The worker's progress dicts as lines: the item, items and tokens per second since the first, an ETA."""
     first: list[tuple[float, int]] = []
+    last_done: list[tuple[int, float]] = [(0, 0.0)]  # (items done, elapsed when the latest of them finished)
 
     def on_progress(p: dict[str, Any]) -> None:
         if progress is None or p["item"] == "done":
@@ -123,22 +124,27 @@ def _item_lines(progress: Progress | None, label: str,
         if not first:
             first.append((now, tokens))
         t0, tok0 = first[0]
-        progress(progress_text(label, p["progress"], p["total"], tokens - tok0, now - t0))
+        if p["progress"] != last_done[0][0]:
+            last_done[0] = (p["progress"], now - t0)
+        progress(progress_text(label, p["progress"], p["total"], tokens - tok0, now - t0, last_done[0][1]))
 
     return on_progress
 
 
-def progress_text(label: str, done: int, total: int, tokens: int, elapsed: float) -> str:
-    """``label: item 3/8, 41 s/item, 120 tok/s, ETA 3 min 25 s``: rates over ``elapsed`` seconds, the ETA from
-    the items done so far (none before the first is done)."""
+def progress_text(label: str, done: int, total: int, tokens: int, elapsed: float,
+                  done_at: float | None = None) -> str:
+    """``label: item 3/8, 41 s/item, 120 tok/s, ETA 3 min 25 s``: tokens per second over ``elapsed`` seconds; the
+    time per item from ``done_at`` (the elapsed time when the ``done``-th item finished; default ``elapsed``), so
+    a heartbeat inside an item counts the ETA down instead of stretching the rate (none before one is done)."""
     parts = [f"{label}: item {min(done + 1, total)}/{total}"]
-    if elapsed > 0 and done:
-        rate = done / elapsed
-        parts.append(f"{rate:.1f} items/s" if rate >= 1 else f"{elapsed / done:.0f} s/item")
+    spent = elapsed if done_at is None else done_at
+    if spent > 0 and done:
+        rate = done / spent
+        parts.append(f"{rate:.1f} items/s" if rate >= 1 else f"{spent / done:.0f} s/item")
     if elapsed > 0 and tokens:
         parts.append(f"{tokens / elapsed:.0f} tok/s")
-    if elapsed > 0 and done:
-        parts.append(f"ETA {duration(elapsed / done * (total - done))}")
+    if spent > 0 and done:
+        parts.append(f"ETA {duration(max(0.0, spent / done * total - elapsed))}")
     return ", ".join(parts)
 
 

@@ -38,9 +38,13 @@ def test_item_lines_measure_rates_from_the_first_report_and_skip_done():
     on({"progress": 0, "total": 4, "item": "a", "tokens": 1500})  # a heartbeat inside the first item
     clock.t += 20
     on({"progress": 1, "total": 4, "item": "b", "tokens": 2500})
+    clock.t += 30
+    on({"progress": 1, "total": 4, "item": "b", "tokens": 3500})  # a heartbeat 30 s into the second item
     on({"progress": 4, "total": 4, "item": "done", "tokens": 9000})
     assert lines == ["bench: item 1/4", "bench: item 1/4, 50 tok/s",
-                     "bench: item 2/4, 40 s/item, 50 tok/s, ETA 2 min 00 s"]
+                     "bench: item 2/4, 40 s/item, 50 tok/s, ETA 2 min 00 s",
+                     # the rate stays that of the finished item; the ETA counts down (160 s expected - 70 s spent)
+                     "bench: item 2/4, 40 s/item, 43 tok/s, ETA 1 min 30 s"]
 
 
 def test_the_worker_heartbeat_repeats_the_latest_report_with_live_tokens_until_done():
