@@ -141,3 +141,52 @@ def test_a_score_of_token_indices_alone_keeps_the_newest():
     # an index mixed with the layer's data is a score, not a position rule
     mixed = counted.replace("torch.ones(h, n).cumsum(dim=1)", "torch.ones(h, n).cumsum(dim=1) * view.keys.norm(dim=-1)")
     assert "recent" not in computation(mixed).features
+
+
+def test_a_value_that_outlives_the_call_by_another_road_is_live():
+    """Written as an adversary would hide the rule's computation from the thrown-away pruning: a module-level
+    table, a global, a helper handed ``self``, an alias of ``self``, an attribute read back by name."""
+    module_table = HEAD + '''_MEMO = {}
+
+
+def _prior(layer):
+    return _MEMO[layer]
+
+
+class Wren(EvictionMethod):
+    query_window = 8
+
+    def select(self, view: LayerView) -> Keep:
+        w = view.attention()
+        _MEMO[view.layer] = -(w * torch.log(w + 1e-9)).sum(-1)
+        s = -view.keys.float().norm(dim=-1) + view.group(_prior(view.layer), "mean")[:, :1]
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+    via_helper = THROWN.replace("self.trace = spread.mean()", "self.trace = spread") + '''
+
+def _read(obj):
+    return obj.trace
+'''
+    alias = THROWN.replace("self.trace = spread.mean()", "me = self\n        me.kept = spread") + \
+        "\n    def finish(self):\n        return self.kept\n"
+    by_name = THROWN.replace("self.trace = spread.mean()", "self.trace = spread\n        _ = getattr(self, 'trace')")
+    glob = HEAD + '''LAST = None
+
+
+class Finch(EvictionMethod):
+    query_window = 8
+
+    def select(self, view: LayerView) -> Keep:
+        global LAST
+        w = view.attention()
+        LAST = -(w * torch.log(w + 1e-9)).sum(-1)
+        s = -view.keys.float().norm(dim=-1)
+        return Keep.from_topk(s, view.budget, view.valid)
+
+    def finish(self):
+        return LAST
+'''
+    for name, src in {"module table": module_table, "helper handed self": via_helper, "alias of self": alias,
+                      "getattr": by_name, "global": glob}.items():
+        assert "entropy" in computation(src).features, name
+        assert "log" in called_names(src), name

@@ -126,8 +126,11 @@ def called_names(source: str) -> set[str]:
         return set()
     defs = Defs(tree)
     reads = self_attr_reads(tree)
-    thrown = {id(c) for fns in defs.by_name.values() for fn in fns for stmt in ast.walk(fn)
-              if id(stmt) in dead_statements(fn, reads) for c in ast.walk(stmt)}  # computed and thrown away
+    thrown: set[int] = set()  # calls computed and thrown away
+    if reads is not None:  # None: attributes reached by name, nothing can be called thrown away
+        for fn in (f for fns in defs.by_name.values() for f in fns):
+            dead = dead_statements(fn, reads)
+            thrown |= {id(c) for stmt in ast.walk(fn) if id(stmt) in dead for c in ast.walk(stmt)}
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and id(node) not in thrown:

@@ -34,7 +34,7 @@ class FeatureTagger(ast.NodeVisitor):
 
     def __init__(self, defs: Defs, self_reads: set[str] | None = None) -> None:
         self.defs = defs
-        self.self_reads = self_reads  # self.x read anywhere in the module; None: no dead-value pruning
+        self.self_reads = self_reads  # attributes read anywhere in the module; None: no dead-value pruning
         self.dead: set[int] = set()  # assignments whose value never reaches what a function returns
         self.tags: dict[str, set[str]] = {}
         self.found: dict[str, int] = {}

@@ -183,10 +183,19 @@ def fitted_literal(node: ast.expr) -> bool:
                                    for e in flags) and all(len(r.elts) >= 2 for r in rows)
 
 
-def self_attr_reads(tree: ast.AST) -> set[str]:
-    """``self.x`` attributes read anywhere in the module (a value kept there may be read by another call)."""
-    return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
-            and isinstance(n.value, ast.Name) and n.value.id == "self"}
+def self_attr_reads(tree: ast.AST) -> set[str] | None:
+    """Attribute names read anywhere in the module, on any object (a value kept on ``self`` may be read back by
+    another call, through ``self`` or through a helper handed ``self``); None where attributes are reached by
+    name (``getattr``, ``vars``, ``__dict__``): then any kept value may be read, and nothing is pruned."""
+    reads: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and n.attr == "__dict__":
+            return None
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("getattr", "vars", "setattr"):
+            return None
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
+            reads.add(n.attr)
+    return reads
 
 
 def dead_statements(fn: ast.FunctionDef | ast.AsyncFunctionDef, self_reads: set[str]) -> set[int]:
@@ -197,17 +206,23 @@ def dead_statements(fn: ast.FunctionDef | ast.AsyncFunctionDef, self_reads: set[
     def names(node: ast.AST | None) -> set[str]:
         return set() if node is None else {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
+    # Names the function rebinds itself (not global or nonlocal): only their values can die with it; a value
+    # written into anything else (a parameter, a module-level table, a closure's cell) outlives the call.
+    outer = {n for node in ast.walk(fn) if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names}
+    local = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} - outer
+
     def bound(target: ast.expr) -> tuple[set[str], bool]:
-        """Names a target binds or mutates, and whether it also keeps a value on ``self`` read elsewhere."""
+        """Names a target binds or mutates, and whether it also keeps a value where others may read it."""
         if isinstance(target, ast.Name):
-            return {target.id}, False
+            return {target.id}, target.id in outer
         if isinstance(target, ast.Attribute):
             if isinstance(target.value, ast.Name) and target.value.id == "self":  # kept, or stored for no one
                 return ({f"self.{target.attr}"}, False) if target.attr not in self_reads else (set(), True)
-            return names(target.value), False
+            base = names(target.value)  # an attribute of a parameter or a global outlives the call, and one
+            return base, not base <= local or target.attr in self_reads  # read back anywhere may be this one
         if isinstance(target, ast.Subscript):
             inner, kept = bound(target.value)
-            return inner, kept
+            return inner, kept or not inner <= local
         if isinstance(target, (ast.Tuple, ast.List)):
             out: set[str] = set()
             keep = False
