@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 from reviewbench.evidence.computation.flow import FeatureTagger
 from reviewbench.evidence.computation.syntax import (Defs, callee, class_attrs, const_int, dead_statements,
-                                                     fitted_literal, is_true, parse_source, self_attr_reads)
+                                                     fitted_literal, is_true, parse_source, self_attr,
+                                                     self_attr_reads)
 from reviewbench.evidence.computation.vocabulary import FEATURE_WORDS, GENERIC, LEARNED_CALLS
 
 
@@ -63,6 +64,8 @@ def computation(source: str) -> Computation:
             flow.run_def(fn)
             if hook == "layer_budgets":
                 _pyramid(fn, found, defs)
+    if flow.layer_test and flow.kept_rank and _reads_kept(defs, flow.kept_rank):
+        found.setdefault("layer_reuse", 0)
     if "all_queries" in found and "attention" in found and "query_statistics" not in found:
         found.setdefault("accumulate", found["all_queries"])  # attention received from every query, summed
     if "window_queries" in found and ("recent" in found or "sinks" in found) and "attention" in found:
@@ -76,6 +79,24 @@ def computation(source: str) -> Computation:
                 found.setdefault("query_statistics", 0)
                 break
     return Computation(features=dict(found))
+
+
+def _reads_kept(defs: Defs, kept: set[str]) -> bool:
+    """A selection hook returns a ranking kept on the module (``return Keep(self.sel)``, or a name bound from it):
+    with a test on the layer index, one layer's selection serves others."""
+    for hook in ("select", "on_decode"):
+        for fn in defs.by_name.get(hook, []):
+            aliases: set[str] = set()
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Assign) and any(
+                        isinstance(n, ast.Attribute) and self_attr(n) and n.attr in kept for n in ast.walk(node.value)):
+                    aliases |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Return) and node.value is not None and any(
+                        isinstance(n, ast.Attribute) and self_attr(n) and n.attr in kept or
+                        isinstance(n, ast.Name) and n.id in aliases for n in ast.walk(node.value)):
+                    return True
+    return False
 
 
 def _fitted_names(tree: ast.Module) -> dict[str, set[str]]:

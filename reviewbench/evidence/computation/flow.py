@@ -7,7 +7,8 @@ import ast
 
 from reviewbench.evidence.computation.syntax import (Defs, callable_alias, callee, dead_statements, fitted_literal,
                                                      flattens, kwarg, negative, self_attr, subtracts)
-from reviewbench.evidence.computation.vocabulary import (API_CALLS, API_SOURCES, CANON, FACTORISATIONS, INLINE_DEPTH,
+from reviewbench.evidence.computation.vocabulary import (API_CALLS, API_SOURCES, CANON, CLUSTERING, FACTORISATIONS,
+                                                         INLINE_DEPTH,
                                                          INVERSES, LEARNED_CALLS, SIGN_CALLS, SIZES)
 
 # What a value per token is made of (keys, values, queries, attention, positions): a fitted number with none of
@@ -18,6 +19,42 @@ PER_TOKEN = frozenset({"K", "V", "Q", "A", "P"})
 def _by_position(t: set[str]) -> bool:
     """A score made of token indices or positions and nothing of the layer's data: ranking it keeps by position."""
     return bool(t & {"I", "P"}) and not t & {"K", "V", "Q", "A", "S", "W", "RND"}
+
+
+DATA_TAGS = frozenset({"K", "V", "Q", "A", "S"})
+
+
+def _count_like(t: set[str]) -> bool:
+    """A per-token count of the queries that can see each key, made of token indices and positions alone: an arange
+    (forward, reversed, a cumsum of ones), positions subtracted, a pairwise visibility matrix or a mask of non-zero
+    attention summed, a searchsorted rank."""
+    return bool(t & {"I", "CNT"}) and not t & {"K", "V", "Q", "A", "W", "RND"}
+
+
+def _same(a: ast.expr | None, b: ast.expr | None) -> bool:
+    return a is not None and b is not None and ast.dump(a) == ast.dump(b)
+
+
+def _dim(call: ast.Call, at: int) -> ast.expr | None:
+    """The ``dim`` argument of a call (keyword, or positional at ``at`` counting the receiver's arguments)."""
+    d = kwarg(call, "dim")
+    if d is None and len(call.args) > at:
+        d = call.args[at]
+    return d
+
+
+def _on_heads(call: ast.Call, at: int) -> bool:
+    """The call works along axis 0 (heads: a GQA group repeated, split or regrouped), not along the tokens."""
+    d = _dim(call, at)
+    return isinstance(d, ast.Constant) and d.value == 0
+
+
+def _stepped(it: ast.expr) -> set[str]:
+    """``range(a, b, step)``: the loop walks block starts."""
+    if isinstance(it, ast.Call) and callee(it.func)[0] == "range" and len(it.args) == 3 and not (
+            isinstance(it.args[2], ast.Constant) and it.args[2].value in (1, -1)) and not negative(it.args[2]):
+        return {"BS"}
+    return set()
 
 
 def _ahead(node: ast.expr) -> bool:
@@ -44,6 +81,8 @@ class FeatureTagger(ast.NodeVisitor):
         self.current: str = ""
         self.aliases: dict[str, str] = {}
         self.normalising = 0
+        self.kept_rank: set[str] = set()  # self attributes a ranking (a selection) is kept in, across calls
+        self.layer_test = False  # a hook tests the layer index
 
     def add(self, key: str, line: int) -> None:
         self.found.setdefault(key, line)
@@ -93,8 +132,8 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(node, ast.Subscript):
             t = self.tag(node.value)
             self._slice_features(node, t)
-            self.tag(node.slice)
-            return t
+            st = self.tag(node.slice)
+            return t | self._subscript_tags(node, t, st)
         if isinstance(node, ast.BinOp):
             lt = self.tag(node.left)
             divisor_norm = isinstance(node.op, ast.Div) and any(
@@ -104,8 +143,13 @@ class FeatureTagger(ast.NodeVisitor):
             self.normalising -= divisor_norm
             if divisor_norm:
                 return lt | {"N"}
+            lt = set(lt)
+            binop = self._binop_blocks(node, lt, rt)
+            if binop is not None:
+                return binop
             if isinstance(node.op, ast.MatMult):
                 self._matmul(lt, rt, node.lineno)
+                lt |= self._pair(lt, rt, node.lineno)
             if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and node.right.value == 2 \
                     and not subtracts(node.left):
                 return lt | {"SQ"}  # squared entries, summed: a norm written by hand ((x - mean) ** 2: a variance)
@@ -134,7 +178,23 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(node, ast.Compare):
             sides = [self.tag(node.left), *(self.tag(c) for c in node.comparators)]
             t = set().union(*sides)
-            if any("A" in s and not s & {"P", "R", "I"} for s in sides) and any("A" not in s for s in sides) and not any(
+            exprs = [node.left, *node.comparators]
+            if any(isinstance(x, ast.Attribute) and x.attr == "layer" and "VIEW" in self.tag(x.value)
+                   for e in exprs for x in ast.walk(e)):
+                self.layer_test = True  # the view's layer index tested: some layers do otherwise
+            vis = "A" in t and any(isinstance(c, ast.Constant) and not isinstance(c.value, bool) and c.value == 0
+                                   for c in exprs) and not any(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops)
+            if sum(bool(x & {"I", "P"}) and not x & DATA_TAGS for x in sides) >= 2:
+                out_pair = t | {"PAIR"}  # index against index: a visibility (causal) matrix, counted once summed
+            else:
+                out_pair = t
+            if "ASG" in t:
+                out_pair = out_pair | {"ASG"}
+            if "IS" in t:
+                out_pair = out_pair | {"ADM"}  # (row + column) compared: an anti-diagonal mask
+            if "A" in t and not t & {"P", "R", "I"} and not vis:
+                out_pair = out_pair | {"AC"}  # a token's attention against a bar: the tokens strongly attended
+            if not vis and any("A" in s and not s & {"P", "R", "I"} for s in sides) and any("A" not in s for s in sides) and not any(
                     isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in node.ops):
                 # attention against a bar that is no attention: a constant, an attribute, or a bar computed from
                 # positions or sizes (1 / the number of tokens a query sees: the average attention)
@@ -143,14 +203,19 @@ class FeatureTagger(ast.NodeVisitor):
                     isinstance(c, ast.Constant) and isinstance(c.value, int) or self_attr(c)
                     for c in [node.left, *node.comparators]):
                 self.add("sinks", node.lineno)  # positions < 4: the first tokens
-            if "A" in t and not t & {"P", "R", "I"} and not any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn))
+            if "A" in t and not vis and not t & {"P", "R", "I"} and not any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn))
                                                      for o in node.ops):
                 self.add("attention_threshold", node.lineno)  # attention against a threshold (counted, kept)
             self._gate(t, node.lineno)
+            if sum("RND" in x and not x & {"K", "Q", "A"} for x in sides) and sum(
+                    bool(x & {"K", "Q", "A"}) for x in sides):
+                self.add("importance_sampling", node.lineno)  # uniform draws against a data-made probability
             if "RND" in t and t & {"K", "Q"} and "A" not in t and any(
                     isinstance(c, ast.Constant) for c in [node.left, *node.comparators]):
                 self.add("hashing", node.lineno)  # a random projection of keys or queries against 0: a hash bit
-            return t
+            if vis:
+                return (out_pair - {"A", "R"}) | {"VIS"}  # attention != 0: which queries see a key (a causal mask)
+            return out_pair
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             out: set[str] = set()
             for e in node.elts:
@@ -161,7 +226,7 @@ class FeatureTagger(ast.NodeVisitor):
             return self.tag(node.body) | self.tag(node.orelse)
         if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
             for g in node.generators:
-                it = self.tag(g.iter)
+                it = self.tag(g.iter) | _stepped(g.iter)
                 self._bind(g.target, it)
             self.loop += 1
             t = self.tag(node.elt)
@@ -175,7 +240,81 @@ class FeatureTagger(ast.NodeVisitor):
                 out |= self.tag(child)
         return out
 
+    def _binop_blocks(self, node: ast.BinOp, lt: set[str], rt: set[str]) -> set[str] | None:
+        """Operations of this issue's rules written with arithmetic: attention over a count of the queries that see
+        each key, the query against a channel-wise key envelope, a block id per token (index // size), sums of two
+        token indices (anti-diagonals), a strongly attended mask times the step (when a token was last attended)."""
+        line = node.lineno
+        both = lt | rt
+        if isinstance(node.op, ast.Div):
+            if "A" in lt and _count_like(rt):
+                self.add("count_normalised", line)  # attention summed, over how many queries see each key
+                return lt | rt
+            if not lt & (DATA_TAGS | {"I", "P"}) and _count_like(rt):
+                return rt | {"RCNT"}  # 1 / the count: a weight per key
+        if isinstance(node.op, ast.Mult):
+            if "RCNT" in lt and "A" in rt or "RCNT" in rt and "A" in lt:
+                self.add("count_normalised", line)
+            self._pair(lt, rt, line, elementwise=True)
+            for a, b in ((lt, rt), (rt, lt)):
+                if "AC" in a and "A" not in b and b & {"S", "P", "I"}:
+                    self.add("last_attended", line)  # the strongly attended mask times the step: when last attended
+        if isinstance(node.op, ast.FloorDiv) and both & {"I", "P"} and not both & DATA_TAGS:
+            return both | {"BID"}  # token index // block size: a block id per token
+        if isinstance(node.op, (ast.Add, ast.Sub)) and not both & (DATA_TAGS | {"W", "RND"}):
+            if isinstance(node.op, ast.Add) and "I" in lt and "I" in rt:
+                return both | {"IS"}  # row index + column index: constant along an anti-diagonal
+            if both & {"I", "P"}:
+                lt.add("CNT")  # positions or indices offset: how many queries lie after a key
+        return None
+
+    def _pair(self, lt: set[str], rt: set[str], line: int, elementwise: bool = False) -> set[str]:
+        """Two operands combined (a product or a matmul): the query against key summaries, strided slices,
+        selected channels, a shared low-rank basis. Returns tags the result gains."""
+        out: set[str] = set()
+        for a, b in ((lt, rt), (rt, lt)):
+            if "Q" in a and "K" not in a and "X" in b and "K" in b:
+                self.add("key_envelope", line)  # q_c times a channel's min or max of the keys: an upper bound
+            if not elementwise and "Q" in a and "K" in b and "KR" in b and b & {"BLK", "BID"} and "X" not in b:
+                self.add("block_keys", line)  # the query against a summary of each block's keys
+            if not elementwise and "Q" in a and "K" in b and "STQ" in a and "STK" in b and "REV" in a | b:
+                self.add("antidiagonal", line)  # strided queries against reversed strided keys: anti-diagonal sums
+            if not elementwise and "Q" in a and "K" in b and "CH" in a | b:
+                self.add("channel_selection", line)  # the query against the keys on a few selected channels
+            if not elementwise and "Q" in a and "K" in b and "FB" in a and "FB" in b:
+                self.add("low_rank_scores", line)  # query and keys both projected on a factorisation's basis
+        if not elementwise and "K" in lt and "K" in rt and "Q" not in lt | rt:
+            out.add("KK2")  # keys against keys (or centroids made of keys)
+        return out
+
+    def _subscript_tags(self, node: ast.Subscript, t: set[str], st: set[str]) -> set[str]:
+        out: set[str] = set()
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        for axis, p in enumerate(parts):
+            if not isinstance(p, ast.Slice):
+                continue
+            if p.step is not None and not (isinstance(p.step, ast.Constant) and p.step.value == 1):
+                out |= {"STQ"} if "Q" in t else set()
+                out |= {"STK"} if "K" in t else set()
+                if subtracts(p.lower):
+                    out.add("REV")
+            lower_names = {n.id for n in ast.walk(p.lower) if isinstance(n, ast.Name)} if p.lower is not None else set()
+            stepped = any("BS" in self.tags.get(n, set()) for n in lower_names) or (
+                isinstance(p.lower, ast.BinOp) and isinstance(p.lower.op, ast.Mult) and axis > 0)  # axis 0: heads
+            if stepped and t & {"K", "V", "A", "S"}:
+                out.add("BLK")  # x[:, c:c + b] in a loop stepping by b (or x[:, i * b:...]): one block of tokens
+        if "BID" in st and t & DATA_TAGS:
+            out.add("BLK")  # a per-block value read at each token's block id
+        if "CHI" in st and t & {"Q", "K"}:
+            out.add("CH")
+        return out
+
     def _gate(self, t: set[str], line: int) -> None:
+        if "L" in t:
+            self.layer_test = True
+        self._gate_fitted(t, line)
+
+    def _gate_fitted(self, t: set[str], line: int) -> None:
         """A test on fitted numbers that carry no per-token data (a per-head or per-layer table entry, a trained
         gate's output for a head): the table decides which rule a head or layer follows."""
         if "W" in t and not t & PER_TOKEN:
@@ -235,6 +374,9 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("attention_output", line)
         if any("W" in o and "K" not in o for o in operands) and any("K" in o and "W" not in o for o in operands):
             self.add("key_projection", line)
+        for i, a in enumerate(operands):
+            for b in operands[i + 1:]:
+                self._pair(a, b, line)
 
     def _matmul(self, lt: set[str], rt: set[str], line: int) -> None:
         both = lt | rt
@@ -323,13 +465,56 @@ class FeatureTagger(ast.NodeVisitor):
         if name in LEARNED_CALLS or self_attr(node.func) and "W" in self.tags.get(f"self.{name}", set()):
             if "K" in t and "W" in self.tags.get(f"self.{name}", set()):
                 self.add("key_projection", line)  # a trained layer of the module applied to the keys
+            if t & {"K", "V", "Q", "A"} and (name not in LEARNED_CALLS or receiver is not None and not (
+                    isinstance(receiver, ast.Name) and receiver.id in self.defs.modules)):
+                self.add("learned_scorer", line)  # a trained network of the module applied to per-token data
             t = t | {"W"}  # a trainable layer, fitted weights loaded, or one of them applied
+        if name in ("linear", "bilinear") and "W" in t and t & {"K", "V", "Q", "A"}:
+            self.add("learned_scorer", line)
+        if op == "act" and "W" in t and t & {"K", "V", "Q", "A"}:
+            self.add("learned_scorer", line)  # fitted weights, a nonlinearity: a network written out
+        if name in ("expand_as", "view_as", "reshape_as", "type_as") and receiver is not None:
+            return rt  # the argument gives only a shape or a type
         if name in FACTORISATIONS or name in INVERSES:
             if t & {"K", "V"}:
                 self.add("leverage", line)  # a factorisation or inverse of the keys' or values' (Gram) matrix
             elif "Q" in t and name in FACTORISATIONS:
                 self.add("query_svd", line)  # the principal directions of the queries
-            return t
+            return t | ({"FB"} if name in FACTORISATIONS else set())
+        if name in CLUSTERING and "K" in t:
+            self.add("key_clustering", line)  # keys clustered by a library k-means
+        if name == "cdist":
+            if len(arg_tags) >= 2 and "K" in arg_tags[0] and "K" in arg_tags[1] and "Q" not in t:
+                return t | {"KK2"}
+            if len(arg_tags) >= 2:
+                self._matmul(arg_tags[0], arg_tags[1], line)
+        if name in ("searchsorted", "bucketize") and t & {"P", "I"} and not t & DATA_TAGS:
+            return t | {"CNT"}  # how many positions lie before each one: a count per token
+        if name in ("div", "true_divide", "divide") and (receiver is not None and not (
+                isinstance(receiver, ast.Name) and receiver.id in self.defs.modules) and arg_tags or len(arg_tags) >= 2):
+            num, den = (rt, arg_tags[0]) if receiver is not None and rt else (arg_tags[0], arg_tags[1])
+            if "A" in num and _count_like(den):
+                self.add("count_normalised", line)
+        if name in ("flip", "fliplr", "flipud") and t & {"A", "Q", "K"}:
+            return t | {"FL"}  # reversed along an axis: a diagonal of it is an anti-diagonal
+        if op == "diag" and "FL" in t and t & {"A", "Q", "K"}:
+            self.add("antidiagonal", line)
+        if op == "triangle" and not t & PER_TOKEN:
+            return t | {"PAIR"}  # a causal (triangular) mask of ones: counted once summed
+        if name in ("split", "chunk", "tensor_split") and t & DATA_TAGS and not _on_heads(node, 1) and not (
+                node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == 2):
+            return t | {"BLK"}  # the tokens cut into blocks (not heads into groups, not a tensor halved)
+        if name == "repeat_interleave" and t & DATA_TAGS and _dim(node, 1) is not None and not _on_heads(node, 1):
+            self.add("block_scores", line)  # one value per block spread back over its tokens (not heads over groups)
+            return t | {"BLK"}
+        if name == "unflatten" and t & DATA_TAGS and not _on_heads(node, 0):
+            return t | {"BLK"}
+        if name in ("reshape", "view") and t & DATA_TAGS:
+            shape = node.args[0].elts if len(node.args) == 1 and isinstance(node.args[0], (ast.Tuple, ast.List)) \
+                else node.args
+            if any(isinstance(a, ast.BinOp) and isinstance(a.op, ast.FloorDiv) and _same(a.right, b)
+                   for a, b in zip(shape, shape[1:])):
+                return t | {"BLK"}  # (..., n // b, b, ...): an axis split into blocks of b
         if name in SIGN_CALLS and "RND" in t and t & {"K", "Q"}:
             self.add("hashing", line)  # the sign of a random projection: a locality-sensitive hash bit
         if name == "sort":
@@ -365,7 +550,31 @@ class FeatureTagger(ast.NodeVisitor):
             return t | ({"A"} if t & {"Q", "K"} else set())
         if op == "pool":
             self.add("pooling", line)
+            kernel = node.args[1] if len(node.args) > 1 else kwarg(node, "kernel_size")
+            stride = node.args[2] if len(node.args) > 2 else kwarg(node, "stride")
+            if name in ("max_pool1d", "avg_pool1d", "max_pool2d", "avg_pool2d") and kernel is not None and not (
+                    isinstance(kernel, ast.Constant) and kernel.value == 1) and (stride is None or _same(stride, kernel)):
+                self.add("block_scores", line)  # pooled with a stride of its own width: one value per block
+                return t | {"BLK"}
             return t
+        if op in ("reduce", "extreme", "rank") and t & {"BLK", "BID"} and t & DATA_TAGS:
+            self.add("block_scores", line)  # a value per block of tokens (reduced within it, or blocks ranked)
+        if (op == "reduce" and "ADM" in t or op == "scatter" and t & {"IS", "ADM"}) and "A" in t:
+            self.add("antidiagonal", line)  # attention summed where row + column is constant
+        if op in ("reduce", "scatter") and "ASG" in t and "K" in t:
+            self.add("key_clustering", line)  # keys pooled by their nearest centroid: k-means
+        if op == "scatter" and "BID" in t and t & DATA_TAGS:
+            self.add("block_scores", line)  # values summed by block id
+        if op == "reduce" and not t & DATA_TAGS and t & {"PAIR", "VIS"}:
+            return t | {"CNT"}  # a visibility matrix summed over the queries: how many see each key
+        if op in ("reduce", "extreme") and "K" in t:
+            t = t | {"KR"}  # keys reduced (a mean, a min or max): a summary of them
+        if op == "rank" and name in ("argmax", "argmin") and "KK2" in t:
+            return t | {"ASG"}  # each key's nearest centroid
+        if op == "rank" and "Q" in t and not t & {"A", "K"}:
+            t = t | {"CHI"}  # queries' magnitudes ranked: channels chosen by the query
+        if op == "gather" and "CHI" in t and t & {"Q", "K"}:
+            t = t | {"CH"}
         if op in ("var",) and "Q" in t and "A" not in t:
             self.add("query_statistics", line)
         if op in ("var",) and "A" in t:
@@ -398,6 +607,10 @@ class FeatureTagger(ast.NodeVisitor):
             if "K" in t and "A" not in t and "Q" not in t:
                 return t | {"KM"}
         if name == "unfold" and receiver is not None:  # sliding windows along an axis: pooling written out
+            size = node.args[1] if len(node.args) > 1 else kwarg(node, "size")
+            step = node.args[2] if len(node.args) > 2 else kwarg(node, "step")
+            if _same(size, step):
+                return t | {"BLK"}  # windows as wide as their step: blocks
             self.add("pooling", line)
             return t | {"U"}
         if op == "extreme" and "A" in t and "U" not in t and (node.args or node.keywords) and \
@@ -408,6 +621,10 @@ class FeatureTagger(ast.NodeVisitor):
             t = t | {"X"}  # a per-channel minimum or maximum of keys or values
         if op == "random":
             self.add("random", line)
+            if name and name.endswith("_like"):
+                t = set()  # rand_like(x): only x's shape
+            if name in ("multinomial", "bernoulli") and t & {"K", "Q", "A"}:
+                self.add("importance_sampling", line)  # tokens drawn with a probability made of the data
             t = t | {"RND"}
         if op == "exp" and "Q" in t and "K" in t:
             self.add("exp_logit", line)
@@ -439,13 +656,19 @@ class FeatureTagger(ast.NodeVisitor):
                                                           if k.arg == "k"):
                 self.add("head_budget", line)  # a top-k whose size comes from a fitted table (per-head budgets)
             t = t | {"R"}
+        if op == "where" and len(arg_tags) >= 2:
+            cond, branches = arg_tags[0], arg_tags[1:2] if name != "where" else arg_tags[1:]
+            if "AC" in cond and any("A" not in b and b & {"S", "P", "I"} for b in branches):
+                self.add("last_attended", line)  # where strongly attended, the step; elsewhere the old stamp
+        if name == "from_topk":
+            t = t | {"R"}
         if op == "const" and not t & PER_TOKEN:
             return t | {"C1"}  # a tensor of one constant (ones, zeros, full): no data of the layer in it
         if op in ("rank", "gather", "cat", "where", "const", "scatter"):
             if op == "rank" and ("F" in rt or any(flattens(c) for a in [receiver, *node.args] if a is not None
                                                   for c in ast.walk(a) if isinstance(c, ast.Call))):
                 self.add("head_budget", line)  # one top-k over every (head, token) pair of the layer
-            if op == "scatter" and name in ("bincount", "scatter_add", "scatter_add_"):
+            if op == "scatter" and name in ("bincount", "scatter_add", "scatter_add_") and not t & {"ASG", "BID"}:
                 self.add("head_budget", line)
             return t
         if (name == "flatten" or flattens(node)) and receiver is not None:
@@ -458,8 +681,11 @@ class FeatureTagger(ast.NodeVisitor):
             self.tags[target.id] = set(t)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
             key = f"self.{target.attr}"
-            if self.current not in ("__init__", "setup") and key in self.tags and "A" in t | self.tags[key]:
+            if self.current not in ("__init__", "setup") and key in self.tags and "A" in t | self.tags[key] and \
+                    "R" not in t:  # a selection kept is no running sum
                 self.add("accumulate", target.lineno)
+            if self.current not in ("__init__", "setup") and "R" in t:
+                self.kept_rank.add(target.attr)  # a selection kept on the module: another layer may read it
             self.tags[key] = set(t) | ({"S"} if self.current not in ("__init__", "setup") else set())
         elif isinstance(target, (ast.Tuple, ast.List)):
             for e in target.elts:
@@ -467,6 +693,12 @@ class FeatureTagger(ast.NodeVisitor):
         elif isinstance(target, ast.Subscript):
             base = self.tag(target.value)
             self._stored_range(target)
+            st = self.tag(target.slice)
+            if "AC" in st and "A" not in t and t & {"S", "P", "I"}:
+                self.add("last_attended", target.lineno)  # stamp[strongly attended] = step
+            if isinstance(target.value, ast.Attribute) and self_attr(target.value) and "R" in t and \
+                    self.current not in ("__init__", "setup"):
+                self.kept_rank.add(target.value.attr)  # self.sel[layer] = a ranking: kept for other layers
             if isinstance(target.value, ast.Attribute) and isinstance(target.value.value, ast.Name) and \
                     target.value.attr == "state":
                 self.add("accumulate", target.lineno)
@@ -512,7 +744,7 @@ class FeatureTagger(ast.NodeVisitor):
             self.visit(s)
 
     def visit_For(self, node: ast.For) -> None:
-        self._bind(node.target, self.tag(node.iter))
+        self._bind(node.target, self.tag(node.iter) | _stepped(node.iter))
         self.loop += 1
         for s in node.body + node.orelse:
             self.visit(s)

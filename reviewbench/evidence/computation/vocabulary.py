@@ -81,6 +81,8 @@ FACTORISATIONS = frozenset({"svd", "svdvals", "svd_lowrank", "pca_lowrank", "qr"
                             "cholesky", "cholesky_ex", "lu", "lu_factor"})
 INVERSES = frozenset({"inv", "inverse", "pinv", "solve", "cholesky_solve", "lstsq", "solve_triangular",
                       "cholesky_inverse"})
+# Library k-means (an operation, as topk is: the call is what it computes).
+CLUSTERING = frozenset({"KMeans", "MiniBatchKMeans", "kmeans", "kmeans2", "kmeans_plusplus", "k_means"})
 # The sign of a projection (a hash bit).
 SIGN_CALLS = frozenset({"sign", "signbit", "heaviside"})
 
@@ -131,6 +133,19 @@ FEATURE_WORDS = {
     "hashing": "locality-sensitive hashing sign bits random projection hamming distance",
     "attention_output": "attention output error value-aware output perturbation",
     "attention_coverage": "attention mass coverage minimum tokens retaining a share of attention stopping criterion",
+    "count_normalised": "normalised attention accumulated attention divided by the number of queries that see each "
+                        "key saliency causal count",
+    "key_envelope": "channel-wise minimum and maximum of keys per page upper bound of query key product page digest",
+    "block_scores": "block page chunk granularity contiguous chunks pages blocks selected scores per block",
+    "block_keys": "representative keys of each block landmarks block mean key query against block summaries",
+    "antidiagonal": "antidiagonal sums strided block importance proxy sparse prefill",
+    "key_clustering": "k-means clustering of keys centroids clusters selected by query centroid similarity",
+    "layer_reuse": "selection of one layer reused by other layers filter layers shared indices across layers",
+    "last_attended": "recency of the last strong attention milestone tokens time since last attended",
+    "learned_scorer": "trained scorer network predicts token importance retaining heads learned gate per token",
+    "channel_selection": "selected channels partial query key dimensions channel pruning approximate scores",
+    "importance_sampling": "tokens sampled with a probability from their scores importance sampling estimator",
+    "low_rank_scores": "low-rank key projection principal components approximate attention reduced dimension",
 }
 
 GENERIC = frozenset({"attention", "window_queries", "all_queries", "window_kept", "pooling", "recent", "decode",
