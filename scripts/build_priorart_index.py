@@ -100,7 +100,7 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                            "logit times ||v||"),
     "KVzip": (["reconstruction", "max_attention"], ["attention"],
               "max over the reconstruction queries of softmax(Q_repeat K^T); one threshold over layers and heads"),
-    "H2O": (["attention", "accumulate"], ["all_queries", "decode"],
+    "H2O": (["attention", "accumulate"], ["all_queries", "decode", "count_normalised"],
             "softmax(Q K^T) summed over every query so far (cumulative), top-k plus a recent window"),
     "R-KV": (["attention", "key_similarity"], ["window_queries", "pooling", "decode"],
              "window attention minus the mean cosine similarity of each key to the other keys"),
@@ -146,25 +146,25 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                   ["attention", "head_average", "learned_weights", "window_queries", "all_queries", "last_query"],
                   "a fixed direction per head (the principal singular vector of sample queries, calibrated once): "
                   "score -<k, f_h>, no attention computed"),
-    "LagKV": (["minmax_norm", "key_variance"], ["sinks", "recent", "pooling"],
+    "LagKV": (["minmax_norm", "key_variance"], ["sinks", "recent", "pooling", "block_scores"],
               "partitions of lag L: each partition's keys and values min-max normalised by the per-channel min and "
               "max of the next partition, the standard deviation over channels (softmax per partition) ranks them; "
               "sinks and the last partition kept, attention-free"),
     "CORM": (["attention", "window_queries", "attention_threshold"], ["max_attention", "decode", "all_queries"],
              "a key stays while some recent query's attention to it exceeds a fraction of the average (1/t): "
              "recent-query attention against a bar, no fixed budget"),
-    "FINCH": (["attention", "question_queries"], ["window_queries", "head_average"],
+    "FINCH": (["attention", "question_queries"], ["window_queries", "head_average", "count_normalised", "block_scores"],
               "attention of the prompt's question tokens summed per key (normalised by how many queries see it), "
               "averaged over the group; top positions kept chunk by chunk, keys re-rotated"),
     "CAOTE": (["attention", "attention_output"],
               ["value_norm", "window_queries", "last_query", "all_queries", "head_average", "accumulate", "pooling"],
               "the change of the attention output if token j is dropped: a_j / (1 - a_j) * ||v_j - o||, with "
               "o = sum_i a_i v_i (optionally rescaling another score)"),
-    "CurDKV": (["key_norm", "value_norm"], ["random", "sinks", "leverage"],
+    "CurDKV": (["key_norm", "value_norm"], ["random", "sinks", "leverage", "block_scores"],
                "approximate CUR leverage: squared key norm times squared value norm (optionally of a random "
                "projection), normalised within local windows; sinks kept"),
     "Compactor": (["leverage", "attention"],
-                  ["random", "all_queries", "window_queries", "head_average", "pooling", "mean_key"],
+                  ["random", "all_queries", "window_queries", "head_average", "pooling", "mean_key", "block_scores"],
                   "statistical leverage of the centred keys (Gaussian sketch, Cholesky or QR) blended with "
                   "non-causal chunked attention; sinks and recent tokens kept"),
     "CapKV": (["leverage", "exp_logit|attention"], ["query_statistics", "key_similarity", "value_norm"],
@@ -214,6 +214,179 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
     "MorphKV": (["attention", "window_queries", "recent", "decode"], ["max_attention", "sinks", "head_average"],
                 "a constant-size cache during decoding: the recent window plus the older tokens the recent "
                 "queries attend to most, refreshed every step"),
+    # The retrieval / sparse-attention, granularity, merging, learned-scorer and budget entries whose selection rule
+    # is portable as eviction on the interface (issue 23: ports of entries without a rule went unseen). Written from
+    # the papers (priorart.md's key ideas and the papers' algorithms), never from a bundle.
+    "ZipCache": (["attention", "count_normalised"],
+                 ["all_queries", "window_queries", "last_query", "head_average", "accumulate", "random"],
+                 "normalised attention: the attention a key receives summed over the probe queries (recent plus a "
+                 "random sample) divided by how many of them can see it (the causal count); the most salient kept"),
+    "Quest": (["key_envelope", "block_scores"],
+              ["block_keys", "last_query", "window_queries", "decode", "attention", "sinks", "recent"],
+              "keys cut into pages, the channel-wise min and max of each page; a page's bound "
+              "sum_c max(q_c min_c, q_c max_c) with the current query; the top pages kept"),
+    "ArkVale": (["key_envelope", "block_scores", "decode"],
+                ["block_keys", "last_query", "window_queries", "attention", "sinks", "recent", "accumulate"],
+                "pages summarised by digests (the bounding cuboid of their keys: channel-wise min and max); a page's "
+                "importance is the query's bound against its digest; pages evicted and recalled during decoding"),
+    "LServe": (["key_envelope", "learned_gate"],
+               ["block_scores", "block_keys", "sinks", "recent", "last_query", "decode", "learned_weights",
+                "head_budget"],
+               "static streaming heads (sinks + recent, from a head profile) and, on the other heads, pages picked "
+               "by the query's bound against each page's channel-wise key min and max"),
+    "InfLLM": (["block_keys", "recent"],
+               ["attention", "sinks", "last_query", "window_queries", "decode", "block_scores", "max_attention",
+                "head_average"],
+               "distant tokens in blocks, each represented by its few most-attended tokens' keys; a block's "
+               "relevance is the query against its representative keys; top blocks plus sinks and a local window"),
+    "ShadowKV": (["block_keys"],
+                 ["attention", "last_query", "window_queries", "decode", "block_scores", "key_similarity", "sinks",
+                  "recent", "leverage", "low_rank_scores"],
+                 "chunk landmarks (the mean pre-RoPE key of each chunk); the query against the landmarks picks the "
+                 "top chunks; chunks whose keys stray from their landmark kept as outliers"),
+    "XAttention": (["antidiagonal"],
+                   ["block_scores", "attention", "attention_coverage", "window_queries", "all_queries"],
+                   "the attention (or logits) summed along anti-diagonals inside each block as the block's importance "
+                   "(strided queries against reversed strided keys); blocks kept up to a cumulative threshold"),
+    "FlexPrefill": (["block_keys|block_scores", "attention_coverage"],
+                    ["attention", "last_query", "window_queries", "entropy", "pooling", "block_keys",
+                     "block_scores"],
+                    "block attention estimated from pooled queries and keys (a per-head pattern test by divergence); "
+                    "blocks kept until their sorted estimated attention reaches a cumulative threshold"),
+    "CritiPrefill": (["attention", "block_scores", "max_attention"],
+                     ["window_queries", "all_queries", "block_keys", "layer_reuse", "head_average"],
+                     "queries and keys cut into segments and blocks; a block's criticality for a query segment is the "
+                     "largest attention between them; non-critical blocks skipped"),
+    "ChunkKV": (["attention", "window_queries", "block_scores"],
+                ["pooling", "layer_reuse", "head_average", "max_attention"],
+                "the observation window's attention summed over contiguous chunks of tokens; the top chunks kept "
+                "whole; the chosen indices reused across neighbouring layers"),
+    "WindowKV": (["attention", "window_queries", "block_scores"],
+                 ["pooling", "layer_reuse", "head_average", "max_attention"],
+                 "the observation window's attention aggregated per contiguous window of tokens; the top windows kept "
+                 "whole, indices shared across a group of layers"),
+    "KV-Compress": (["attention", "block_scores", "head_budget"],
+                    ["window_queries", "all_queries", "accumulate", "pooling", "max_attention", "decode",
+                     "head_average"],
+                    "attention aggregated per page of each head; whole pages evicted by one ranking across heads, so "
+                    "heads keep different numbers of pages"),
+    "SlimInfer": (["attention", "block_scores", "last_query"],
+                  ["layer_budget", "pyramid", "layer_reuse", "head_average"],
+                  "prompt blocks scored by the last token's attention and pruned block-wise at intermediate layers"),
+    "GemFilter": (["attention", "last_query", "layer_reuse"], ["head_average"],
+                  "a filter layer's last-query attention picks the tokens; every layer keeps that one selection"),
+    "TidalDecode": (["attention", "layer_reuse"], ["last_query", "window_queries", "decode", "head_average"],
+                    "a few token-selection layers rank tokens by the current query's attention; the other layers "
+                    "reuse the positions they chose"),
+    "OmniKV": (["attention", "layer_reuse"],
+               ["last_query", "window_queries", "decode", "head_average", "max_attention"],
+               "a few filter layers choose the important tokens by attention; the layers after them use that "
+               "selection (token importance is similar across adjacent layers)"),
+    "LazyLLM": (["attention", "last_query", "layer_budget", "pyramid"], ["head_average", "sinks", "recent"],
+                "prompt tokens pruned by the last token's attention, progressively more in deeper layers"),
+    "TokenSelect": (["attention", "last_query", "head_average"], ["decode"],
+                    "per-head soft votes: each head's softmax of q k^T, summed over heads, picks the tokens for the "
+                    "current query (the selection reused while consecutive queries stay similar)"),
+    "InfiniGen": (["channel_selection", "attention"],
+                  ["last_query", "window_queries", "decode", "leverage", "low_rank_scores", "query_svd",
+                   "layer_reuse", "head_average", "query_statistics"],
+                  "the next layer's attention rehearsed with a few (skewed) query and key channels, the largest in "
+                  "magnitude; the tokens it ranks highest fetched"),
+    "Double Sparsity": (["channel_selection", "attention"],
+                        ["learned_weights", "last_query", "window_queries", "decode", "learned_gate", "head_average",
+                         "query_statistics"],
+                        "a few outlier channels (chosen offline) estimate q k^T cheaply; the top tokens by that "
+                        "estimate attended exactly"),
+    "ThinK": (["channel_selection", "attention", "window_queries"],
+              ["pooling", "head_average", "last_query", "query_statistics"],
+              "key channels ranked by their query-key interaction over the window queries (|Q_c| |K_c|); the "
+              "scores use the kept channels only"),
+    "Loki": (["low_rank_scores"],
+             ["attention", "leverage", "last_query", "window_queries", "decode", "learned_weights", "query_svd",
+              "head_average", "mean_key"],
+             "keys and queries projected on the keys' principal components; the approximate scores in that "
+             "reduced space pick the top keys"),
+    "RocketKV": (["attention", "window_queries", "pooling", "channel_selection"],
+                 ["head_average", "max_attention", "decode", "last_query"],
+                 "SnapKV++ (GQA-aware pooled window attention) evicts once; a hybrid top-k over the largest query "
+                 "channels then approximates attention for the sparse step"),
+    "PQCache": (["key_clustering", "attention"],
+                ["last_query", "window_queries", "decode", "block_scores", "random", "key_similarity", "mean_key"],
+                "keys product-quantised (k-means per channel sub-space); the query against the codebooks "
+                "approximates q k^T and picks the top tokens"),
+    "ClusterKV": (["key_clustering", "attention"],
+                  ["last_query", "window_queries", "decode", "key_similarity", "mean_key", "random"],
+                  "keys clustered by k-means in the semantic space; clusters selected by the query's similarity to "
+                  "their centroids, their tokens kept"),
+    "Squeezed Attention": (["key_clustering", "attention"],
+                           ["last_query", "window_queries", "decode", "key_similarity", "mean_key", "random",
+                            "learned_weights", "block_keys"],
+                           "offline k-means over a fixed context's keys; the query hits the centroids first, then the "
+                           "keys of the relevant clusters"),
+    "MagicPIG": (["hashing", "importance_sampling"], ["random", "attention", "last_query", "decode"],
+                 "LSH (sign bits of random projections) of keys and query; keys sampled by their collision "
+                 "probability, an importance-sampling estimate of attention instead of top-k"),
+    "SCOPE": (["attention", "decode", "sinks"],
+              ["accumulate", "window_queries", "last_query", "all_queries", "head_average"],
+              "the prefill cache kept whole; only the decoding tokens compressed, by heavy-hitter attention with a "
+              "sliding or adaptive window"),
+    "RaaS": (["attention", "last_attended"],
+             ["decode", "last_query", "window_queries", "head_average", "accumulate", "attention_threshold",
+              "max_attention"],
+             "milestone tokens: each token stamped with the last step its attention was above a bar; the most "
+             "recently stamped kept"),
+    "LazyEviction": (["attention", "last_attended", "decode"],
+                     ["last_query", "window_queries", "head_average", "attention_variance", "accumulate",
+                      "attention_threshold", "max_attention"],
+                     "the recurrence of tokens' strong attention during reasoning observed (the step last attended "
+                     "and the interval); a token evicted only once overdue"),
+    "AhaKV": (["attention", "accumulate", "value_norm"],
+              ["all_queries", "window_queries", "entropy", "count_normalised", "decode"],
+              "accumulated attention with the softmax rescaled by its expected entropy (positional bias removed), "
+              "times value information"),
+    "LAVa": (["attention", "value_norm", "head_budget"],
+             ["window_queries", "max_attention", "layer_budget", "pooling", "head_average"],
+             "one score (attention times the value's contribution to the residual stream) ranked across heads, "
+             "giving dynamic head and layer budgets"),
+    "WeightedKV": (["attention", "merge"], ["accumulate", "window_queries", "all_queries", "decode"],
+                   "the keys of unimportant tokens (by accumulated attention) dropped, their values folded into "
+                   "neighbours with average-attention weights"),
+    "KeepKV": (["attention", "merge", "accumulate"],
+               ["decode", "attention_output", "key_similarity", "all_queries", "window_queries"],
+               "merges tracked by vote counts; an evicted token merged so the attention output is unchanged at "
+               "merge time"),
+    "CaM": (["attention", "merge", "random"],
+            ["accumulate", "decode", "all_queries", "window_queries", "importance_sampling"],
+            "an evicted token's value merged into the kept neighbours by a Bernoulli mask driven by its attention "
+            "relative to the merge window"),
+    "ZeroMerge": (["attention", "merge", "head_budget"], ["accumulate", "decode", "key_similarity"],
+                  "head-level budgets without parameters, evicted tokens merged into residual compensation slots"),
+    "Locret": (["learned_scorer"], ["key_projection", "learned_weights", "block_scores", "recent", "sinks"],
+               "small trained retaining heads predict each KV pair's causal importance from q, k, v; the lowest "
+               "evicted chunk by chunk during prefill"),
+    "Attention-Gate": (["learned_scorer"], ["key_projection", "learned_weights", "attention_threshold"],
+                       "a light trainable gate before attention outputs per-token keep/evict flags"),
+    "KVzap": (["learned_scorer", "recent"], ["key_projection", "learned_weights", "decode", "attention_threshold"],
+              "a tiny linear/MLP surrogate predicts KVzip+ importance per head; pruned by a threshold with a "
+              "protected sliding window"),
+    "Fast KVzip": (["learned_scorer"], ["key_projection", "learned_weights", "decode"],
+                   "light gates trained to reproduce KVzip's reconstruction importance, no repeat pass"),
+    "TRIM-KV": (["learned_scorer", "decay"], ["key_projection", "learned_weights", "decode"],
+                "a small gate predicts each token's retention at creation; it decays with age and the lowest "
+                "are evicted under a fixed cap"),
+    "KVP": (["learned_scorer"], ["key_projection", "learned_weights", "decode", "head_budget"],
+            "per-head lightweight agents trained offline (RL) rank cached tokens by predicted future utility"),
+    "ForesightKV": (["learned_scorer", "decode"], ["key_projection", "learned_weights"],
+                    "a scorer distilled from golden (future-attention) evictions with a pairwise ranking loss, "
+                    "refined by RL, ranks tokens during decoding"),
+    "DMS": (["learned_scorer", "decode"], ["key_projection", "learned_weights", "recent"],
+            "retrofitted learned per-head eviction decisions applied with a delay (a sliding window)"),
+    "SeerAttention": (["learned_scorer", "block_scores"],
+                      ["key_projection", "learned_weights", "pooling", "block_keys", "attention"],
+                      "a learnable gate on block-pooled queries and keys predicts each block's importance"),
+    "SeerAttention-R": (["learned_scorer", "block_scores", "decode"],
+                        ["key_projection", "learned_weights", "pooling", "block_keys", "attention"],
+                        "the learned block gate adapted to decoding: blocks selected per step of a reasoning trace"),
 }
 
 ROW = re.compile(r"^\| *(\d+) *\|")
