@@ -1,0 +1,471 @@
+"""Mechanisms stated in prose, as concepts, each with the operations it requires of code.
+
+A concept (a count sketch, a low-rank residual, a learned scorer, clustering, a codebook, entropy, a Kalman
+filter, curvature, mutual information, optimal transport...) is known by many phrasings. Each phrasing is a
+sequence of word stems (``clust*`` matches cluster, clusters, clustered, clustering; ``~`` allows up to three words
+between two stems), matched on text lower-cased with every non-alphanumeric character read as a space (so
+"k-means", "k means" and "low-rank" / "low rank" are one phrasing), so inflection and hyphenation do not matter.
+What a concept requires of code is said three ways:
+
+- ``shows``: data-flow features of ``evidence.computation`` any one of which computes it;
+- ``could``: names of called operations (``called_names``) that a loose reading says could compute it;
+- ``structure``: a shape of the code that could compute it (``state``: a value carried across calls;
+  ``recurrence``: a value updated from itself in a loop; ``loop``: such a loop with a matrix product; ``shift``: a difference of a tensor with a shifted copy of itself).
+
+A concept with neither ``could`` nor ``structure`` (recency, a query window, budgets) cannot be shown absent by
+calls: words alone. ``needs`` names the missing operation for a proof.
+
+``stated``: whether a mention in a sentence states the concept as what *this* method does — not negated
+("no clustering", "training-free"), not another work's (an index paper's name or "prior methods" before it, a
+contrast), not future work or a hypothetical ("could", "would", "future work"), not a goal or an interpretation
+("a proxy for mutual information", "to minimise the KL divergence", "akin to a Kalman filter", "approximates the
+entropy by ..."), not an observation about the data ("because keys are low-rank", "attention typically ...").
+
+``implied_features``: the features a paper's own text (its index entry) states, for credit coverage.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+
+@dataclass(frozen=True)
+class Concept:
+    label: str
+    phrases: tuple[re.Pattern[str], ...]
+    shows: frozenset[str]
+    could: frozenset[str]
+    structure: frozenset[str]
+    needs: str
+    budget: bool = False  # "same", "fixed", "uniform", "equal" before it also negate it (budgets)
+
+    @property
+    def words_only(self) -> bool:
+        return not self.could and not self.structure
+
+
+def _token(tok: str) -> str:
+    alts = []
+    for a in tok.split("|"):
+        if "*" in a[:-1] or not a:
+            raise ValueError(f"a phrasing's word takes '*' only at its end: {tok!r}")
+        if a == "#":
+            alts.append(r"\d+")
+        elif a.endswith("*"):
+            alts.append(re.escape(a[:-1]) + r"[a-z0-9]*")
+        else:
+            alts.append(re.escape(a))
+    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+
+def _phrase(spec: str) -> re.Pattern[str]:
+    """``"learn*|train* ~ scor*"`` -> a regex over normalised text (see the module doc)."""
+    parts: list[str] = []
+    gap = False
+    for tok in spec.split():
+        if tok == "~":
+            gap = True
+            continue
+        if parts:
+            parts.append(r" +(?:[a-z0-9]+ +){0,3}" if gap else r" +")
+        parts.append(_token(tok))
+        gap = False
+    return re.compile(r"(?<![a-z0-9])" + "".join(parts) + r"(?![a-z0-9])")
+
+
+def _c(label: str, phrases: list[str], shows: str, could: str, needs: str, structure: str = "",
+       budget: bool = False) -> Concept:
+    return Concept(label, tuple(_phrase(p) for p in phrases), frozenset(shows.split()), frozenset(could.split()),
+                   frozenset(structure.split()), needs, budget)
+
+
+LEARNED_CALLS = ("Linear Parameter Conv1d load load_state_dict from_pretrained load_file Embedding MLP loadtxt "
+                 "genfromtxt fit train backward zero_grad Adam AdamW SGD Sequential LogisticRegression "
+                 "MLPClassifier lstsq")
+LOGS = "log log2 log1p xlogy entr special_entr kl_div log_softmax cross_entropy nll_loss logsumexp"
+RANDOM = ("rand randn randint randperm rand_like randn_like normal normal_ uniform_ bernoulli multinomial "
+          "manual_seed Generator orthogonal_")
+FACTOR = ("svd svdvals svd_lowrank pca_lowrank qr eig eigh eigvals eigvalsh cholesky cholesky_ex lu lu_factor inv "
+          "inverse pinv solve cholesky_solve lstsq solve_triangular cholesky_inverse matrix_rank matrix_power")
+
+# Order matters: a span of text one concept's phrasing takes is not read again by a later concept
+# ("eigenvector centrality" is graph propagation, not a factorisation; "second-order statistics" a variance).
+CONCEPTS: list[Concept] = [
+    _c("graph propagation",
+       ["page rank*", "pagerank*", "power method*|iteration*", "random walk*", "eigenvector centrality",
+        "centrality", "stationary distribution*", "graph laplacian*", "message passing",
+        "propagat* ~ graph*|attention", "diffus* over|on|through ~ graph*"],
+       "attention_propagation", "matrix_power eig eigh eigvals svd",
+       "attention composed with attention (A @ A, a power iteration or an eigenvector)", structure="loop"),
+    _c("variance",
+       ["variance*", "covarianc*", "standard deviation*", "second order statistic*|moment*", "dispersion"],
+       "attention_variance query_statistics key_variance", "var std var_mean std_mean cov",
+       "a variance (squared deviations from a mean)"),
+    _c("learned weights",
+       ["learn*|learnt|learnable|trained|trainable|fitted|finetuned|tuned|distilled ~ scorer*|scoring|weight*|"
+        "gate*|gating|predictor*|polic*|importance*|coefficient*|probe*|network*|net|mlp*|table*|classifier*|"
+        "regressor*|router*|estimator*|embedding*|parameter*|projection*|filter*",
+        "a|an|small|tiny|lightweight|auxiliary|separate|our learned|trained|learnable model*",
+        "mlp*", "multilayer perceptron*", "multi layer perceptron*", "neural network*|scorer*|gate*|predictor*|"
+        "model*|net*", "classifier*", "regressor*", "logistic regression", "linear probe*", "gradient descent",
+        "backprop*", "supervised", "reinforcement learning", "policy gradient*", "q learning",
+        "scorer*|predictor*|gate*|network*|mlp*|probe*|weights|classifier*|regressor*|table* ~ trained|learned|"
+        "learnt|fitted|fit|distilled", "trained|learned offline", "offline training"],
+       "learned_weights learned_gate key_projection", LEARNED_CALLS,
+       "fitted numbers (a trained layer, loaded weights, or a table of fitted values the score reads)"),
+    _c("entropy",
+       ["entrop*", "surprisal*", "kl divergence*", "kullback", "shannon", "information gain*", "negative log prob*"],
+       "entropy", LOGS, "a logarithm of the attention probabilities (p log p)"),
+    _c("mutual information",
+       ["mutual information", "pointwise mutual", "pmi", "information bottleneck"],
+       "entropy", LOGS, "a logarithm of a ratio of joint and marginal probabilities"),
+    _c("clustering",
+       ["clustering|clusterings", "k mean*|medoid*", "kmean*|kmedoid*", "centroid*", "medoid*",
+        "cluster*|group* key*|token*|value*|vector*",
+        "cluster*|group* the|its|each|all|similar|nearby|neighbouring|neighboring key*|token*|value*|vector*|entr*",
+        "clusters of ~ key*|token*|value*|vector*", "cluster center*|centre*|assignment*|representative*|label*",
+        "hierarchical|agglomerative|spectral|density cluster*"],
+       "key_similarity mean_key merge", "kmeans KMeans cdist cosine_similarity normalize argmin fit_predict "
+       "pairwise_distance dist linkage",
+       "distances of keys to cluster centres (a key-key similarity) and an assignment to them", structure="loop"),
+    _c("a codebook / vector quantisation",
+       ["codebook*", "code book*", "codeword*", "code word*", "vector quanti*", "product quanti*", "quantiz*|quantis*"],
+       "", "round floor bucketize quantize_per_tensor quantize_per_channel fake_quantize_per_tensor_affine cdist "
+       "argmin kmeans", "keys or values rounded to discrete levels or assigned to codewords (an argmin over "
+                        "distances)"),
+    _c("a sketch / hashing",
+       ["count min", "countmin*", "countsketch*", "sketch*", "hash*", "locality sensitive", "lsh", "simhash", "minhash",
+        "bloom filter*", "random projection*", "random gaussian|gaussian|orthogonal matri*|projection*",
+        "random matri*|features|rotation*|subspace*", "johnson lindenstrauss", "jl lemma|transform|projection*"],
+       "hashing", RANDOM + " hash sign signbit heaviside scatter_add scatter_add_ index_add index_add_ bincount",
+       "a random projection or hash of the keys (random draws, sign bits or hashed buckets)"),
+    _c("a low-rank approximation",
+       ["low rank", "rank # ~ basis|approximation*|projection*|subspace*|sketch*|factor*|residual*|summar*|reconstruct*",
+        "rank r|k ~ basis|approximation*|projection*|subspace*|factor*|residual*", "singular value*|vector*",
+        "svd", "pca", "principal component*|direction*|subspace*|axis|axes", "eigen*", "subspace*", "nystrom*",
+        "leverage score*", "cur decomposition*", "matrix factori*|factoris*", "factoriz*|factoris*",
+        "orthonormal|orthogonal|fitted|learned basis", "low dimensional basis|subspace*|projection*", "residual* from|to|of|after ~ basis|"
+        "projection*|subspace*|reconstruction*|approximation*", "project* onto ~ subspace*|basis|principal|leading"],
+       "query_svd leverage key_projection", FACTOR,
+       "a factorisation (SVD, QR, an eigendecomposition, least squares) or a projection onto fitted directions"),
+    _c("a Kalman / Bayesian filter",
+       ["kalman", "bayesian ~ filter*|update*|estimat*|posterior*|inference|belief*", "posterior*",
+        "particle filter*", "hidden markov", "state space model*", "belief state*|update*",
+        "recursive least squares", "recursive filter*|estimat*"],
+       "decay accumulate query_statistics attention_variance", "",
+       "a recursive estimate carried across steps (a state updated from its previous value)",
+       structure="state recurrence"),
+    _c("an exponential moving average / decay",
+       ["exponential* moving averag*", "exponential* weighted", "ema", "exponential* decay*", "decay factor*",
+        "decay rate*", "decayed", "forgetting factor*", "momentum", "time decay*"],
+       "decay accumulate pooling", "cumsum cumprod",
+       "a running score carried across steps and scaled by a decay factor", structure="state recurrence"),
+    _c("accumulated attention",
+       ["accumulat*", "cumulative", "heavy hitter*", "running sum*"],
+       "accumulate window_queries all_queries question_queries", "cumsum sum remember recall",
+       "attention summed over queries or across steps"),
+    _c("optimal transport",
+       ["optimal transport", "wasserstein", "earth mover*", "sinkhorn", "transport plan*|cost*|map*", "kantorovich"],
+       "", "cdist logsumexp sinkhorn emd wasserstein_distance linear_sum_assignment",
+       "a transport plan between two distributions (a cost matrix with Sinkhorn iterations or an assignment)",
+       structure="loop"),
+    _c("submodular / diversity selection",
+       ["submodular*", "determinantal", "dpp", "facility location", "maximal marginal relevance", "mmr", "coreset*",
+        "greedy ~ coverage|diversit*|maximi*|maximis*"],
+       "key_similarity mean_key leverage", "det logdet slogdet cholesky cdist cosine_similarity normalize",
+       "a similarity between tokens and an iterative (greedy) selection over it", structure="loop"),
+    _c("second-order / curvature",
+       ["hessian*", "curvature*", "fisher", "second|2nd order ~ taylor|approx*|expan*|sensitiv*|deriv*|"
+        "term*|method*|information|optimi*|saliency", "taylor expan*|approx*|series", "gradient*", "jacobian*",
+        "optimal brain", "saliency", "second derivative*|difference*", "finite difference*"],
+       "", "grad backward hessian jacobian vjp jvp hvp requires_grad_ enable_grad diff gradient roll",
+       "derivatives (autograd, or finite differences of the score)", structure="shift"),
+    _c("a frequency-domain transform",
+       ["fourier", "fft", "frequency domain", "discrete cosine", "dct", "wavelet*", "low|high|band pass",
+        "spectral energy|density|analysis|filter*|decomposition"],
+       "", "fft rfft irfft fft2 fftn rfftn stft dct conv1d", "a Fourier-type transform of the scores or keys"),
+    _c("a bandit / reinforcement policy",
+       ["bandit*", "upper confidence bound*", "ucb", "thompson sampling", "reward signal*|function*|model*",
+        "multi armed"],
+       "learned_weights learned_gate decay accumulate", LEARNED_CALLS,
+       "estimates updated from feedback across steps (a state carried between calls)", structure="state"),
+    _c("token merging",
+       ["merg* ~ token*|key*|entr*|value*", "merged into", "folded into", "averag* evicted|dropped ~ token*|key*"],
+       "merge", "index_add index_add_ scatter_add scatter_add_ scatter_reduce",
+       "evicted entries combined into kept ones (a weighted sum scattered into the cache)"),
+    _c("key norms",
+       ["key l2|l1 norm*", "key norm*", "key l2|l1", "norm* of ~ key*", "k norm*", "knorm*", "key magnitude*"],
+       "key_norm", "norm vector_norm", "the norm of each key"),
+    _c("value norms",
+       ["value l2|l1 norm*", "value norm*", "norm* of ~ value*", "value magnitude*"],
+       "value_norm", "norm vector_norm", "the norm of each value"),
+    _c("random selection",
+       ["random selection|eviction|subset|sampling|share|choice|scores", "randomly chosen|selected|evicted|kept|"
+        "sampled|dropped", "gumbel", "stochastic*", "at random", "sampl* ~ token*|key*"],
+       "random", RANDOM, "random draws"),
+    _c("redundancy",
+       ["redundan*", "cosine similarit*", "duplicat*", "near duplicat*", "key similarit*", "similar keys",
+        "diversit*"],
+       "key_similarity mean_key leverage hashing", "cosine_similarity normalize norm cdist",
+       "a similarity between keys"),
+    # words alone: nothing a call shows for certain
+    _c("a query window",
+       ["observation window*", "query window*", "last # queries", "window of ~ last|recent queries",
+        "recent queries", "last # prompt queries"],
+       "window_queries last_query question_queries", "", "attention from a window of recent queries"),
+    _c("recency",
+       ["recency", "most recent tokens", "recent tokens", "sliding window*", "recent window*", "local window*"],
+       "recent", "", "a slice of the most recent tokens"),
+    _c("per-layer budgets",
+       ["per layer budget*", "layer wise budget*", "layerwise budget*",
+        "budget* that|which vary|varies|differ|differs|fall|falls|shrink|shrinks|grow|grows by|across|with ~ "
+        "layer*|depth", "budget* vary|varies|differ|differs|fall|falls|shrink|shrinks|grow|grows by|across|with ~ "
+        "layer*|depth", "fewer tokens in deeper layers", "deeper layers keep fewer"],
+       "layer_budget pyramid", "", "a budget computed per layer", budget=True),
+    _c("per-head budgets",
+       ["head wise budget*", "headwise budget*", "per head budget*",
+        "budget* that|which vary|varies|differ|differs by|across heads",
+        "budget* vary|varies|differ|differs by|across heads",
+        "adaptive|allocat* ~ per|across|over|between heads", "adaptive|allocat* ~ per|across|over|between kv heads"],
+       "head_budget", "", "a budget computed per head", budget=True),
+]
+BY_LABEL = {c.label: c for c in CONCEPTS}
+
+
+# --- normalisation and matching -----------------------------------------------------------------------------
+
+def normalise(text: str) -> str:
+    """Lower case, accents dropped, every non-alphanumeric character a space: same length, same offsets."""
+    out = []
+    for ch in text:
+        base = unicodedata.normalize("NFKD", ch)[:1].lower() if ch else ch
+        out.append(base if base.isascii() and base.isalnum() else " ")
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class Mention:
+    concept: Concept
+    start: int
+    end: int
+    text: str
+
+
+def mentions(sentence: str, concepts: list[Concept] | None = None) -> list[Mention]:
+    """Every concept phrasing in ``sentence``, in concept order; a span taken by one concept is not read again."""
+    norm = normalise(sentence)
+    taken: list[tuple[int, int]] = []
+    out: list[Mention] = []
+    for c in concepts if concepts is not None else CONCEPTS:
+        for pat in c.phrases:
+            for m in pat.finditer(norm):
+                if any(m.start() < e and s < m.end() for s, e in taken):
+                    continue
+                taken.append((m.start(), m.end()))
+                out.append(Mention(c, m.start(), m.end(), sentence[m.start():m.end()]))
+    return sorted(out, key=lambda m: m.start)
+
+
+# --- stated as what this method does ----------------------------------------------------------------------
+
+_CLAUSE = re.compile(r"[;:,()\u2014]|\s-\s|\bbut\b|\bwhile\b|\bwhereas\b|\balthough\b|\bthough\b", re.I)
+NEGATED_BEFORE = re.compile(
+    r"\b(no|not|never|without|nor|neither|none|instead of|rather than|unlike|avoid\w*|free of|does not|doesn't|"
+    r"don't|do not|no need|needs? no|requires? no|uses? no|skip\w*|forgo\w*|dispens\w+ with|omit\w*|isn't|aren't|"
+    r"cannot|can't|lacks?|nothing|replac\w*|drops?|dropped|removes?|removed|abandon\w*|beyond)\b", re.I)
+NEGATED_AFTER = re.compile(
+    r"^[\s-]*(?:free|less)\b|^\W*(?:[\w-]+\s+){0,4}?(?:is|are|was|were|be)\s+(?:not|never|neither|unnecessary|"
+    r"unneeded|avoided|dropped|omitted|removed|skipped)\b|^\W*(?:[\w-]+\s+){0,3}?(?:plays?|has|have)\s+no\b", re.I)
+BUDGET_NEGATED = re.compile(r"\b(same|fixed|uniform|equal|constant|identical)\b", re.I)
+OTHER_WORK = re.compile(
+    r"\b(?:prior|previous|existing|earlier|related|other|some|many|several|most|popular|standard|classic(?:al)?|"
+    r"conventional|traditional|recent|known|published|competing|alternative)\s+(?:work|works|methods?|approaches|"
+    r"papers?|systems|techniques|schemes|baselines?|designs|evictors|policies)\b|\bet al\b|"
+    r"\bthe literature\b|\bbaselines?\b|\[\d+\]|\((?:[^()]*,\s*)?(?:19|20)\d\d\)|\barxiv\b|\bmethods (?:that|which)\b"
+    r"|\bapproaches (?:that|which)\b|\bsystems (?:that|which)\b", re.I)
+CONTRAST = re.compile(r"\b(unlike|in contrast|contrary to|as opposed to|compared (?:to|with)|versus|vs|whereas"
+                      r"|than)\b", re.I)
+OURS = re.compile(r"\b(we|our|ours|us|this method|this work|the method|here|itself)\b", re.I)
+# hypotheticals and future work
+HYPOTHETICAL = re.compile(r"\b(could|might|would|may|should|future|plan(?:s|ned)? to|intend\w*|hope\w*|left for|"
+                          r"next step|extension|later version|left for later|later work|in principle|one can|wish\w*|TODO|not yet)\b",
+                          re.I)
+# goals, interpretations, analogies, observations: the concept is not what the code is said to compute, until a
+# connector introduces the means ("approximates the entropy BY the maximum")
+INTERPRETIVE = re.compile(
+    r"\b(prox(?:y|ies)|surrogates?|stand-?ins?|approximat\w*|estimat\w*|interpret\w*|seen as|viewed? as|read as|"
+    r"thought of as|think of|analog\w*|akin|reminiscent|resembl\w*|like an?|in the spirit|motivat\w*|inspir\w*|"
+    r"intuition\w*|equivalent|amounts? to|corresponds? to|similar to|mimic\w*|imitat\w*|emulat\w*|plays? the role|"
+    r"serves? as|acts? as|to (?:minimi[sz]e|maximi[sz]e|reduce|preserve|capture|approximate|match|bound|mirror|"
+    r"reflect|track)|aims?|goals?|objectives?|so that|in order to|hypothes\w*|conjectur\w*|sense of|flavou?r of|"
+    r"kind of|sort of|cheap(?:er)? version|cheaper|because|since|given that|due to|tends? to|typically|usually|"
+    r"often|generally|empirically|observ\w*|well-known|is known|are known|resembles|mirrors|reflects)\b", re.I)
+_HARD = re.compile(r"[;:\u2014]|\s-\s")
+CONNECTOR = re.compile(r"\b(by|with|using|via|through)\b", re.I)
+
+
+def _clause(sentence: str, start: int, end: int) -> tuple[str, str]:
+    """(the clause's text before the mention, after it)."""
+    lo, hi = 0, len(sentence)
+    for m in _CLAUSE.finditer(sentence):
+        if m.end() <= start:
+            lo = m.end()
+        elif m.start() >= end:
+            hi = m.start()
+            break
+    return sentence[lo:start], sentence[end:hi]
+
+
+def _after_cue(pattern: re.Pattern[str], before: str) -> bool:
+    """A cue in ``before`` whose scope reaches the mention: no connector (by, with, using...) between them."""
+    cue = None
+    for m in pattern.finditer(before):
+        cue = m
+    return cue is not None and not CONNECTOR.search(before[cue.end():])
+
+
+def _names_of_others() -> list[re.Pattern[str]]:
+    """The index's paper names, less those made of ordinary words ("Random", "Expected Attention"): as phrases
+    they are no citation."""
+    from reviewbench.evidence.priorart_evidence import _generic
+    from reviewbench.priorart import load_index
+
+    return _other_patterns(tuple(p.short_name for p in load_index().papers if not _generic(p.short_name)))
+
+
+@lru_cache(maxsize=4)
+def _other_patterns(names: tuple[str, ...]) -> list[re.Pattern[str]]:
+    out = []
+    for n in names:
+        if len(n) <= 3:
+            continue
+        parts = [re.escape(p) for p in re.findall(r"[A-Za-z0-9]+", n)]
+        out.append(re.compile(r"(?<![A-Za-z0-9])" + r"[-\s]?".join(parts) + r"(?![A-Za-z0-9])", re.I))
+    return out
+
+
+def stated(sentence: str, mention: Mention, own_names: tuple[str, ...] = ()) -> tuple[bool, str]:
+    """Whether ``mention`` states its concept as what this method does: (stated, why not)."""
+    before, after = _clause(sentence, mention.start, mention.end)
+    head = sentence[:mention.start]
+    if NEGATED_BEFORE.search(before) and _after_cue(NEGATED_BEFORE, before) or NEGATED_AFTER.search(after):
+        return False, "negated"
+    if mention.concept.budget and BUDGET_NEGATED.search(before):
+        return False, "negated"
+    if HYPOTHETICAL.search(before + " " + after) or re.match(r"\s*(future|in future|a natural|one could|next)\b", sentence, re.I):
+        return False, "hypothetical or future work"
+    if _after_cue(INTERPRETIVE, before):
+        return False, "a goal, an interpretation or an observation"
+    # another work's: named (an index paper, prior methods, a citation) or contrasted before it, with nothing
+    # of this method's ("we", "our") in between
+    # (within the part of the sentence after its last semicolon, colon or dash: "X does A; we do B")
+    seg = max((m.end() for m in _HARD.finditer(head)), default=0)
+    part = head[seg:]
+    others = [m.end() for p in _names_of_others() for m in p.finditer(part)
+              if not any(m.group(0).lower() == o.lower() for o in own_names)]
+    others += [m.end() for m in OTHER_WORK.finditer(part)] + [m.end() for m in CONTRAST.finditer(part)]
+    if others and not OURS.search(part[max(others):]):
+        return False, "another work's mechanism, or a contrast"
+    return True, ""
+
+
+# --- the shapes of code that could compute a concept ---------------------------------------------------------
+
+_HOOK_SKIP = frozenset({"__init__", "setup"})
+
+
+def structures(source: str) -> set[str]:
+    """``state`` (a value carried across calls: view.remember/recall/state, or self attributes written outside
+    __init__/setup), ``recurrence`` (a loop whose body updates a name from itself), ``loop`` (such a loop with a
+    matrix product in it: an iterated propagation, a Lloyd or Sinkhorn step), ``shift`` (a tensor minus a shifted
+    copy of itself: x[1:] - x[:-1], x - roll(x))."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    out: set[str] = set()
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("remember", "recall"):
+                out.add("state")
+            if isinstance(n, ast.Attribute) and n.attr == "state":
+                out.add("state")
+            if fn.name not in _HOOK_SKIP and isinstance(n, (ast.Assign, ast.AugAssign)):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                for t in targets:
+                    base = t.value if isinstance(t, ast.Subscript) else t
+                    if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id == "self":
+                        out.add("state")
+            if isinstance(n, (ast.For, ast.While)):
+                updates = False
+                for st in ast.walk(n):
+                    if isinstance(st, ast.AugAssign):
+                        updates = True
+                    elif isinstance(st, ast.Assign):
+                        tgt = {t.id for t in st.targets if isinstance(t, ast.Name)}
+                        updates = updates or bool(tgt & {x.id for x in ast.walk(st.value) if isinstance(x, ast.Name)})
+                if updates:
+                    out.add("recurrence")
+                    if any(isinstance(x, ast.BinOp) and isinstance(x.op, ast.MatMult) or isinstance(x, ast.Call)
+                           and isinstance(x.func, (ast.Attribute, ast.Name)) and (x.func.attr if isinstance(
+                               x.func, ast.Attribute) else x.func.id) in ("matmul", "bmm", "mm", "mv", "einsum")
+                           for x in ast.walk(n)):
+                        out.add("loop")
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub):
+                def root(e: ast.expr) -> str | None:
+                    while isinstance(e, (ast.Subscript, ast.Attribute)):
+                        e = e.value
+                    return e.id if isinstance(e, ast.Name) else None
+                l, r = n.left, n.right
+                if isinstance(l, ast.Subscript) and isinstance(r, ast.Subscript) and root(l) and root(l) == root(r) \
+                        and ast.dump(l.slice) != ast.dump(r.slice):
+                    out.add("shift")
+                if isinstance(r, ast.Call) and isinstance(r.func, (ast.Attribute, ast.Name)) and \
+                        (r.func.attr if isinstance(r.func, ast.Attribute) else r.func.id) == "roll":
+                    out.add("shift")
+    return out
+
+
+# --- what a paper's own text states (credit coverage) --------------------------------------------------------
+
+# Phrasings of the features an index entry's prose states (beyond the concepts above): the words papers use for
+# the scoring operations the reader finds. A feature is implied when one of these is stated in the entry's key
+# idea, keywords or title (the concepts' ``shows`` are alternatives, too loose to imply any one feature).
+FEATURE_PHRASES: dict[str, list[str]] = {
+    "attention": ["attention*", "attended", "attends"],
+    "last_query": ["last|final|newest|current token*|query", "last prompt token*", "last token s attention"],
+    "window_queries": ["observation window*", "recent queries|tokens attention", "window of ~ queries",
+                       "last # queries", "recent tokens attention"],
+    "head_average": ["averaged|average|mean over|across ~ heads", "head averaged", "all heads of the layer",
+                     "one token set per layer", "shared by the heads", "layer wise policy"],
+    "pooling": ["pool*", "smooth*", "max pool*"],
+    "accumulate": ["accumulat*", "cumulative", "heavy hitter*", "summed over ~ queries|steps"],
+    "layer_budget": ["across layers", "per layer", "layer wise", "layerwise", "each layer", "deeper layers",
+                     "layer budget*", "depth"],
+    "pyramid": ["pyramid*", "funnel*", "progressive* ~ prun*|shrink*|drop*|evict*|reduc*", "progressive",
+                "fewer tokens in deeper layers", "deeper layers ~ fewer|less", "decreas* with depth|layer*",
+                "layer wise shrinking", "shrink* ~ layers|depth"],
+    "head_budget": ["head wise budget*|allocation*", "across heads", "per head budget*", "adaptive budget*"],
+    "sinks": ["sink*", "initial tokens", "first tokens", "start tokens"],
+    "recent": ["recent window*|tokens", "sliding window*", "local window*", "recency"],
+    "key_norm": ["key norm*", "norm* of ~ key*", "k norm*", "l2 norm*"],
+    "value_norm": ["value norm*", "norm* of ~ value*"],
+    "max_attention": ["max* attention", "maximum over ~ queries"],
+}
+
+
+@lru_cache(maxsize=1)
+def _feature_patterns() -> dict[str, tuple[re.Pattern[str], ...]]:
+    return {f: tuple(_phrase(p) for p in ps) for f, ps in FEATURE_PHRASES.items()}
+
+
+def implied_features(text: str) -> set[str]:
+    """The features a paper's own prose states (its index entry's title, key idea and keywords)."""
+    norm = normalise(text)
+    return {f for f, pats in _feature_patterns().items() if any(p.search(norm) for p in pats)}

@@ -1,0 +1,218 @@
+"""Issue 23: MISSTATED_METHOD from a general vocabulary of mechanism concepts, each with the operations it needs.
+
+Every snippet and sentence here is written fresh for these tests (none is a held-out case or a sentence of the
+issue). The mechanisms claimed are phrased otherwise than the issue's examples (a Count-Min table, SimHash
+buckets, principal directions, a fitted regressor, Lloyd iterations, a codebook, Shannon entropy, a Bayesian
+filter, Fisher information, PMI, Sinkhorn, a Fourier spectrum...), over code that computes something else; the
+honest descriptions paraphrase what their code does, or name a mechanism only to negate it, contrast it, give it
+to another work, leave it to future work, or use it as an interpretation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reviewbench.evidence.stated import CONCEPTS, mentions, stated
+from reviewbench.flags.misstated import misstated_flags, misstatements
+from reviewbench.rubric import load_rubric
+from reviewbench.verdict import decide
+
+HEAD = "import torch\nimport torch.nn.functional as F\n\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n\n"
+
+# pooled window attention, per head (a SnapKV-like rule; names say nothing)
+POOLED = HEAD + '''class Alder(EvictionMethod):
+    query_window = 32
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention().sum(dim=1), "mean")
+        a = F.max_pool1d(a.unsqueeze(1), 7, stride=1, padding=3).squeeze(1)
+        return Keep.from_topk(a, view.budget, view.valid)
+'''
+# the lowest key norms
+LOWNORM = HEAD + '''class Birch(EvictionMethod):
+    def select(self, view: LayerView) -> Keep:
+        return Keep.from_topk(-view.keys.norm(dim=-1), view.budget, view.valid)
+'''
+# per-head entropy of the window attention scales the pooled score
+ENTROPIC = HEAD + '''class Cedar(EvictionMethod):
+    query_window = 16
+
+    def select(self, view: LayerView) -> Keep:
+        p = view.group(view.attention().mean(dim=1), "mean")
+        h = -(p * torch.log(p + 1e-9)).sum(dim=-1, keepdim=True)
+        return Keep.from_topk(p * h, view.budget, view.valid)
+'''
+# residual of each key after projection on the top singular directions of the head's keys
+RESIDUAL = HEAD + '''class Dogwood(EvictionMethod):
+    def select(self, view: LayerView) -> Keep:
+        k = view.keys.float()
+        u, s, vh = torch.linalg.svd(k, full_matrices=False)
+        basis = vh[:, :4, :]
+        recon = (k @ basis.transpose(1, 2)) @ basis
+        return Keep.from_topk((k - recon).norm(dim=-1), view.budget, view.valid)
+'''
+# sign bits of a random projection of the keys, tokens with rare codes kept
+SIGNS = HEAD + '''class Elm(EvictionMethod):
+    def select(self, view: LayerView) -> Keep:
+        g = torch.Generator().manual_seed(0)
+        r = torch.randn(view.keys.shape[-1], 8, generator=g)
+        bits = torch.sign(view.keys.float() @ r)
+        agree = (bits @ bits.transpose(1, 2)).mean(dim=-1)
+        return Keep.from_topk(-agree, view.budget, view.valid)
+'''
+# a few Lloyd steps: keys against centroids, each token scored by its distance to its centroid
+LLOYD = HEAD + '''class Fir(EvictionMethod):
+    def select(self, view: LayerView) -> Keep:
+        k = view.keys.float()
+        c = k[:, :8, :].clone()
+        for _ in range(3):
+            d = torch.cdist(k, c)
+            a = d.argmin(dim=-1)
+            c = c + 0.5 * (torch.stack([k[h][a[h] == j].mean(0) if (a[h] == j).any() else c[h, j]
+                                       for h in range(k.shape[0]) for j in range(8)]).view_as(c) - c)
+        return Keep.from_topk(torch.cdist(k, c).min(dim=-1).values, view.budget, view.valid)
+'''
+
+
+def _desc(summary: str, idea: str = "Some tokens matter more than others.") -> str:
+    return (f"# Grove\n\n## Idea\n{idea}\n\n## Method summary\n{summary}\n\n## Relation to prior work\nNone.\n\n"
+            f"## Evidence\nNone.\n\n## Limitations\nSome.\n\n## Builds on\nNone.\n")
+
+
+def _rubric():
+    return load_rubric(Path(__file__).resolve().parent.parent / "rubrics" / "default.toml")
+
+
+def _standing(desc: str, src: str) -> list[str]:
+    flags = misstated_flags(desc, src, [], _rubric().evidence)
+    return [f.flag for f in decide([], _rubric(), "other", flags).standing_flags]
+
+
+# --- claims the code does not back ---------------------------------------------------------------------
+
+MISSTATED = [
+    ("Attention mass per token is tracked in a Count-Min table with four hash rows.", "a sketch / hashing"),
+    ("Keys are bucketed by SimHash signatures and one token per bucket survives.", "a sketch / hashing"),
+    ("Tokens whose keys lie far from the principal directions of the head are kept.", "a low-rank approximation"),
+    ("A rank-8 reconstruction of the key matrix is computed, and the worst-reconstructed tokens stay.",
+     "a low-rank approximation"),
+    ("A lightweight regressor, fitted offline on dev traces, predicts each key's future attention.",
+     "learned weights"),
+    ("Keys are grouped by Lloyd-style k-means into 16 centroids and one representative per centroid is kept.",
+     "clustering"),
+    ("Each key is vector-quantised against a 64-entry codebook; rare codewords are kept.",
+     "a codebook / vector quantisation"),
+    ("The per-head budget follows the Shannon entropy of that head's attention.", "entropy"),
+    ("Scores are smoothed over decoding steps by a Bayesian filter with a per-token posterior.",
+     "a Kalman / Bayesian filter"),
+    ("Importance is the diagonal Fisher information of the attention output with respect to each key.",
+     "second-order / curvature"),
+    ("We score each token by the pointwise mutual information between the question and the token.",
+     "mutual information"),
+    ("Sinkhorn iterations give a transport plan from queries to keys, and each key's received mass is its score.",
+     "optimal transport"),
+    ("The Fourier spectrum of each key decides: tokens with high-frequency energy stay.",
+     "a frequency-domain transform"),
+    ("Tokens are chosen by a determinantal point process over key similarities.", "submodular / diversity selection"),
+]
+
+
+@pytest.mark.parametrize("summary,label", MISSTATED)
+def test_a_claimed_mechanism_the_code_lacks_is_misstated_with_proof(summary, label):
+    for src in (POOLED, LOWNORM):
+        flags = misstated_flags(_desc(summary), src)
+        assert flags and flags[0].flag == "MISSTATED_METHOD" and flags[0].strength == "proof", (summary, src[:0])
+        f = flags[0]
+        assert f.quote == summary and f.location.startswith("DESCRIPTION.md:")
+        assert label in f.explanation and "it requires" in f.explanation and "method.py:" in f.explanation
+        assert _standing(_desc(summary), src) == ["MISSTATED_METHOD"]
+
+
+def test_inflection_and_hyphenation_do_not_hide_a_claim():
+    for summary in ["Keys are K-Means-clustered per head.", "Tokens are sketched into a low rank summary first.",
+                    "A small trained MLP scores each key.", "We hash every key into 32 buckets.",
+                    "Scores come from a count sketch, which we found robust."]:
+        assert _standing(_desc(summary), POOLED) == ["MISSTATED_METHOD"], summary
+
+
+def test_a_claim_after_naming_another_work_but_stated_as_ours_still_counts():
+    assert _standing(_desc("Like ClusterKV, we run k-means over the keys and keep the centroids' neighbours."),
+                     POOLED) == ["MISSTATED_METHOD"]
+    assert _standing(_desc("Unlike SnapKV, we score tokens with a Kalman filter over their attention."),
+                     POOLED) == ["MISSTATED_METHOD"]
+
+
+def test_a_claim_in_the_idea_alone_is_an_indication_not_a_proof():
+    d = _desc("Window attention, max-pooled over seven tokens, ranks the tokens of each head.",
+              idea="Keys live near a low-rank subspace, so a few directions explain the cache.")
+    flags = misstated_flags(d, POOLED)
+    assert all(f.strength == "indication" for f in flags)
+    assert _standing(d, POOLED) == []
+
+
+# --- honest descriptions ---------------------------------------------------------------------------------
+
+HONEST = [
+    # paraphrases of what the code computes
+    (POOLED, "The last 32 queries vote: their attention is summed, max-pooled over seven neighbours, and each "
+             "head keeps its top tokens."),
+    (POOLED, "Attention accumulated over the observation window, smoothed along the sequence, ranks the tokens."),
+    (LOWNORM, "Keys with a small L2 norm draw the most attention, so the lowest-norm keys are kept."),
+    (ENTROPIC, "Each head's Shannon entropy over the window scales its attention scores."),
+    (RESIDUAL, "Tokens with the largest residual after projecting onto the top four singular vectors are kept."),
+    (RESIDUAL, "A rank-4 SVD basis of each head's keys is computed; what it cannot reconstruct stays."),
+    (SIGNS, "Keys are hashed to 8 sign bits by a random Gaussian projection (SimHash); rare codes are kept."),
+    # mentions that are not claims about this method
+    (POOLED, "Unlike clustering-based methods, no centroids are computed: pooled window attention decides."),
+    (POOLED, "Nothing is trained: there is no learned scorer and no fitted table."),
+    (POOLED, "Training-free and learning-free, the rule is pooled window attention."),
+    (POOLED, "A learned scorer could replace the pooled attention in future work."),
+    (POOLED, "ClusterKV groups keys by k-means; we instead rank them by pooled window attention."),
+    (POOLED, "Prior methods that rely on low-rank projections or hashing cost more; ours pools window attention."),
+    (POOLED, "The pooled score acts as a cheap proxy for the mutual information between question and token."),
+    (POOLED, "Because attention is often approximately low-rank, a short window of queries suffices."),
+    (POOLED, "Compared with Kalman-style smoothing, the pooling is stateless."),
+    (POOLED, "The score is not an entropy and uses no codebook; it is window attention, max-pooled."),
+    (POOLED, "Pooling is used instead of a Fourier filter to smooth the scores."),
+    (LOWNORM, "We keep low-norm keys; a Sinkhorn or transport-based variant is left for later."),
+    (LOWNORM, "The key norm serves as a surrogate for the curvature of the loss around each token."),
+]
+
+
+@pytest.mark.parametrize("src,summary", HONEST)
+def test_honest_paraphrases_and_mentions_are_not_flagged(src, summary):
+    assert _standing(_desc(summary), src) == [], summary
+
+
+def test_iterated_clustering_with_distance_calls_is_never_a_proof():
+    """k-means written out by hand shows no reader feature, but its distance calls could compute it."""
+    d = _desc("Keys are grouped into 8 centroids by three Lloyd iterations; distance to the centroid ranks them.")
+    assert _standing(d, LLOYD) == []
+
+
+# --- the vocabulary ---------------------------------------------------------------------------------------
+
+def test_every_concept_names_what_it_needs_and_phrasings_are_many():
+    assert len(CONCEPTS) >= 20
+    for c in CONCEPTS:
+        assert c.needs and c.phrases
+    labels = {m.concept.label for m in mentions("a Count-Min sketch, Lloyd k-means, a codebook and a Kalman filter")}
+    assert {"a sketch / hashing", "clustering", "a codebook / vector quantisation",
+            "a Kalman / Bayesian filter"} <= labels
+
+
+def test_stated_reads_negation_after_the_mention_and_connectors_after_an_interpretation():
+    s = "Clustering is not used; the scores are pooled."
+    m = next(x for x in mentions(s) if x.concept.label == "clustering")
+    assert stated(s, m)[0] is False
+    s = "We approximate the entropy of each head by a count sketch of its attention."
+    got = {x.concept.label: stated(s, x)[0] for x in mentions(s)}
+    assert got["entropy"] is False and got["a sketch / hashing"] is True
+
+
+def test_misstatements_name_the_phrase_and_the_missing_operation():
+    ms = misstatements(_desc("Each key's Hessian diagonal decides what stays."), LOWNORM)
+    assert ms and ms[0].mechanism == "second-order / curvature" and ms[0].strict
+    assert "derivatives" in ms[0].needs and ms[0].phrase.lower() == "hessian"
