@@ -13,6 +13,12 @@ mention is not a contrast ("unlike TOVA", "rather than H2O", "outperforms SnapKV
 is the arXiv id, the title, the paper's name (generic names such as "Expected Attention" or "Random" only
 with a citation marker beside them, so the phrase "expected attention" is not a name), or "Surname et al."
 with the year, when that pair names one paper of the index and the surname is not a common one.
+
+Credit coverage: a paper whose rule the code computes is also credited when the description credits another
+paper that covers that computation (``covers``): a ruled paper whose rule holds the matched one, or a paper with no
+rule in the index whose own entry (title, key idea, keywords) states every feature the code matched — a credited
+LazyLLM port is not an uncredited PyramidInfer port. The index entry decides, never the description's words, so
+crediting an unrelated paper covers nothing.
 """
 
 from __future__ import annotations
@@ -273,6 +279,64 @@ def credit_for(reference: str, description: str, names: list[str] = []) -> Credi
     return next((r for r in results if r.credited), results[0])
 
 
+# --- credit coverage ---------------------------------------------------------------------------------------
+
+def credited_papers(description: str) -> list[tuple[Paper, Credit]]:
+    """The index papers the description credits (``credit``: a statement of use or derivation), in index order."""
+    low = description.lower()
+    out: list[tuple[Paper, Credit]] = []
+    for p in load_index().papers:
+        keys = [p.short_name.lower(), p.arxiv or "", (p.first_author.split()[-1].lower() if p.first_author else "")]
+        if not any(k and k in low for k in keys):
+            continue  # not named at all: no credit (the cheap test before the sentence-by-sentence one)
+        c = credit(description, p)
+        if c.credited:
+            out.append((p, c))
+    return out
+
+
+def _alternatives(reqs: list[str]) -> set[str]:
+    return {a for r in reqs for a in r.split("|")}
+
+
+def covers(credited: Paper, ruled: Paper, matched: dict[str, int]) -> str | None:
+    """Whether crediting ``credited`` credits the computation the code shares with ``ruled`` (whose rule it matched
+    through the features ``matched``): why, or None.
+
+    - ``credited`` has a rule of its own: ``ruled``'s rule is part of it (every operation ``ruled`` requires is
+      one ``credited`` requires): the code does a subset of what the credited paper does.
+    - ``credited`` has no rule in the index: its own entry (title, key idea, keywords) states every feature by
+      which the code matched ``ruled`` (``stated.implied_features``): the credited paper describes the same
+      computation. What the description says of it plays no part, so crediting an unrelated paper covers nothing.
+    """
+    from reviewbench.evidence.stated import implied_features
+
+    if credited.short_name == ruled.short_name or not matched:
+        return None
+    if credited.ops:
+        mine = _alternatives(credited.ops)
+        if all(set(r.split("|")) & mine for r in ruled.ops):
+            return f"{ruled.short_name}'s rule ({', '.join(ruled.ops)}) is part of {credited.short_name}'s"
+        return None
+    text = ". ".join([credited.title, credited.key_idea, "; ".join(credited.keywords)])
+    need = set(matched)
+    if need <= implied_features(text):
+        return (f"{credited.short_name}'s own entry in the index states the same computation "
+                f"({', '.join(sorted(need))}: \"{credited.key_idea[:160]}\")")
+    return None
+
+
+def covered_credit(ruled: Paper, matched: dict[str, int], description: str) -> Credit | None:
+    """A credit of another paper that covers ``ruled``'s matched computation (``covers``), as a Credit."""
+    for p, c in credited_papers(description):
+        why = covers(p, ruled, matched)
+        if why:
+            return Credit(credited=True, reason=f"covered by the credit of {p.short_name}"
+                                                + (f" (arXiv {p.arxiv})" if p.arxiv else "") + f": {why}",
+                          quote=c.quote, section=c.section)
+    return None
+
+
 # --- retrieval by computation --------------------------------------------------------------------------
 
 # What many methods add around their score (sink and recent protection, the kept window): not a mechanism of its own.
@@ -311,6 +375,8 @@ def computation_matches(features: dict[str, int], description: str) -> list[Comp
             if len(own) > 1:
                 continue
             c = credit(description, p)
+            if not c.credited:
+                c = covered_credit(p, matched, description) or c
             out.append(ComputationMatch(short_name=p.short_name, title=p.title, arxiv=p.arxiv, baseline=p.baseline,
                                         rule=p.rule, matched=matched, extra=extra,
                                         level="same" if not extra else "family", credited=c.credited, credit=c))
@@ -327,11 +393,12 @@ def prior_art(method_src: str, method_summary: str, idea: str, description: str,
     found: list[PriorArtHit] = []
     seen: set[str] = set()
 
-    def add(paper: Paper, score: float, cosine: float | None, via: Literal["computation", "code", "summary"]) -> None:
+    def add(paper: Paper, score: float, cosine: float | None, via: Literal["computation", "code", "summary"],
+            known: Credit | None = None) -> None:
         if paper.short_name in seen:
             return
         seen.add(paper.short_name)
-        c = credit(description, paper)
+        c = known or credit(description, paper)
         found.append(PriorArtHit(short_name=paper.short_name, title=paper.title, arxiv=paper.arxiv,
                                  year=paper.year, score=score, cosine=cosine, credited=c.credited, via=via,
                                  credit=c))
@@ -339,7 +406,7 @@ def prior_art(method_src: str, method_summary: str, idea: str, description: str,
     computed = computation_matches(comp.features, description)
     by_name = {p.short_name: p for p in index.papers}
     for m in computed[:CODE_HITS]:  # the papers whose rule the code computes come first
-        add(by_name[m.short_name], 0.0, None, "computation")
+        add(by_name[m.short_name], 0.0, None, "computation", m.credit)
     for h in index.bm25(query)[:CODE_HITS] if query else []:
         add(h.paper, h.score, None, "code")
     summary_query = " ".join([method_summary, idea]).strip()
