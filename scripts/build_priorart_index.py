@@ -164,7 +164,8 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                "approximate CUR leverage: squared key norm times squared value norm (optionally of a random "
                "projection), normalised within local windows; sinks kept"),
     "Compactor": (["leverage", "attention"],
-                  ["random", "all_queries", "window_queries", "head_average", "pooling", "mean_key", "block_scores"],
+                  ["random", "all_queries", "window_queries", "head_average", "pooling", "mean_key", "block_scores",
+                   "key_norm"],
                   "statistical leverage of the centred keys (Gaussian sketch, Cholesky or QR) blended with "
                   "non-causal chunked attention; sinks and recent tokens kept"),
     "CapKV": (["leverage", "exp_logit|attention"], ["query_statistics", "key_similarity", "value_norm"],

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from reviewbench.evidence.facts import (BoardFact, CitationFact, ComputedFact, EvidenceFacts, LedgerFact, PriorArtFact,
                                         SimilarityFact)
-from reviewbench.evidence.priorart_evidence import credit_for
+from reviewbench.evidence.priorart_evidence import credit_for, source_order
 
 if TYPE_CHECKING:  # the stages' output models (the judges stage calls this; nothing here imports the stages)
     from reviewbench.stages.evidence import EvidenceData
@@ -54,7 +54,9 @@ def gather_facts(*, evidence: EvidenceData | None, ledger: LedgerData | None, se
         n_citations = len(evidence.citations)
         computed = [ComputedFact(short_name=c.short_name, title=c.title, arxiv=c.arxiv, level=c.level,
                                  ops=list(c.matched), extra=c.extra, credited=c.credited)
-                    for c in evidence.prior_art.computed[:4]]
+                    for c in evidence.prior_art.computed
+                    if c.short_name in {m.short_name for m in evidence.prior_art.computed[:4]
+                                        + source_order(evidence.prior_art.computed)[:4]}]
         for f in evidence.candidate_flags:  # the mechanism named by flags.misstated (our text, not the submission's)
             said = re.match(r"the description states (.+?) \(DESCRIPTION\.md", f.explanation)
             if f.flag == "MISSTATED_METHOD" and f.strength == "proof" and said:

@@ -194,14 +194,17 @@ def soundness(facts: EvidenceFacts) -> CriterionScore:
 
 
 def prior_work(facts: EvidenceFacts, k: int = 5) -> list[PriorWork]:
-    """The nearest references first (by behaviour or code, through the papers they implement), then the prior art
-    retrieved from what the code computes."""
-    from reviewbench.evidence.priorart_evidence import papers_for
+    """The papers whose rule the code computes up to cosmetics first (``source_order``: "same", or "family" with
+    only cosmetic extras, the rarest required operations first), then the nearest references (by behaviour or
+    code, through the papers they implement), then the prior art retrieved from what the code computes."""
+    from reviewbench.evidence.priorart_evidence import papers_for, source_order
 
     out: list[PriorWork] = []
     seen: set[str] = set()
-    for m in facts.computed:  # a published rule the code computes names its source before any distance does
-        if m.level == "same" and m.short_name not in seen:
+    # a published rule the code computes (up to cosmetics: which queries, pooling, aggregation) names its source
+    # before any distance does, the most specific rule first
+    for m in source_order(list(facts.computed)):
+        if m.short_name not in seen:
             seen.add(m.short_name)
             out.append(PriorWork(title=m.title, arxiv_id=m.arxiv,
                                  url=f"https://arxiv.org/abs/{m.arxiv}" if m.arxiv else None,

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
@@ -34,6 +34,7 @@ from reviewbench.evidence.computation import computation
 from reviewbench.priorart import Paper, load_index
 
 CODE_HITS = 4  # hits from the code query before the summary's hits
+M = TypeVar("M")
 
 
 class Credit(BaseModel):
@@ -351,6 +352,41 @@ COSMETIC = frozenset({"max_attention", "head_average", "all_queries", "question_
 GATES = frozenset({"learned_gate"})
 
 
+@lru_cache(maxsize=1)
+def _required_df() -> tuple[int, dict[str, int]]:
+    """(how many papers have a rule, operation -> how many of those rules require it)."""
+    ruled = [p for p in load_index().papers if p.ops]
+    df: dict[str, int] = {}
+    for p in ruled:
+        for a in {a for r in p.ops for a in r.split("|")}:
+            df[a] = df.get(a, 0) + 1
+    return len(ruled), df
+
+
+def specificity(m: "ComputationMatch | Any") -> float:
+    """How specific a matched rule is: the rarity (inverse document frequency over the index's rules) of the
+    operations it requires that the code computes. A rule made of operations few papers require (a maximum over the
+    queries, a last-attended step) names its source better than one every attention method shares."""
+    import math
+
+    n, df = _required_df()
+    matched = m.matched if isinstance(m, ComputationMatch) else m.ops  # a ComputedFact: ops are the matched features
+    return sum(math.log((n + 1) / (df.get(f, 0) + 1)) for f in matched)
+
+
+def own_extra(m: "ComputationMatch | Any") -> list[str]:
+    """What the code computes beyond the matched rule that is a mechanism (not cosmetic)."""
+    return [e for e in getattr(m, "extra", []) if e not in COSMETIC]
+
+
+def source_order(computed: list[M]) -> list[M]:
+    """The matched rules that explain the code up to cosmetics (which queries, pooling, aggregation), most specific
+    first: the papers the code is a port of, in the order a verdict should name them."""
+    close = [m for m in computed if not own_extra(m)]
+    return sorted(close, key=lambda m: (-round(specificity(m), 6), getattr(m, "level", "") != "same",
+                                        len(getattr(m, "extra", []))))
+
+
 def computation_matches(features: dict[str, int], description: str) -> list[ComputationMatch]:
     """Papers of the index whose every operation the code computes: "same" when the code computes nothing else
     that is a mechanism, "family" when it adds one operation of its own; most specific (most operations) first."""
@@ -370,6 +406,8 @@ def computation_matches(features: dict[str, int], description: str) -> list[Comp
         else:
             if GATES & set(matched):
                 explained |= COSMETIC
+            if "all_queries" in explained and features.get("accumulate") == features.get("all_queries"):
+                explained.add("accumulate")  # read off the query window alone: every query's attention, summed
             extra = sorted(set(features) - explained)
             own = [e for e in extra if e not in COSMETIC]
             if len(own) > 1:

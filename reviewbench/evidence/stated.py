@@ -9,6 +9,8 @@ What a concept requires of code is said three ways:
 
 - ``shows``: data-flow features of ``evidence.computation`` any one of which computes it;
 - ``could``: names of called operations (``called_names``) that a loose reading says could compute it;
+- ``shows`` may also name ``centred``, a shape of the code that computes it outright (``structures``: a value minus
+  its own mean multiplied by a centred value: squared deviations, a variance or a covariance matrix);
 - ``structure``: a shape of the code that could compute it (``state``: a value carried across calls;
   ``recurrence``: a value updated from itself in a loop; ``loop``: such a loop with a matrix product; ``shift``: a difference of a tensor with a shifted copy of itself).
 
@@ -103,7 +105,7 @@ CONCEPTS: list[Concept] = [
        "attention composed with attention (A @ A, a power iteration or an eigenvector)", structure="loop"),
     _c("variance",
        ["variance*", "covarianc*", "standard deviation*", "second order statistic*|moment*", "dispersion"],
-       "attention_variance query_statistics key_variance", "var std var_mean std_mean cov",
+       "attention_variance query_statistics key_variance centred", "var std var_mean std_mean cov",
        "a variance (squared deviations from a mean)"),
     _c("learned weights",
        ["learn*|learnt|learnable|trained|trainable|fitted|finetuned|tuned|distilled ~ scorer*|scoring|weight*|"
@@ -391,6 +393,8 @@ def structures(source: str) -> set[str]:
     for fn in ast.walk(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
+        if _centred_product(fn):
+            out.add("centred")
         for n in ast.walk(fn):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("remember", "recall"):
                 out.add("state")
@@ -430,6 +434,50 @@ def structures(source: str) -> set[str]:
                         (r.func.attr if isinstance(r.func, ast.Attribute) else r.func.id) == "roll":
                     out.add("shift")
     return out
+
+
+def _callname(e: ast.expr) -> str | None:
+    if isinstance(e, ast.Call):
+        f = e.func
+        return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+    return None
+
+
+def _root(e: ast.expr) -> str | None:
+    """The name a value is read from, through subscripts, attributes and method calls (c.T, c.transpose(1, 2))."""
+    while True:
+        if isinstance(e, (ast.Subscript, ast.Attribute)):
+            e = e.value
+        elif isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute):
+            e = e.func.value
+        else:
+            return e.id if isinstance(e, ast.Name) else None
+
+
+def _centred_product(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``c = x - x.mean(...)`` (a value minus its own mean) multiplied by a centred value (``einsum(.., c, c)``,
+    ``c.T @ c``, ``c * c``, ``c ** 2``): squared deviations from a mean, i.e. a variance or a covariance matrix."""
+    centred: set[str] = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.BinOp) and isinstance(n.value.op, ast.Sub) and \
+                _callname(n.value.right) == "mean" and _root(n.value.left) is not None:
+            centred |= {t.id for t in n.targets if isinstance(t, ast.Name)}
+    if not centred:
+        return False
+
+    def is_c(e: ast.expr) -> bool:
+        return _root(e) in centred
+
+    for n in ast.walk(fn):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.MatMult, ast.Mult)) and is_c(n.left) and is_c(n.right):
+            return True
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow) and is_c(n.left) and \
+                isinstance(n.right, ast.Constant) and n.right.value == 2:
+            return True
+        if isinstance(n, ast.Call) and (_callname(n) or "") in ("einsum", "matmul", "bmm", "mm") and \
+                sum(is_c(a) for a in n.args) >= 2:
+            return True
+    return False
 
 
 # --- what a paper's own text states (credit coverage) --------------------------------------------------------

@@ -65,9 +65,9 @@ def misstatements(description: str, method_src: str) -> list[Misstatement]:
     from reviewbench.evidence.priorart_evidence import _sentences
 
     desc, _ = parse_description(description)
-    features = set(computation(method_src).features)
     calls = called_names(method_src)
     shapes = structures(method_src)
+    features = set(computation(method_src).features) | (shapes & {"centred"})  # a shape that computes it outright
     own = tuple(w for w in re.findall(r"[A-Za-z][A-Za-z0-9-]{3,}", desc.title or "") if not w.islower())
     found: dict[str, Misstatement] = {}
     for key in STATE_SECTIONS:

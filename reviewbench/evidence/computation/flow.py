@@ -122,7 +122,8 @@ class FeatureTagger(ast.NodeVisitor):
                 self.tag(node.value)
                 return set()
             if isinstance(node.value, ast.Name) and node.value.id == "self":
-                return set(self.tags.get(f"self.{node.attr}", set()))
+                # "@attr": made from the module's own value (a new value made from the old one is a running update)
+                return set(self.tags.get(f"self.{node.attr}", set())) | {f"@{node.attr}"}
             base = self.tag(node.value)
             if node.attr in API_SOURCES and not base - {"VIEW"} and ("VIEW" in base or isinstance(node.value, ast.Name)):
                 return {API_SOURCES[node.attr]}
@@ -147,6 +148,10 @@ class FeatureTagger(ast.NodeVisitor):
             binop = self._binop_blocks(node, lt, rt)
             if binop is not None:
                 return binop
+            if isinstance(node.op, ast.Mult):
+                for a, b in ((lt, rt), (rt, lt)):
+                    if "A" in a and "PAIR" in b and not b & DATA_TAGS:
+                        return set(a)  # attention times a visibility (causal) mask: still that attention, masked
             if isinstance(node.op, ast.MatMult):
                 self._matmul(lt, rt, node.lineno)
                 lt |= self._pair(lt, rt, node.lineno)
@@ -194,6 +199,10 @@ class FeatureTagger(ast.NodeVisitor):
                 out_pair = out_pair | {"ADM"}  # (row + column) compared: an anti-diagonal mask
             if "A" in t and not t & {"P", "R", "I"} and not vis:
                 out_pair = out_pair | {"AC"}  # a token's attention against a bar: the tokens strongly attended
+            elif not vis and any("A" in s and not s & {"P", "R", "I"} for s in sides) and all(
+                    "A" in s or not s & DATA_TAGS for s in sides) and not any(
+                    isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in node.ops):
+                out_pair = out_pair | {"AC"}  # attention against a bar made of positions (1 / how many it sees)
             if not vis and any("A" in s and not s & {"P", "R", "I"} for s in sides) and any("A" not in s for s in sides) and not any(
                     isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in node.ops):
                 # attention against a bar that is no attention: a constant, an attribute, or a bar computed from
@@ -404,6 +413,11 @@ class FeatureTagger(ast.NodeVisitor):
         all_args: set[str] = set().union(*arg_tags, *kw_tags.values()) if (arg_tags or kw_tags) else set()
         if name in SIZES:
             return set()
+        if name == "getattr" and receiver is None and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) \
+                and node.args[0].id == "self" and isinstance(node.args[1], ast.Constant) and \
+                isinstance(node.args[1].value, str):
+            attr = node.args[1].value  # getattr(self, "x", default): self.x
+            return set(self.tags.get(f"self.{attr}", set())) | {f"@{attr}"} | set().union(*arg_tags[2:])
         if name in self.aliases:
             name = self.aliases[name]
         local = self.defs.resolve(node, self.owner)
@@ -526,6 +540,8 @@ class FeatureTagger(ast.NodeVisitor):
                 if isinstance(normed, ast.BinOp) and isinstance(normed.op, ast.Sub) and not t & {"A", "Q"} and \
                         any(x in self.tag(normed.left) and x in self.tag(normed.right) for x in ("K", "V")):
                     return t | {"N"}  # ||k - m||: a distance between two key (or value) quantities, not a norm
+            if "FB" in t and t & {"K", "V"} and "Q" not in t and "A" not in t:
+                self.add("leverage", line)  # row norms of a factorisation's basis: leverage scores (and a norm)
             if "K" in t and "V" not in t and "Q" not in t and "A" not in t:
                 self.add("key_norm", line)
             elif "V" in t and "K" not in t:
@@ -573,6 +589,8 @@ class FeatureTagger(ast.NodeVisitor):
             return t | {"ASG"}  # each key's nearest centroid
         if op == "rank" and "Q" in t and not t & {"A", "K"}:
             t = t | {"CHI"}  # queries' magnitudes ranked: channels chosen by the query
+        elif op == "rank" and "M" in t and "KR" in t and "A" not in t:
+            t = t | {"CHI"}  # per-channel statistics of queries and keys (each reduced over tokens) ranked: channels
         if op == "gather" and "CHI" in t and t & {"Q", "K"}:
             t = t | {"CH"}
         if op in ("var",) and "Q" in t and "A" not in t:
@@ -592,6 +610,8 @@ class FeatureTagger(ast.NodeVisitor):
             dim = kwarg(node, "dim") or (node.args[1] if len(node.args) > 1 and receiver is None else
                                        node.args[0] if node.args and receiver is not None else None)
             whole = isinstance(dim, ast.Tuple) and len(dim.elts) > 1  # over tokens and channels: one scale per head
+            if "SQ" in t and "FB" in t and t & {"K", "V"} and "A" not in t and "Q" not in t and not whole:
+                self.add("leverage", line)  # squared row norms of a factorisation's basis: leverage scores
             if "SQ" in t and "A" not in t and "Q" not in t and not whole:  # x.pow(2).sum(-1): a norm written out
                 if "K" in t and "V" not in t:
                     self.add("key_norm", line)
@@ -600,7 +620,15 @@ class FeatureTagger(ast.NodeVisitor):
             group_slice = isinstance(receiver, ast.Subscript) and isinstance(receiver.slice, ast.Slice)
             heads = isinstance(dim, ast.Constant) and dim.value == 0 or isinstance(dim, ast.Tuple) and any(
                 isinstance(d, ast.Constant) and d.value == 0 for d in dim.elts)  # dim=0 or dim=(0, 1)
-            if "A" in t and heads and not group_slice:
+            one_head = receiver is not None and any(
+                isinstance(x, ast.Subscript) and not isinstance(
+                    x.slice.elts[0] if isinstance(x.slice, ast.Tuple) and x.slice.elts else x.slice, ast.Slice)
+                for x in ast.walk(receiver))  # a[h]...: one head's values, not every head's
+            # (inside a loop the value reduced is one iteration's: one head's, one block's)
+            everything = dim is None and not node.keywords and receiver is not None and not node.args and \
+                not one_head and not self.loop
+            if "A" in t and (heads or everything) and not group_slice:
+                # over the heads (dim 0), or over every axis at once (x.mean()): one value for the whole layer
                 self.add("head_average", line)  # (a[g * i:g * (i + 1)].sum(0) reduces one GQA group, not the heads)
             if "Q" in t and "A" not in t and "K" not in t:
                 return t | {"M"}
@@ -662,6 +690,8 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("last_attended", line)  # where strongly attended, the step; elsewhere the old stamp
         if name == "from_topk":
             t = t | {"R"}
+        if op == "const" and name and name.endswith("_like"):
+            t = set().union(*arg_tags[1:]) if len(arg_tags) > 1 else set()  # full_like(x, v): x gives only a shape
         if op == "const" and not t & PER_TOKEN:
             return t | {"C1"}  # a tensor of one constant (ones, zeros, full): no data of the layer in it
         if op in ("rank", "gather", "cat", "where", "const", "scatter"):
@@ -682,7 +712,7 @@ class FeatureTagger(ast.NodeVisitor):
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
             key = f"self.{target.attr}"
             if self.current not in ("__init__", "setup") and key in self.tags and "A" in t | self.tags[key] and \
-                    "R" not in t:  # a selection kept is no running sum
+                    "R" not in t and f"@{target.attr}" in t:  # a selection kept, or a value replaced, is no running sum
                 self.add("accumulate", target.lineno)
             if self.current not in ("__init__", "setup") and "R" in t:
                 self.kept_rank.add(target.attr)  # a selection kept on the module: another layer may read it
