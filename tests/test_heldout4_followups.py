@@ -360,3 +360,57 @@ def test_prior_work_names_close_family_rules_before_the_nearest_code():
     first = [p.arxiv_id for p in prior_work(facts)[:3]]
     defensive = next(m.arxiv for m in matches if m.short_name == "DefensiveKV")
     assert defensive in first
+
+
+# --- a block's representative keys, picked by a ranking inside the block, against the query ----------------------
+
+# an InfLLM-like port: pages of 16 (the page count a ceil-division bound to a name), two representatives per page
+# by in-page attention, gathered from the paged keys; the closing queries against them rank the pages; recent kept
+PAGES = HEAD + '''class Pages(EvictionMethod):
+    query_window = 8
+    size = 16
+
+    def select(self, view: LayerView) -> Keep:
+        k = view.keys[0].float()                                   # one KV head, (T, D)
+        n, d = k.shape
+        npg = -(-n // self.size)
+        extra = npg * self.size - n
+        kp = F.pad(k, (0, 0, 0, extra)).reshape(npg, self.size, d)
+        a = view.group(view.attention(), "mean")[0].sum(0)        # (T,)
+        ap = F.pad(a, (0, extra)).reshape(npg, self.size)
+        pick = ap.topk(2, dim=-1).indices
+        reps = torch.gather(kp, 1, pick[..., None].expand(-1, -1, d))
+        q = view.queries[0, -8:].float()                           # (8, D)
+        page = torch.einsum("qd,prd->p", q, reps)
+        s = page.repeat_interleave(self.size)[:n]
+        s[-32:] = float("inf")
+        return Keep.from_topk(s[None].expand(view.n_kv_heads, n), view.budget, view.valid)
+'''
+# honest near-neighbour: pages ranked by their own summed attention (block scores), no query against any key summary
+PAGE_MASS = HEAD + '''class PageMass(EvictionMethod):
+    query_window = 8
+    size = 16
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention(), "mean").sum(1)          # (H, T)
+        h, n = a.shape
+        npg = -(-n // self.size)
+        ap = F.pad(a, (0, npg * self.size - n)).reshape(h, npg, self.size)
+        best = ap.topk(2, dim=-1).values.sum(-1)
+        s = best.repeat_interleave(self.size, dim=1)[:, :n]
+        s[:, -32:] = float("inf")
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+
+def test_ranked_representatives_of_paged_keys_against_the_query_are_block_keys():
+    f = _feats(PAGES)
+    assert "block_keys" in f
+    names = [m.short_name for m in source_order(computation_matches(f, ""))]
+    assert "InfLLM" in names[:3]
+
+
+def test_pages_ranked_by_their_own_attention_are_no_block_keys():
+    f = _feats(PAGE_MASS)
+    assert "block_keys" not in f and "block_scores" in f
+    assert "InfLLM" not in [m.short_name for m in computation_matches(f, "")]

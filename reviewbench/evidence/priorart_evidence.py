@@ -375,8 +375,10 @@ def specificity(m: "ComputationMatch | Any") -> float:
 
 
 def own_extra(m: "ComputationMatch | Any") -> list[str]:
-    """What the code computes beyond the matched rule that is a mechanism (not cosmetic)."""
-    return [e for e in getattr(m, "extra", []) if e not in COSMETIC]
+    """What the code computes beyond the matched rule that is a mechanism (not cosmetic; an accumulation beside
+    every query scoring is that choice of queries)."""
+    extra = list(getattr(m, "extra", []))
+    return [e for e in extra if e not in COSMETIC and not (e == "accumulate" and "all_queries" in extra)]
 
 
 def source_order(computed: list[M]) -> list[M]:
@@ -406,10 +408,12 @@ def computation_matches(features: dict[str, int], description: str) -> list[Comp
         else:
             if GATES & set(matched):
                 explained |= COSMETIC
-            if "all_queries" in explained and features.get("accumulate") == features.get("all_queries"):
+            derived = "accumulate" in features and features.get("accumulate") == features.get("all_queries")
+            if "all_queries" in explained and derived:
                 explained.add("accumulate")  # read off the query window alone: every query's attention, summed
             extra = sorted(set(features) - explained)
-            own = [e for e in extra if e not in COSMETIC]
+            # the accumulation read off the query window is that (cosmetic) choice of queries, not a mechanism
+            own = [e for e in extra if e not in COSMETIC and not (e == "accumulate" and derived)]
             if len(own) > 1:
                 continue
             c = credit(description, p)

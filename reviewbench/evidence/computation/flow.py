@@ -83,6 +83,7 @@ class FeatureTagger(ast.NodeVisitor):
         self.normalising = 0
         self.kept_rank: set[str] = set()  # self attributes a ranking (a selection) is kept in, across calls
         self.layer_test = False  # a hook tests the layer index
+        self.exprs: dict[str, ast.expr] = {}  # local name -> the expression it was last bound to (sizes in shapes)
 
     def add(self, key: str, line: int) -> None:
         self.found.setdefault(key, line)
@@ -248,6 +249,12 @@ class FeatureTagger(ast.NodeVisitor):
             if isinstance(child, ast.expr):
                 out |= self.tag(child)
         return out
+
+    def _resolved(self, e: ast.expr) -> ast.expr:
+        """A size named in a shape, resolved to the expression it was last bound to (n = (t + b - 1) // b)."""
+        if isinstance(e, ast.Name) and e.id in self.exprs:
+            return self.exprs[e.id]
+        return e
 
     def _binop_blocks(self, node: ast.BinOp, lt: set[str], rt: set[str]) -> set[str] | None:
         """Operations of this issue's rules written with arithmetic: attention over a count of the queries that see
@@ -526,7 +533,8 @@ class FeatureTagger(ast.NodeVisitor):
         if name in ("reshape", "view") and t & DATA_TAGS:
             shape = node.args[0].elts if len(node.args) == 1 and isinstance(node.args[0], (ast.Tuple, ast.List)) \
                 else node.args
-            if any(isinstance(a, ast.BinOp) and isinstance(a.op, ast.FloorDiv) and _same(a.right, b)
+            if any(any(isinstance(x, ast.BinOp) and isinstance(x.op, ast.FloorDiv) and _same(x.right, b)
+                       for x in ast.walk(self._resolved(a)))
                    for a, b in zip(shape, shape[1:])):
                 return t | {"BLK"}  # (..., n // b, b, ...): an axis split into blocks of b
         if name in SIGN_CALLS and "RND" in t and t & {"K", "Q"}:
@@ -593,6 +601,10 @@ class FeatureTagger(ast.NodeVisitor):
             t = t | {"CHI"}  # per-channel statistics of queries and keys (each reduced over tokens) ranked: channels
         if op == "gather" and "CHI" in t and t & {"Q", "K"}:
             t = t | {"CH"}
+        module = isinstance(receiver, ast.Name) and receiver.id in self.defs.modules  # torch.gather(src, ...)
+        src, rest = (arg_tags[0], arg_tags[1:]) if (receiver is None or module) and arg_tags else (rt, arg_tags)
+        if op == "gather" and "K" in src and src & {"BLK", "BID"} and any("R" in a for a in rest):
+            t = t | {"KR"}  # each block's keys picked by a ranking: its representative keys, a summary of the block
         if op in ("var",) and "Q" in t and "A" not in t:
             self.add("query_statistics", line)
         if op in ("var",) and "A" in t:
@@ -741,6 +753,9 @@ class FeatureTagger(ast.NodeVisitor):
             self.aliases[node.targets[0].id] = alias
             return
         t = self.tag(node.value)
+        for tgt in node.targets:
+            if isinstance(tgt, ast.Name):
+                self.exprs[tgt.id] = node.value
         if isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add):
             for tgt in node.targets:
                 if isinstance(tgt, ast.Name) and "S" in self.tags.get(tgt.id, set()) | t and "A" in t:
