@@ -336,8 +336,8 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
               "max_attention"],
              "milestone tokens: each token stamped with the last step its attention was above a bar; the most "
              "recently stamped kept"),
-    "LazyEviction": (["attention", "last_attended", "decode"],
-                     ["last_query", "window_queries", "head_average", "attention_variance", "accumulate",
+    "LazyEviction": (["attention", "last_attended", "recurrence_interval"],
+                     ["decode", "last_query", "window_queries", "head_average", "attention_variance", "accumulate",
                       "attention_threshold", "max_attention"],
                      "the recurrence of tokens' strong attention during reasoning observed (the step last attended "
                      "and the interval); a token evicted only once overdue"),

@@ -414,3 +414,54 @@ def test_pages_ranked_by_their_own_attention_are_no_block_keys():
     f = _feats(PAGE_MASS)
     assert "block_keys" not in f and "block_scores" in f
     assert "InfLLM" not in [m.short_name for m in computation_matches(f, "")]
+
+
+# --- the longest gap between a token's strong attentions (LazyEviction's recurrence interval) --------------------
+
+# a LazyEviction-like port in on_decode: per token the step of its last strong attention and the longest gap seen
+# between two of them (a running maximum of the time since the stamp); tokens not yet overdue kept first
+OVERDUE = HEAD + '''class Overdue(EvictionMethod):
+    query_window = 1
+
+    def on_decode(self, view: LayerView) -> Keep:
+        step = int(view.query_positions[-1])
+        a = view.group(view.attention(), "mean")[:, -1]                # (H, T)
+        stamp = view.recall("stamp", fill=0.0)
+        longest = view.recall("longest", fill=0.0)
+        strong = a > a.mean(dim=-1, keepdim=True)
+        longest = torch.where(strong, torch.maximum(longest, step - stamp), longest)
+        stamp = torch.where(strong, torch.full_like(stamp, float(step)), stamp)
+        view.remember("stamp", stamp)
+        view.remember("longest", longest)
+        slack = longest - (step - stamp)
+        return Keep.from_topk(slack, view.budget, view.valid)
+'''
+# honest near-neighbour: the same stamp, and the running peak of each token's attention (no interval)
+PEAK_STAMP = HEAD + '''class PeakStamp(EvictionMethod):
+    query_window = 1
+
+    def on_decode(self, view: LayerView) -> Keep:
+        step = int(view.query_positions[-1])
+        a = view.group(view.attention(), "mean")[:, -1]
+        stamp = view.recall("stamp", fill=0.0)
+        peak = view.recall("peak", fill=0.0)
+        strong = a > a.mean(dim=-1, keepdim=True)
+        peak = torch.maximum(peak, a)
+        stamp = torch.where(strong, torch.full_like(stamp, float(step)), stamp)
+        view.remember("stamp", stamp)
+        view.remember("peak", peak)
+        return Keep.from_topk(stamp + peak, view.budget, view.valid)
+'''
+
+
+def test_a_running_maximum_of_the_time_since_a_stamp_is_a_recurrence_interval():
+    f = _feats(OVERDUE)
+    assert {"last_attended", "recurrence_interval"} <= set(f)
+    names = [m.short_name for m in source_order(computation_matches(f, ""))]
+    assert names and names[0] == "LazyEviction"
+
+
+def test_a_running_peak_of_attention_beside_a_stamp_is_no_recurrence_interval():
+    f = _feats(PEAK_STAMP)
+    assert "last_attended" in f and "recurrence_interval" not in f
+    assert "LazyEviction" not in [m.short_name for m in computation_matches(f, "")]

@@ -169,6 +169,8 @@ class FeatureTagger(ast.NodeVisitor):
             if isinstance(node.op, ast.Add) and ("P" in lt and "P" not in rt and _ahead(node.right) or
                                                  "P" in rt and "P" not in lt and _ahead(node.left)):
                 return lt | rt | {"FP"}  # positions moved forward: where decoding will be
+            if isinstance(node.op, ast.Sub) and "P" in lt and "S" in rt and "S" not in lt:
+                return lt | rt | {"EL"}  # a step minus a remembered step: the time elapsed since it
             if isinstance(node.op, ast.Sub) and "X" in lt and "X" in rt:
                 return lt | rt | {"XR"}  # max - min of keys or values: their range
             if isinstance(node.op, ast.Div) and "XR" in rt and (lt | rt) & {"K", "V"} and "A" not in lt | rt:
@@ -657,6 +659,9 @@ class FeatureTagger(ast.NodeVisitor):
                 name not in ("min", "amin", "minimum") and not (isinstance(node.func, ast.Name) and name == "max"):
             # the least attention (an agreement) is not the most; the builtin max(0, n) clamps a number
             self.add("max_attention", line)
+        if name in ("maximum", "fmax", "max") and len(arg_tags) >= 2 and any("S" in a and "EL" not in a for a in arg_tags) \
+                and any("EL" in a for a in arg_tags):
+            self.add("recurrence_interval", line)  # a remembered value raised to the time since a stamp: the longest gap
         if (op == "extreme" or name == "aminmax") and t & {"K", "V"} and not t & {"A", "N"}:
             t = t | {"X"}  # a per-channel minimum or maximum of keys or values
         if op == "random":

@@ -142,6 +142,7 @@ FEATURE_WORDS = {
     "key_clustering": "k-means clustering of keys centroids clusters selected by query centroid similarity",
     "layer_reuse": "selection of one layer reused by other layers filter layers shared indices across layers",
     "last_attended": "recency of the last strong attention milestone tokens time since last attended",
+    "recurrence_interval": "maximum recurrence interval of strong attention lagged eviction overdue tokens",
     "learned_scorer": "trained scorer network predicts token importance retaining heads learned gate per token",
     "channel_selection": "selected channels partial query key dimensions channel pruning approximate scores",
     "importance_sampling": "tokens sampled with a probability from their scores importance sampling estimator",
