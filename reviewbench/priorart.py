@@ -21,6 +21,17 @@ _STOP = frozenset("a an and are as at be by for from in into is it its of on or 
                   "this to with without which each all one two".split())
 
 
+# Words of the index's names that are ordinary English: a name made only of them is a phrase, not a citation.
+ORDINARY = frozenset("""expected attention random retrieval head heads quest double sparsity squeezed eigen hold onto
+    that thought sparse frontier compactor""".split())
+
+
+def generic_name(name: str) -> bool:
+    """A name made of ordinary words ("Expected Attention", "Random"): as a phrase it is no citation. A coined
+    word ("Keyformer", "Scissorhands") is a name wherever it stands."""
+    return all(re.fullmatch(r"[A-Z]?[a-z]+", w) and w.lower() in ORDINARY for w in name.split())
+
+
 class Paper(BaseModel):
     short_name: str
     title: str

@@ -32,6 +32,7 @@ from pydantic import BaseModel
 from reviewbench.description import parse_description
 from reviewbench.evidence.computation import computation
 from reviewbench.priorart import Paper, load_index
+from reviewbench.priorart import generic_name as _generic
 
 CODE_HITS = 4  # hits from the code query before the summary's hits
 M = TypeVar("M")
@@ -106,17 +107,6 @@ ALIASES = {"Random": ["random eviction", "random selection", "random baseline"]}
 def _sentences(text: str) -> list[str]:
     protected = _ABBREV.sub(lambda m: m.group(0).replace(".", "\x00"), text)
     return [s.replace("\x00", ".").strip() for s in _SENT.split(protected) if s and s.strip()]
-
-
-# Words of the index's names that are ordinary English: a name made only of them is a phrase, not a citation.
-ORDINARY = frozenset("""expected attention random retrieval head heads quest double sparsity squeezed eigen hold onto
-    that thought sparse frontier compactor""".split())
-
-
-def _generic(name: str) -> bool:
-    """A name made of ordinary words ("Expected Attention", "Random"): as a phrase it is no citation. A coined
-    word ("Keyformer", "Scissorhands") is a name wherever it stands."""
-    return all(re.fullmatch(r"[A-Z]?[a-z]+", w) and w.lower() in ORDINARY for w in name.split())
 
 
 def _name_pattern(name: str) -> re.Pattern[str]:

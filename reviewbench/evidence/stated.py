@@ -333,10 +333,9 @@ def _after_cue(pattern: re.Pattern[str], before: str) -> bool:
 def _names_of_others() -> list[re.Pattern[str]]:
     """The index's paper names, less those made of ordinary words ("Random", "Expected Attention"): as phrases
     they are no citation."""
-    from reviewbench.evidence.priorart_evidence import _generic
-    from reviewbench.priorart import load_index
+    from reviewbench.priorart import generic_name, load_index
 
-    return _other_patterns(tuple(p.short_name for p in load_index().papers if not _generic(p.short_name)))
+    return _other_patterns(tuple(p.short_name for p in load_index().papers if not generic_name(p.short_name)))
 
 
 @lru_cache(maxsize=4)
