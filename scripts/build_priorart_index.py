@@ -235,9 +235,10 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                 "head_budget"],
                "static streaming heads (sinks + recent, from a head profile) and, on the other heads, pages picked "
                "by the query's bound against each page's channel-wise key min and max"),
+    # the representative tokens are those the queries inside each block attend to most: every query scores
     "InfLLM": (["block_keys", "recent"],
                ["attention", "sinks", "last_query", "window_queries", "decode", "block_scores", "max_attention",
-                "head_average"],
+                "head_average", "all_queries"],
                "distant tokens in blocks, each represented by its few most-attended tokens' keys; a block's "
                "relevance is the query against its representative keys; top blocks plus sinks and a local window"),
     "ShadowKV": (["block_keys"],
