@@ -72,6 +72,9 @@ class ComputationMatch(BaseModel):
     level: Literal["same", "family"]
     credited: bool
     credit: Credit
+    # the line of the return whose path computes the rule, where only one return path of the code does (a fallback
+    # or probe-detecting branch computes something else): None when the code as a whole does
+    branch: int | None = None
 
 
 class PriorArtEvidence(BaseModel):
@@ -379,9 +382,35 @@ def source_order(computed: list[M]) -> list[M]:
                                         len(getattr(m, "extra", []))))
 
 
-def computation_matches(features: dict[str, int], description: str) -> list[ComputationMatch]:
+def computation_matches(features: dict[str, int], description: str,
+                        paths: list[tuple[int, dict[str, int]]] | None = None) -> list[ComputationMatch]:
     """Papers of the index whose every operation the code computes: "same" when the code computes nothing else
-    that is a mechanism, "family" when it adds one operation of its own; most specific (most operations) first."""
+    that is a mechanism, "family" when it adds one operation of its own; most specific (most operations) first.
+
+    ``paths`` (``Computation.paths``): the features of each return path. Where the code as a whole computes no
+    rule exactly (the union of its branches reads as "a rule plus pooling"), a rule that one return path computes
+    exactly is a "same" match of that path (``branch``: the line of its return): a method that ports a rule behind
+    a fallback or probe-detecting branch is that port wherever that path runs. Two rules mixed in one path stay
+    what the whole reads ("family")."""
+    out = _matches(features, description)
+    if paths and not any(m.level == "same" for m in out):
+        for line, feats in paths:
+            for m in _matches(feats, description):
+                if m.level != "same":
+                    continue
+                known = next((i for i, o in enumerate(out) if o.short_name == m.short_name), None)
+                if known is not None and out[known].branch is not None:
+                    continue  # a path before this one computes it already
+                m.branch = line
+                if known is None:
+                    out.append(m)
+                else:
+                    out[known] = m
+        out.sort(key=lambda m: (m.level != "same", len(m.extra), -len(m.matched), m.baseline is None))
+    return out
+
+
+def _matches(features: dict[str, int], description: str) -> list[ComputationMatch]:
     out: list[ComputationMatch] = []
     for p in load_index().papers:
         if not p.ops:
@@ -435,7 +464,7 @@ def prior_art(method_src: str, method_summary: str, idea: str, description: str,
                                  year=paper.year, score=score, cosine=cosine, credited=c.credited, via=via,
                                  credit=c))
 
-    computed = computation_matches(comp.features, description)
+    computed = computation_matches(comp.features, description, comp.paths)
     by_name = {p.short_name: p for p in index.papers}
     for m in computed[:CODE_HITS]:  # the papers whose rule the code computes come first
         add(by_name[m.short_name], 0.0, None, "computation", m.credit)

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reviewbench.evidence.behaviour import BehaviourMatch
-from reviewbench.evidence.priorart_evidence import ComputationMatch, Credit, credit_for
+from reviewbench.evidence.priorart_evidence import ComputationMatch, Credit, credit_for, source_order
 from reviewbench.evidence.similarity import CodeMatch, Span
 from reviewbench.rubric import EvidenceRules
 from reviewbench.verdict import FlagClaim
@@ -128,7 +128,9 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
     same = [m for m in computed if m.level == "same" and not m.credited]
     if not same or any(m.level == "same" and m.credited for m in computed if len(m.matched) >= len(same[0].matched)):
         return []
-    m = same[0]
+    # the most specific of the rules the code computes exactly names it (rarest operations first: a maximum over
+    # blocks names CritiPrefill before the chunk sums every block method shares)
+    m = source_order(same)[0]
     lines = method_src.splitlines()
     at = sorted(n for n in m.matched.values() if 0 < n <= len(lines)) or [1]
     line = at[-1]  # the operation that completes the rule (the scoring line, usually)
@@ -147,6 +149,9 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
         strength="indication" if contradicted else "proof",
         explanation=(f"the code computes the scoring rule of {m.short_name} ({m.title}"
                      + (f", arXiv {m.arxiv}" if m.arxiv else "") + f"): {m.rule}; found: {ops}; nothing of its own "
-                     f"beside it; the description does not credit it ({m.credit.reason})"
+                     f"beside it"
+                     + (f" on the path that returns at line {m.branch} (another branch of the code computes "
+                        f"something else)" if m.branch is not None else "")
+                     + f"; the description does not credit it ({m.credit.reason})"
                      + (f"; but it keeps few of that baseline's tokens where it is scored (Jaccard "
                         f"{max(measured):.2f})" if contradicted else bank_note)))]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass, field
 
 from reviewbench.evidence.computation.flow import FeatureTagger
@@ -17,6 +18,11 @@ class Computation:
     """The features a method's code shows, each with the line where it first shows."""
 
     features: dict[str, int] = field(default_factory=dict)
+    # features only a tie-break computes (``score + 1e-9 * other``: FeatureTagger._tie_break), not the method's
+    tie_breaks: dict[str, int] = field(default_factory=dict)
+    # the features of each return path where a function returns on several (``return_paths``): (the line of the
+    # return, the features of the method when that function takes that path), those that differ from the whole's
+    paths: list[tuple[int, dict[str, int]]] = field(default_factory=list)
 
     def words(self) -> str:
         """The query: each feature's words, the distinctive ones twice (what few methods compute decides)."""
@@ -28,14 +34,145 @@ class Computation:
 
 
 def computation(source: str) -> Computation:
-    """Features of an ``EvictionMethod`` module, from its interface use and data flow (names play no part)."""
+    """Features of an ``EvictionMethod`` module, from its interface use and data flow (names play no part).
+
+    A sum read as "a score plus a tie-break" (``FeatureTagger._tie_break``) is read again with the tie-break taken
+    out, so that what only feeds the tie-break (a norm computed on the line before) is no feature either; its
+    features are ``tie_breaks``. Each return path of a function that returns on several is read on its own too
+    (``paths``: a fallback or probe-detecting branch beside the ported rule)."""
     tree = parse_source(source)
     if tree is None:
         return Computation()
+    found, ties = _features_of(tree)
+    tie_breaks: dict[str, int] = {}
+    if ties:
+        tree = _without_tie_breaks(tree, ties)
+        kept, _ = _features_of(tree)
+        tie_breaks = {k: v for k, v in found.items() if k not in kept}
+        found = kept
+    paths: list[tuple[int, dict[str, int]]] = []
+    for line, pruned in return_paths(tree):
+        f, t = _features_of(pruned)
+        if t:
+            f, _ = _features_of(_without_tie_breaks(pruned, t))
+        if f != found and (line, f) not in paths:
+            paths.append((line, f))
+    return Computation(features=found, tie_breaks=tie_breaks, paths=paths)
+
+
+def _without_tie_breaks(tree: ast.Module, ties: set[tuple[int, int, int | None, int | None, bool]]) -> ast.Module:
+    """A copy of ``tree`` with every "score + tie-break" sum replaced by its score."""
+    where = {t[:4]: t[4] for t in ties}
+
+    class Drop(ast.NodeTransformer):
+        def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+            key = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+            if key in where:
+                return self.visit(node.left if where[key] else node.right)
+            return self.generic_visit(node)
+
+    return Drop().visit(copy.deepcopy(tree))
+
+
+def _terminates(stmts: list[ast.stmt]) -> bool:
+    """A block that always leaves the function (its last statement returns or raises, or branches that all do)."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    if isinstance(last, ast.If):
+        return _terminates(last.body) and _terminates(last.orelse)
+    return False
+
+
+def _contains(stmts: list[ast.stmt], target: ast.stmt) -> bool:
+    return any(n is target for s in stmts for n in ast.walk(s))
+
+
+def _branch(st: ast.If, body: list[ast.stmt]) -> ast.If:
+    """``st``'s test with one branch (the one the path takes): the test still gates what follows."""
+    return ast.copy_location(ast.If(test=st.test, body=body or [ast.copy_location(ast.Pass(), st)], orelse=[]), st)
+
+
+def _path(stmts: list[ast.stmt], target: ast.Return) -> list[ast.stmt]:
+    """The statements of ``stmts`` that run on the way to ``target``: a branch holding it taken (its test kept: it
+    gates what follows), a branch that leaves the function elsewhere skipped with its test, nothing after it."""
+    out: list[ast.stmt] = []
+    for st in stmts:
+        if st is target:
+            out.append(st)
+            return out
+        if isinstance(st, ast.If):
+            if _contains(st.body, target):
+                out.append(_branch(st, _path(st.body, target)))
+                return out
+            if _contains(st.orelse, target):
+                out.append(_branch(st, _path(st.orelse, target)))
+                return out
+            # a branch that leaves the function elsewhere is not taken: what its test computes (a probe of the
+            # inputs) only chose the path, and what runs is the other branch
+            if _terminates(st.body) and not _terminates(st.orelse):
+                out.extend(st.orelse)
+            elif _terminates(st.orelse) and not _terminates(st.body):
+                out.extend(st.body)
+            else:
+                out.append(st)
+        elif isinstance(st, (ast.For, ast.While, ast.With)) and _contains(st.body, target):
+            loop = copy.copy(st)
+            loop.body = _path(st.body, target)
+            if isinstance(loop, (ast.For, ast.While)):
+                loop.orelse = []
+            out.append(loop)
+            return out
+        elif isinstance(st, ast.Try) and _contains([st], target):
+            for block in [st.body, *[h.body for h in st.handlers], st.orelse, st.finalbody]:
+                if _contains(block, target):
+                    out.extend(_path(block, target))
+                    return out
+        else:
+            out.append(st)
+    return out
+
+
+MAX_PATHS = 16
+
+
+def _returns(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
+    """The returns of ``fn`` with a value (not those of the functions defined inside it)."""
+    inner = {id(m) for sub in ast.walk(fn) if sub is not fn and isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                                ast.Lambda))
+             for m in ast.walk(sub)}
+    return [n for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value is not None and id(n) not in inner]
+
+
+def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
+    """For each function that returns a value at several places, one copy of the module per return: that function
+    cut down to the statements that run on the way to it (``_path``). A fallback or probe-detecting branch is one
+    path, the rule the method ports is another, and each is read on its own (at most ``MAX_PATHS``)."""
+    out: list[tuple[int, ast.Module]] = []
+    fns = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for i, fn in enumerate(fns):
+        rets = _returns(fn)
+        if len(rets) < 2:
+            continue
+        for j, r in enumerate(rets):
+            if len(out) >= MAX_PATHS:
+                return out
+            copy_ = copy.deepcopy(tree)
+            fn2 = [n for n in ast.walk(copy_) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))][i]
+            fn2.body = _path(fn2.body, _returns(fn2)[j])
+            out.append((r.lineno, copy_))
+    return out
+
+
+def _features_of(tree: ast.Module) -> tuple[dict[str, int], set[tuple[int, int, int | None, int | None, bool]]]:
+    """The features of a parsed module, and where it adds a tie-break to a score."""
     defs = Defs(tree)
     flow = FeatureTagger(defs, self_attr_reads(tree))
     flow.tags = {"view": {"VIEW"}, **_fitted_names(tree)}
     attrs = class_attrs(tree)
+    flow.constants = _constants(tree, attrs)
     qw = const_int(attrs.get("query_window"))
     found = flow.found
     if qw is not None and qw > 0:
@@ -64,6 +201,7 @@ def computation(source: str) -> Computation:
             flow.run_def(fn)
             if hook == "layer_budgets":
                 _pyramid(fn, found, defs)
+    flow.finish()
     if flow.layer_test and flow.kept_rank and _reads_kept(defs, flow.kept_rank):
         found.setdefault("layer_reuse", 0)
     if "all_queries" in found and "attention" in found and "query_statistics" not in found:
@@ -78,7 +216,27 @@ def computation(source: str) -> Computation:
             if "M" in t and "Q" in t:
                 found.setdefault("query_statistics", 0)
                 break
-    return Computation(features=dict(found))
+    return dict(found), set(flow.tie_nodes)
+
+
+def _constants(tree: ast.Module, attrs: dict[str, ast.expr]) -> dict[str, float]:
+    """Module and class constants bound to a number: ``EPS = 1e-9`` (name), ``tiny = 1e-9`` in a class (self.tiny)."""
+    def number(v: ast.expr) -> float | None:
+        try:
+            x = ast.literal_eval(v)
+        except (ValueError, SyntaxError, TypeError):
+            return None
+        return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+    out: dict[str, float] = {}
+    for name, value in attrs.items():
+        if (x := number(value)) is not None:
+            out[f"self.{name}"] = x
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
+                (x := number(node.value)) is not None:
+            out[node.targets[0].id] = x
+    return out
 
 
 def _reads_kept(defs: Defs, kept: set[str]) -> bool:

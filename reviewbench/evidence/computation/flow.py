@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from reviewbench.evidence.computation.syntax import (Defs, callable_alias, callee, dead_statements, fitted_literal,
-                                                     flattens, kwarg, negative, self_attr, subtracts)
+                                                     flattens, is_true, kwarg, negative, self_attr, subtracts)
 from reviewbench.evidence.computation.vocabulary import (API_CALLS, API_SOURCES, CANON, CLUSTERING, FACTORISATIONS,
                                                          INLINE_DEPTH,
                                                          INVERSES, LEARNED_CALLS, SIGN_CALLS, SIZES)
@@ -29,6 +29,43 @@ def _count_like(t: set[str]) -> bool:
     (forward, reversed, a cumsum of ones), positions subtracted, a pairwise visibility matrix or a mask of non-zero
     attention summed, a searchsorted rank."""
     return bool(t & {"I", "CNT"}) and not t & {"K", "V", "Q", "A", "W", "RND"}
+
+
+def _shifted_by_own_extreme(arg: ast.expr | None) -> bool:
+    """``z - z.max(...)``, ``z - torch.amax(z, ...)``, ``z - torch.logsumexp(z, ...)``: logits shifted by their own
+    largest value or log-normaliser (the exponential of it is a softmax, by hand)."""
+    if not (isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Sub)):
+        return False
+    return any(isinstance(c, ast.Call) and callee(c.func)[0] in ("max", "amax", "logsumexp")
+               for c in ast.walk(arg.right))
+
+
+# The largest literal scale of a term read as a tie-break (``FeatureTagger._tie_break``).
+TIE_BREAK = 1e-6
+
+
+def _head_indexed(node: ast.expr, loop_vars: set[str]) -> bool:
+    """``a[h]`` or ``a[h, ...]`` with ``h`` a loop variable: one entry of the first axis (the heads, on every tensor
+    the harness hands over) per iteration."""
+    if not isinstance(node, ast.Subscript):
+        return False
+    first = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) and node.slice.elts else node.slice
+    return isinstance(first, ast.Name) and first.id in loop_vars
+
+
+def _root(e: ast.expr, inverse: bool = False) -> bool:
+    """A square root (``sqrt``, ``rsqrt``; with ``inverse`` only ``rsqrt``, which multiplies) in ``e``."""
+    names = ("rsqrt",) if inverse else ("sqrt", "rsqrt")
+    return any(isinstance(c, ast.Call) and callee(c.func)[0] in names for c in ast.walk(e))
+
+
+def _self_contraction(eq: ast.expr) -> bool:
+    """An einsum equation that multiplies an operand by itself entry by entry and sums some axes: ``htd,htd->ht``."""
+    if not (isinstance(eq, ast.Constant) and isinstance(eq.value, str) and "->" in eq.value):
+        return False
+    ins, out = eq.value.replace(" ", "").split("->")
+    parts = ins.split(",")
+    return len(parts) == 2 and parts[0] == parts[1] and set(out) < set(parts[0])
 
 
 def _same(a: ast.expr | None, b: ast.expr | None) -> bool:
@@ -84,6 +121,17 @@ class FeatureTagger(ast.NodeVisitor):
         self.kept_rank: set[str] = set()  # self attributes a ranking (a selection) is kept in, across calls
         self.layer_test = False  # a hook tests the layer index
         self.exprs: dict[str, ast.expr] = {}  # local name -> the expression it was last bound to (sizes in shapes)
+        self.constants: dict[str, float] = {}  # module and class constants bound to a number (name, self.name)
+        self.tie_breaks: dict[str, int] = {}  # features only a tie-break computes (``_tie_break``)
+        # where the sums read as "a score plus a tie-break" stand: (line, column, end line, end column, main is left)
+        self.tie_nodes: set[tuple[int, int, int | None, int | None, bool]] = set()
+        self.loop_vars: set[str] = set()  # the variables of the loops being run
+        self.pending_exp: dict[int, int] = {}  # exp of query-key logits not (yet) seen divided by its own sum
+
+    def finish(self) -> None:
+        """Features decided only once every hook has run: an exponential of the logits never normalised."""
+        for line in sorted(self.pending_exp):
+            self.add("exp_logit", line)
 
     def add(self, key: str, line: int) -> None:
         self.found.setdefault(key, line)
@@ -137,14 +185,28 @@ class FeatureTagger(ast.NodeVisitor):
             st = self.tag(node.slice)
             return t | self._subscript_tags(node, t, st)
         if isinstance(node, ast.BinOp):
-            lt = self.tag(node.left)
+            tie = self._tie_break(node)
+            if tie is not None:
+                return tie
             divisor_norm = isinstance(node.op, ast.Div) and any(
                 isinstance(c, ast.Call) and CANON.get(callee(c.func)[0] or "") == "norm" for c in ast.walk(node.right))
-            self.normalising += divisor_norm  # x / x.norm(): a unit vector, not a norm score
+            # x / sqrt(sum x^2), x * rsqrt(sum x^2): a unit vector written out (a root of data, not of a size)
+            root_side = node.right if isinstance(node.op, ast.Div) and _root(node.right) else (
+                node.right if isinstance(node.op, ast.Mult) and _root(node.right, inverse=True) else
+                node.left if isinstance(node.op, ast.Mult) and _root(node.left, inverse=True) else None)
+            self.normalising += root_side is node.left
+            lt = self.tag(node.left)
+            self.normalising -= root_side is node.left
+            self.normalising += divisor_norm or root_side is node.right  # x / x.norm(): a unit vector, not a norm score
             rt = self.tag(node.right)
-            self.normalising -= divisor_norm
+            self.normalising -= divisor_norm or root_side is node.right
             if divisor_norm:
                 return lt | {"N"}
+            if root_side is not None and (rt if root_side is node.right else lt) & {"K", "V", "Q"}:
+                return (lt if root_side is node.right else rt) | {"N"}
+            if isinstance(node.op, ast.Mult) and _same(node.left, node.right) and not subtracts(node.left) and \
+                    not self._centred(node.left):  # c * c with c = k - mean: a spread
+                return lt | {"SQ"}  # x * x: squared entries, summed a norm written by hand
             lt = set(lt)
             binop = self._binop_blocks(node, lt, rt)
             if binop is not None:
@@ -157,7 +219,7 @@ class FeatureTagger(ast.NodeVisitor):
                 self._matmul(lt, rt, node.lineno)
                 lt |= self._pair(lt, rt, node.lineno)
             if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and node.right.value == 2 \
-                    and not subtracts(node.left):
+                    and not subtracts(node.left) and not self._centred(node.left):
                 return lt | {"SQ"}  # squared entries, summed: a norm written by hand ((x - mean) ** 2: a variance)
             if isinstance(node.op, ast.Mult) and "S" in (lt | rt) and (
                     isinstance(node.left, ast.Constant) or isinstance(node.right, ast.Constant)) and not any(
@@ -211,7 +273,9 @@ class FeatureTagger(ast.NodeVisitor):
                 # attention against a bar that is no attention: a constant, an attribute, or a bar computed from
                 # positions or sizes (1 / the number of tokens a query sees: the average attention)
                 self.add("attention_threshold", node.lineno)
-            if "P" in t and not any(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops) and any(
+            # positions (or the token index, an arange) below a number: the first tokens
+            index = "I" in t and not t & (DATA_TAGS | {"BID", "W", "RND", "BLK"})
+            if ("P" in t or index) and not any(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops) and any(
                     isinstance(c, ast.Constant) and isinstance(c.value, int) or self_attr(c)
                     for c in [node.left, *node.comparators]):
                 self.add("sinks", node.lineno)  # positions < 4: the first tokens
@@ -252,6 +316,193 @@ class FeatureTagger(ast.NodeVisitor):
                 out |= self.tag(child)
         return out
 
+    # --- a tie-break --------------------------------------------------------------------------------
+    def _literal(self, e: ast.expr) -> float | None:
+        """The number ``e`` stands for: a literal, a negated one, a module or class constant bound to one."""
+        if isinstance(e, ast.Constant) and isinstance(e.value, (int, float)) and not isinstance(e.value, bool):
+            return float(e.value)
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+            v = self._literal(e.operand)
+            return None if v is None else (-v if isinstance(e.op, ast.USub) else v)
+        key = e.id if isinstance(e, ast.Name) else f"self.{e.attr}" if self_attr(e) and isinstance(e, ast.Attribute) \
+            else None
+        return self.constants.get(key) if key else None
+
+    def _factors(self, e: ast.expr) -> tuple[list[ast.expr], list[ast.expr]]:
+        """A product / quotient chain as (numerator factors, denominator factors)."""
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult):
+            a, b = self._factors(e.left), self._factors(e.right)
+            return a[0] + b[0], a[1] + b[1]
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Div):
+            a, b = self._factors(e.left), self._factors(e.right)
+            return a[0] + b[1], a[1] + b[0]
+        return [e], []
+
+    def _local(self, call: ast.Call) -> tuple[list[ast.expr], dict[str, ast.expr]] | None:
+        """A helper of the module a call runs: (what it returns, its names bound to the expression each was last
+        assigned), or None."""
+        fn = self.defs.resolve(call, self.owner)
+        if fn is None:
+            return None
+        env: dict[str, ast.expr] = {}
+        rets: list[ast.expr] = []
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                env[n.targets[0].id] = n.value
+            elif isinstance(n, ast.Return) and n.value is not None:
+                rets.append(n.value)
+        return rets, env
+
+    def _unit(self, e: ast.expr, depth: int = 0, env: dict[str, ast.expr] | None = None) -> bool:
+        """Vectors of norm at most 1 by construction: normalised (``F.normalize``, ``x / x.norm()``), or an average,
+        a slice or a layout change of such vectors."""
+        env = self.exprs if env is None else env
+        if depth > 16:
+            return False
+        if isinstance(e, ast.Name):
+            return e.id in env and self._unit(env[e.id], depth + 1, env)
+        if isinstance(e, ast.Subscript):
+            return self._unit(e.value, depth + 1, env)
+        if isinstance(e, ast.Attribute) and e.attr in ("T", "mT"):
+            return self._unit(e.value, depth + 1, env)
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Div):
+            return any(isinstance(c, ast.Call) and CANON.get(callee(c.func)[0] or "") == "norm"
+                       for c in ast.walk(e.right))
+        if isinstance(e, ast.Call):
+            name, receiver = callee(e.func)
+            if name == "normalize":
+                return True
+            inner = receiver if receiver is not None and not (
+                isinstance(receiver, ast.Name) and receiver.id in self.defs.modules) else (e.args[0] if e.args else None)
+            if name in ("float", "half", "double", "to", "clone", "detach", "contiguous", "transpose", "permute",
+                        "squeeze", "unsqueeze", "mean", "expand", "repeat_interleave", "view", "reshape"):
+                return inner is not None and self._unit(inner, depth + 1, env)
+        return False
+
+    def _bounded(self, e: ast.expr, depth: int = 0, env: dict[str, ast.expr] | None = None) -> bool:
+        """A value whose entries are at most 1 in size by construction: probabilities (a softmax, the view's
+        attention, an average or maximum of them), uniform draws, a sigmoid or tanh, a comparison, a value over its
+        own maximum, sum or norm, the product of two vectors of norm at most 1 (a cosine, by Cauchy-Schwarz); what
+        a helper of the module returns when each of its returns is."""
+        env = self.exprs if env is None else env
+        if depth > 16:
+            return False
+        if isinstance(e, ast.Name):
+            bound = env.get(e.id)
+            return bound is not None and self._bounded(bound, depth + 1, env)
+        if isinstance(e, ast.Constant):
+            return isinstance(e.value, (int, float)) and abs(e.value) <= 1
+        if isinstance(e, ast.Compare):
+            return True
+        if isinstance(e, ast.UnaryOp):
+            return self._bounded(e.operand, depth + 1, env)
+        if isinstance(e, ast.Subscript):
+            return self._bounded(e.value, depth + 1, env)
+        if isinstance(e, ast.Attribute) and e.attr in ("values", "T", "mT", "real"):
+            return self._bounded(e.value, depth + 1, env)
+        if isinstance(e, ast.IfExp):
+            return self._bounded(e.body, depth + 1, env) and self._bounded(e.orelse, depth + 1, env)
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.MatMult):
+            return self._unit(e.left, depth + 1, env) and self._unit(e.right, depth + 1, env)
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Mult, ast.Div)):
+            num, den = self._factors(e)
+            big = [f for f in den if (v := self._literal(f)) is not None and abs(v) >= 1]
+            free = [f for f in num if not self._bounded(f, depth + 1, env)]
+            if not free:
+                return len(big) == len(den)  # bounded factors over numbers of at least 1
+            # one factor over its own maximum, sum or norm (x / x.max(), p / p.amax())
+            return len(free) == 1 and any(isinstance(c, ast.Call) and callee(c.func)[0] in (
+                "max", "amax", "sum", "norm", "vector_norm", "linalg_norm") for f in den for c in ast.walk(f))
+        if isinstance(e, ast.Call):
+            name, receiver = callee(e.func)
+            args = list(e.args)
+            local = self._local(e) if name not in API_CALLS else None
+            if local is not None:
+                rets, inner_env = local
+                return bool(rets) and all(self._bounded(r, depth + 1, inner_env) for r in rets)
+            if name in ("softmax", "sigmoid", "tanh", "rand", "rand_like", "cosine_similarity", "normalize", "cos",
+                        "sin", "erf"):
+                return True
+            if name in ("matmul", "bmm") and len(args) == 2:
+                return self._unit(args[0], depth + 1, env) and self._unit(args[1], depth + 1, env)
+            if name == "attention" and receiver is not None:
+                red = kwarg(e, "reduce")
+                return red is None or isinstance(red, ast.Constant) and red.value in ("mean", "max")
+            inner = receiver if receiver is not None and not (
+                isinstance(receiver, ast.Name) and receiver.id in self.defs.modules) else (args[0] if args else None)
+            if name == "group" and len(args) >= 2 and isinstance(args[1], ast.Constant) and \
+                    args[1].value in ("mean", "max"):
+                return self._bounded(args[0], depth + 1, env)
+            if name in ("float", "half", "double", "to", "clone", "detach", "contiguous", "expand", "expand_as",
+                        "squeeze", "unsqueeze", "view", "reshape", "flatten", "mean", "amax", "max", "amin", "min",
+                        "abs", "gather", "index_select", "take_along_dim", "repeat_interleave", "transpose",
+                        "permute", "masked_fill", "type_as", "nanmean"):
+                return inner is not None and self._bounded(inner, depth + 1, env)
+        return False
+
+    def _coarse(self, e: ast.expr, depth: int = 0) -> bool:
+        """A score with few distinct values (a comparison, a rounding, an integer division): a small term added
+        to it decides the order within each class of equal values, which is no tie-break."""
+        if isinstance(e, ast.Name) and depth < 6 and e.id in self.exprs:
+            return self._coarse(self.exprs[e.id], depth + 1)
+        if isinstance(e, ast.Compare) or isinstance(e, ast.BinOp) and isinstance(e.op, (ast.FloorDiv, ast.Mod)):
+            return True
+        if isinstance(e, ast.Call):
+            name, receiver = callee(e.func)
+            if name in ("round", "floor", "ceil", "trunc", "sign", "bucketize", "searchsorted"):
+                return True
+            if name in ("float", "int", "long", "to", "type_as", "half", "double") and receiver is not None:
+                return self._coarse(receiver, depth + 1)
+        return False
+
+    def _tie_break(self, node: ast.BinOp) -> set[str] | None:
+        """``score + 1e-9 * other``: the score, plus a tie-break. The small term is read as a tie-break (its
+        operations are kept apart in ``tie_breaks``, not among the features) only when it provably cannot reorder
+        the score's distinct values beyond near-ties: its scale is a literal of at most ``TIE_BREAK`` (a
+        constant of the module or class counts as one) and what it scales is bounded by 1 by construction
+        (``_bounded``: probabilities, uniform draws, unit vectors, a value over its own maximum...), so it moves
+        no score by more than ``TIE_BREAK``; and the score it is added to is continuous (``_coarse``: not a
+        comparison or a rounding, whose classes of equal values a small term would order) and is made of
+        per-token data. Otherwise the term stays an operation of its own, whatever its literal: ``1e-6 *
+        positions`` (up to 1e-6 * 32K) or ``1e-9 * a norm`` (unbounded) can reorder, and a rule hidden behind
+        ``1e-9 *`` with nothing but a constant or a coarse class beside it is still that rule."""
+        if not isinstance(node.op, (ast.Add, ast.Sub)):
+            return None
+        for main, small in ((node.left, node.right), (node.right, node.left)):
+            num, den = self._factors(small)
+            tiny = [f for f in num if (v := self._literal(f)) is not None and 0 < abs(v) <= TIE_BREAK] + [
+                f for f in den if (v := self._literal(f)) is not None and abs(v) >= 1 / TIE_BREAK]
+            if not tiny:
+                continue
+            rest_num = [f for f in num if f not in tiny and self._literal(f) is None]
+            if not rest_num:
+                continue
+            mnum, mden = self._factors(main)
+            if any((v := self._literal(f)) is not None and 0 < abs(v) <= TIE_BREAK for f in mnum):
+                continue  # both terms small: neither breaks the other's ties
+            rest_den = [f for f in den if f not in tiny]
+            ok = all(self._bounded(f) for f in rest_num) and all(self._bounded(f) for f in rest_den) or (
+                len(rest_num) == 1 and rest_den and self._bounded(ast.BinOp(left=rest_num[0], op=ast.Div(),
+                                                                             right=rest_den[0])))
+            if not ok or self._coarse(main):
+                continue
+            mt = self.tag(main)
+            if not mt & (PER_TOKEN | {"S"}):
+                continue
+            before = dict(self.found)
+            self.tag(small)
+            for k in [k for k in self.found if k not in before]:
+                self.tie_breaks.setdefault(k, self.found.pop(k))
+            self.tie_nodes.add((node.lineno, node.col_offset, node.end_lineno, node.end_col_offset,
+                                main is node.left))
+            return mt
+        return None
+
+    def _centred(self, e: ast.expr) -> bool:
+        """A name bound to a difference (``c = k - k.mean(...)``): its square is a spread, not a norm."""
+        r = self._resolved(e)
+        return isinstance(e, ast.Name) and isinstance(r, ast.BinOp) and isinstance(r.op, ast.Sub)
+
     def _resolved(self, e: ast.expr) -> ast.expr:
         """A size named in a shape, resolved to the expression it was last bound to (n = (t + b - 1) // b)."""
         if isinstance(e, ast.Name) and e.id in self.exprs:
@@ -270,6 +521,13 @@ class FeatureTagger(ast.NodeVisitor):
                 return lt | rt
             if not lt & (DATA_TAGS | {"I", "P"}) and _count_like(rt):
                 return rt | {"RCNT"}  # 1 / the count: a weight per key
+        if isinstance(node.op, ast.Div):
+            shared = {x for x in lt & rt if x.startswith("EXP")}
+            if shared and any(isinstance(c, ast.Call) and CANON.get(callee(c.func)[0] or "") == "reduce"
+                              for c in ast.walk(node.right)):
+                for x in shared:  # exp(z) / exp(z).sum(): a softmax written by hand, not an exponential logit
+                    self.pending_exp.pop(int(x[3:]), None)
+                return {x for x in both if not x.startswith("EXP")} | {"A"}
         if isinstance(node.op, ast.Mult):
             if "RCNT" in lt and "A" in rt or "RCNT" in rt and "A" in lt:
                 self.add("count_normalised", line)
@@ -459,6 +717,9 @@ class FeatureTagger(ast.NodeVisitor):
         line = node.lineno
         if name == "attention" and (rt == {"VIEW"} or receiver is not None):
             self.add("attention", line)
+            red = kwarg(node, "reduce")
+            if isinstance(red, ast.Constant) and red.value == "max":
+                self.add("max_attention", line)  # attention(reduce="max"): the largest over the queries
             return {"A"} | (all_args - {"Q"})
         if name in ("remember", "recall"):
             self.add("accumulate", line)
@@ -543,6 +804,8 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("hashing", line)  # the sign of a random projection: a locality-sensitive hash bit
         if name == "sort":
             t = t | {"R"}
+            if is_true(kwarg(node, "descending")):
+                op = "rank"  # sorted largest first: a ranking (its head is a top-k), as argsort(descending=True)
         if op == "norm":
             if self.normalising:
                 return t | {"N"}
@@ -565,6 +828,15 @@ class FeatureTagger(ast.NodeVisitor):
             return t
         if op == "matmul":
             if len(arg_tags) >= 2:
+                if name == "einsum" and len(node.args) == 3 and _same(node.args[1], node.args[2]) and \
+                        _self_contraction(node.args[0]):
+                    # einsum("htd,htd->ht", x, x): x's squared row norms (a norm written out)
+                    if not self.normalising and not t & {"A", "Q"}:
+                        if "K" in t and "V" not in t:
+                            self.add("key_norm", line)
+                        elif "V" in t and "K" not in t:
+                            self.add("value_norm", line)
+                    return t | {"SQ"}
                 if name == "einsum" and len(arg_tags) >= 3:
                     self._einsum(arg_tags[1:], line)
                 else:
@@ -626,7 +898,8 @@ class FeatureTagger(ast.NodeVisitor):
             whole = isinstance(dim, ast.Tuple) and len(dim.elts) > 1  # over tokens and channels: one scale per head
             if "SQ" in t and "FB" in t and t & {"K", "V"} and "A" not in t and "Q" not in t and not whole:
                 self.add("leverage", line)  # squared row norms of a factorisation's basis: leverage scores
-            if "SQ" in t and "A" not in t and "Q" not in t and not whole:  # x.pow(2).sum(-1): a norm written out
+            if "SQ" in t and "A" not in t and "Q" not in t and not whole and not self.normalising:
+                # x.pow(2).sum(-1): a norm written out (under a root that divides: a unit vector, no score)
                 if "K" in t and "V" not in t:
                     self.add("key_norm", line)
                 elif "V" in t and "K" not in t:
@@ -672,7 +945,12 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("importance_sampling", line)  # tokens drawn with a probability made of the data
             t = t | {"RND"}
         if op == "exp" and "Q" in t and "K" in t:
-            self.add("exp_logit", line)
+            arg = receiver if receiver is not None and not (
+                isinstance(receiver, ast.Name) and receiver.id in self.defs.modules) else (node.args[0] if node.args else None)
+            if _shifted_by_own_extreme(arg):
+                return t | {"A"}  # exp(z - max z) or exp(z - logsumexp z): a softmax written by hand
+            self.pending_exp[line] = line  # exp of query-key logits: expected attention, unless divided by its sum
+            return t | {f"EXP{line}"}
         if op == "log" and "A" in t:
             self.add("entropy", line)
         if op == "cumsum" and "C1" in t and not t & PER_TOKEN:
@@ -712,7 +990,7 @@ class FeatureTagger(ast.NodeVisitor):
         if op == "const" and not t & PER_TOKEN:
             return t | {"C1"}  # a tensor of one constant (ones, zeros, full): no data of the layer in it
         if op in ("rank", "gather", "cat", "where", "const", "scatter"):
-            if op == "rank" and ("F" in rt or any(flattens(c) for a in [receiver, *node.args] if a is not None
+            if op == "rank" and ("F" in rt or any("F" in a for a in arg_tags[:1]) or any(flattens(c) for a in [receiver, *node.args] if a is not None
                                                   for c in ast.walk(a) if isinstance(c, ast.Call))):
                 self.add("head_budget", line)  # one top-k over every (head, token) pair of the layer
             if op == "scatter" and name in ("bincount", "scatter_add", "scatter_add_") and not t & {"ASG", "BID"}:
@@ -779,6 +1057,9 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("accumulate", node.lineno)
         if isinstance(node.op, ast.Mult) and "S" in prior:
             self.add("decay", node.lineno)
+        if isinstance(node.op, ast.Add) and "A" in t and _head_indexed(node.value, self.loop_vars) and not (
+                isinstance(node.target, ast.Subscript) and _head_indexed(node.target, self.loop_vars)):
+            self.add("head_average", node.lineno)  # acc += a[h] over the heads: attention summed over every head
         self._bind(node.target, prior | t)
 
     def visit_Return(self, node: ast.Return) -> None:
@@ -795,10 +1076,14 @@ class FeatureTagger(ast.NodeVisitor):
 
     def visit_For(self, node: ast.For) -> None:
         self._bind(node.target, self.tag(node.iter) | _stepped(node.iter))
+        names = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        added = names - self.loop_vars
+        self.loop_vars |= added
         self.loop += 1
         for s in node.body + node.orelse:
             self.visit(s)
         self.loop -= 1
+        self.loop_vars -= added
 
     def visit_Expr(self, node: ast.Expr) -> None:
         if not isinstance(node.value, ast.Constant):

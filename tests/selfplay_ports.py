@@ -1,0 +1,443 @@
+"""Adversarial self-play (issue 23): disguised ports of ruled papers, written fresh as a capable cheating agent would
+write them (renamed, loops for vectorised code, einsum / matmul / broadcasting sums, softmax or log-sum-exp by hand,
+sorting / kthvalue / masks for top-k, cumsum tricks, helpers and small classes, state on the module, a tiny
+tie-break term, a dead fallback branch, a branch that behaves otherwise on odd inputs). None is a calibration or
+held-out bundle. Papers drawn with ``random.Random(2323).sample`` over the ruled papers no test named, then the
+rest (see tests/test_selfplay_ports.py).
+
+``PORTS``: paper -> the port's source. ``HONEST``: a near-neighbour of each fixed cause that must not match.
+"""
+
+from __future__ import annotations
+
+HEAD = "import math\n\nimport torch\nimport torch.nn.functional as F\n\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n\n"
+
+PORTS: dict[str, str] = {}
+
+# Ada-KV: window attention scored by hand (log-sum-exp softmax), one ranking over the flattened (head, token) pairs,
+# a floor per head; kept indices split by // and %.
+PORTS["Ada-KV"] = HEAD + '''def _probs(q, k, scale):
+    z = torch.einsum("hnd,htd->hnt", q, k) * scale
+    return torch.exp(z - torch.logsumexp(z, dim=-1, keepdim=True))
+
+
+class Spread(EvictionMethod):
+    query_window = 16
+    floor = 0.2
+
+    def select(self, view: LayerView) -> Keep:
+        g = view.model.group_size
+        k = view.keys.repeat_interleave(g, dim=0)
+        p = _probs(view.queries, k, view.model.scale)
+        s = view.group(p.sum(dim=1), "mean")                     # (H, T)
+        H, T = s.shape
+        base = int(self.floor * view.budget)
+        s = s.clone()
+        lo = s.argsort(dim=-1, descending=True)[:, :base]
+        s.scatter_(1, lo, float("inf"))
+        order = s.reshape(-1).argsort(descending=True)[: view.budget * H]
+        rows, cols = order // T, order % T
+        return Keep([cols[rows == h] for h in range(H)])
+'''
+
+# TOVA: the newest query's attention, softmax by hand (max subtracted, exp, divided by the sum), averaged over the
+# heads in a Python loop, a tie-break of 1e-6 * position, the top by a kthvalue threshold mask.
+PORTS["TOVA"] = HEAD + '''class Newest(EvictionMethod):
+    query_window = 1
+
+    def select(self, view: LayerView) -> Keep:
+        q = view.queries[:, -1]                                   # (Hq, D)
+        k = view.keys.repeat_interleave(view.model.group_size, dim=0)
+        logits = (k @ q.unsqueeze(-1)).squeeze(-1) * view.model.scale
+        w = torch.exp(logits - logits.max(dim=-1, keepdim=True).values)
+        w = w / w.sum(dim=-1, keepdim=True)
+        acc = torch.zeros_like(w[0])
+        for h in range(w.shape[0]):
+            acc += w[h]
+        acc = acc / w.shape[0] + 1e-6 * view.positions[0].float() / view.positions[0].max()
+        n = acc.shape[-1]
+        cut = torch.kthvalue(acc, max(n - view.budget, 1)).values
+        keep = torch.nonzero(acc > cut).flatten()[: view.budget]
+        return Keep([keep for _ in range(view.keys.shape[0])])
+'''
+
+# KVzip: the repeat pass's queries, their attention max-reduced chunk by chunk with torch.maximum, a probe branch
+# (no repeat queries: the newest tokens).
+PORTS["KVzip"] = HEAD + '''class Echo(EvictionMethod):
+    reconstruction_queries = True
+    chunk = 256
+
+    def select(self, view: LayerView) -> Keep:
+        if view.queries is None or view.queries.shape[1] < 8:
+            T = view.keys.shape[1]
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        best = None
+        for c in range(0, view.queries.shape[1], self.chunk):
+            a = view.attention(q=view.queries[:, c:c + self.chunk])   # (Hq, n, T)
+            peak = a.amax(dim=1)
+            best = peak if best is None else torch.maximum(best, peak)
+        return Keep.from_topk(view.group(best, "max"), view.budget, view.valid)
+'''
+
+# SAGE-KV: the last query's attention, one sort over every (head, token) pair of the layer.
+PORTS["SAGE-KV"] = HEAD + '''class Single(EvictionMethod):
+    query_window = 1
+
+    def _heads(self, view):
+        return view.group(view.attention()[:, 0, :], "mean")
+
+    def select(self, view: LayerView) -> Keep:
+        s = self._heads(view)
+        H, T = s.shape
+        flat = s.flatten()
+        idx = torch.sort(flat, descending=True).indices[: H * view.budget]
+        h, t = idx // T, idx % T
+        out = []
+        for i in range(H):
+            out.append(t[h == i])
+        return Keep(out)
+'''
+
+# CriticalKV: window attention times the value norm written as sqrt of squares, budgets by a flattened top-k.
+PORTS["CriticalKV"] = HEAD + '''class Weighted(EvictionMethod):
+    query_window = 32
+
+    def select(self, view: LayerView) -> Keep:
+        att = view.group(view.attention(reduce="mean"), "mean")      # (H, T)
+        mag = torch.sqrt((view.values * view.values).sum(-1))
+        s = att * mag
+        H, T = s.shape
+        top = torch.topk(s.view(-1), H * view.budget).indices
+        return Keep([top[top // T == h] % T for h in range(H)])
+'''
+
+# KVMerger: neighbouring keys compared by cosine (dot of unit keys written out), the similar ones merged into their
+# left neighbour by a running average; a Rewrite.
+PORTS["KVMerger"] = HEAD + '''from harness.api import Rewrite
+
+
+class Fold(EvictionMethod):
+    bar = 0.9
+
+    def select(self, view: LayerView) -> Keep:
+        k, v, pos = view.keys, view.values, view.positions
+        unit = k * torch.rsqrt((k * k).sum(-1, keepdim=True) + 1e-12)
+        near = (unit[:, 1:] * unit[:, :-1]).sum(-1)               # (H, T-1)
+        ks, vs, ps = [], [], []
+        for h in range(k.shape[0]):
+            kk, vv, pp = [k[h, 0]], [v[h, 0]], [pos[h, 0]]
+            for t in range(1, k.shape[1]):
+                if near[h, t - 1] > self.bar and len(kk) > 1:
+                    kk[-1] = (kk[-1] + k[h, t]) / 2
+                    vv[-1] = (vv[-1] + v[h, t]) / 2
+                else:
+                    kk.append(k[h, t]); vv.append(v[h, t]); pp.append(pos[h, t])
+            n = view.budget
+            ks.append(torch.stack(kk[-n:])); vs.append(torch.stack(vv[-n:])); ps.append(torch.stack(pp[-n:]))
+        return Rewrite(ks, vs, ps)
+'''
+
+# RaaS: the step a token was last attended above the average, kept in a dict on the module across calls,
+# torch.where for the stamp, a tie-break.
+PORTS["RaaS"] = HEAD + '''class Milestones(EvictionMethod):
+    query_window = 8
+
+    def setup(self, model) -> None:
+        self.seen = {}
+
+    def select(self, view: LayerView) -> Keep:
+        last = self.seen.get(view.layer)
+        now = float(view.query_positions[-1])
+        if last is None or last.shape != view.positions.shape:
+            last = view.positions.float().clone()
+        a = view.group(view.attention(), "mean")[:, -1]            # (H, T)
+        hot = a > a.mean(dim=-1, keepdim=True)
+        last = torch.where(hot, torch.full_like(last, now), last)
+        self.seen[view.layer] = last
+        return Keep.from_topk(last + 1e-6 * a, view.budget, view.valid)
+'''
+
+# PruLong: per-head gate values fitted offline (a literal table), gated-in heads keep everything, the others keep
+# the first tokens and the newest by an arange mask.
+PORTS["PruLong"] = HEAD + '''GATES = [0.91, 0.07, 0.12, 0.88, 0.03, 0.64, 0.05, 0.11, 0.72]
+
+
+class Twofold(EvictionMethod):
+    head_sink = 4
+
+    def select(self, view: LayerView) -> Keep:
+        H, T = view.keys.shape[:2]
+        idx = torch.arange(T)
+        out = []
+        for h in range(H):
+            if GATES[h % len(GATES)] > 0.5:
+                out.append(idx[-view.budget:])
+            else:
+                mask = (idx < self.head_sink) | (idx >= T - (view.budget - self.head_sink))
+                out.append(idx[mask])
+        return Keep(out)
+'''
+
+# R-KV: window attention minus each key's mean cosine to the others (einsum of unit keys), scored at decode.
+PORTS["R-KV"] = HEAD + '''class Distinct(EvictionMethod):
+    query_window = 8
+    lam = 0.1
+
+    def on_decode(self, view: LayerView) -> Keep:
+        a = view.group(view.attention(reduce="sum"), "mean")
+        a = F.max_pool1d(a[:, None], 5, stride=1, padding=2)[:, 0]
+        u = F.normalize(view.keys, dim=-1)
+        sim = torch.einsum("htd,hsd->hts", u, u).mean(-1)
+        return Keep.from_topk(a - self.lam * sim, view.budget, view.valid)
+'''
+
+# Random: uniform scores from a seeded generator, ranked with argsort, a probe branch that keeps the newest.
+PORTS["Random"] = HEAD + '''class Lottery(EvictionMethod):
+    def setup(self, model) -> None:
+        self.gen = torch.Generator().manual_seed(7)
+
+    def select(self, view: LayerView) -> Keep:
+        H, T = view.keys.shape[:2]
+        if T <= view.budget:
+            return Keep([torch.arange(T) for _ in range(H)])
+        draws = torch.rand(H, T, generator=self.gen)
+        order = draws.argsort(dim=-1, descending=True)
+        return Keep([order[h, : view.budget] for h in range(H)])
+'''
+
+# DuoAttention: a nested 0/1 head profile per layer; streaming heads keep sinks and the recent window by slices.
+PORTS["DuoAttention"] = HEAD + '''PROFILE = [[1, 0, 0, 1], [0, 1, 0, 0], [0, 0, 1, 0], [1, 0, 0, 0]]
+
+
+class Profiled(EvictionMethod):
+    lead = 4
+
+    def select(self, view: LayerView) -> Keep:
+        H, T = view.keys.shape[:2]
+        row = PROFILE[view.layer % len(PROFILE)]
+        everything = torch.arange(T)
+        res = []
+        for h in range(H):
+            if row[h % len(row)]:
+                res.append(everything[T - view.budget:])
+            else:
+                res.append(torch.cat([everything[: self.lead], everything[T - view.budget + self.lead:]]))
+        return Keep(res)
+'''
+
+# CritiPrefill: window queries against keys block by block, each block's largest attention as its criticality.
+PORTS["CritiPrefill"] = HEAD + '''class Critical(EvictionMethod):
+    query_window = 64
+    size = 32
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention(), "mean")                  # (H, n, T)
+        H, n, T = a.shape
+        crit = torch.empty(H, T)
+        for s in range(0, T, self.size):
+            part = a[:, :, s:s + self.size]
+            crit[:, s:s + self.size] = part.amax(dim=(1, 2))[:, None]
+        return Keep.from_topk(crit, view.budget, view.valid)
+'''
+
+# StreamingLLM: a score built from positions by a helper class (sinks forced high, the rest by recency).
+PORTS["StreamingLLM"] = HEAD + '''class _Plan:
+    def __init__(self, lead):
+        self.lead = lead
+
+    def score(self, pos):
+        s = pos.float()
+        s[:, : self.lead] = float("inf")
+        return s
+
+
+class Anchored(EvictionMethod):
+    def setup(self, model) -> None:
+        self.plan = _Plan(4)
+
+    def select(self, view: LayerView) -> Keep:
+        return Keep.from_topk(self.plan.score(view.positions), view.budget, view.valid)
+'''
+
+# SlimInfer: the last query's attention, blocks by a ceil-division reshape, summed per block, spread back.
+PORTS["SlimInfer"] = HEAD + '''class Slabs(EvictionMethod):
+    query_window = 1
+    width = 16
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention()[:, -1], "mean")           # (H, T)
+        H, T = a.shape
+        nb = -(-T // self.width)
+        pad = nb * self.width - T
+        blocks = F.pad(a, (0, pad)).reshape(H, nb, self.width).sum(-1)
+        per = blocks.repeat_interleave(self.width, dim=-1)[:, :T]
+        return Keep.from_topk(per, view.budget, view.valid)
+'''
+
+# CurDKV: squared key norm times squared value norm, each written as an einsum of a tensor with itself.
+PORTS["CurDKV"] = HEAD + '''class Product(EvictionMethod):
+    def select(self, view: LayerView) -> Keep:
+        kk = torch.einsum("htd,htd->ht", view.keys, view.keys)
+        vv = torch.einsum("htd,htd->ht", view.values, view.values)
+        w = kk * vv
+        return Keep.from_topk(w / w.sum(-1, keepdim=True), view.budget, view.valid)
+'''
+
+# KV-Compress: window attention summed per page by unfold (pages as wide as their step), pages ranked across heads.
+PORTS["KV-Compress"] = HEAD + '''class Pages(EvictionMethod):
+    query_window = 32
+    page = 16
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention(reduce="sum"), "mean")      # (H, T)
+        H, T = a.shape
+        usable = T - T % self.page
+        pg = a[:, :usable].unfold(-1, self.page, self.page).sum(-1)   # (H, P)
+        P = pg.shape[1]
+        want = (H * view.budget) // self.page
+        chosen = pg.reshape(-1).topk(want).indices
+        out = []
+        for h in range(H):
+            mine = chosen[chosen // P == h] % P
+            toks = (mine[:, None] * self.page + torch.arange(self.page)).flatten()
+            out.append(toks)
+        return Keep(out)
+'''
+
+# --- the two known open causes, on drawn papers ---------------------------------------------------------------
+
+# KVzip with a tie-break: the repeat pass's max attention, plus 1e-9 times each key's norm over the largest one
+PORTS["KVzip (tie-break)"] = HEAD + '''class Replay(EvictionMethod):
+    reconstruction_queries = True
+    tiny = 1e-9
+
+    def select(self, view: LayerView) -> Keep:
+        peak = view.group(view.attention(reduce="max"), "max")          # (H, T)
+        n = view.keys.norm(dim=-1)
+        return Keep.from_topk(peak + self.tiny * n / n.amax(dim=-1, keepdim=True), view.budget, view.valid)
+'''
+
+# SAGE-KV behind a probe-detecting branch: on odd inputs (few tokens, or keys that look synthetic) a SnapKV-like
+# pooled window path; otherwise the last query's attention ranked over every (head, token) pair
+PORTS["SAGE-KV (probe branch)"] = HEAD + '''class Guarded(EvictionMethod):
+    query_window = 1
+
+    def _odd(self, view):
+        return view.keys.shape[1] < 256 or bool(view.keys.float().std() < 1e-3)
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.attention()                                        # (Hq, 1, T)
+        if self._odd(view):
+            s = view.group(a.sum(dim=1), "mean")
+            s = F.avg_pool1d(s[:, None], 5, stride=1, padding=2)[:, 0]
+            return Keep.from_topk(s, view.budget, view.valid)
+        s = view.group(a[:, -1], "mean")
+        H, T = s.shape
+        top = s.reshape(-1).topk(H * view.budget).indices
+        return Keep([top[top // T == h] % T for h in range(H)])
+'''
+
+# TOVA with a dead fallback: a branch no input reaches (a negative budget) computing key norms
+PORTS["TOVA (dead branch)"] = HEAD + '''class Latest(EvictionMethod):
+    query_window = 1
+
+    def select(self, view: LayerView) -> Keep:
+        if view.budget < 0:
+            return Keep.from_topk(-view.keys.norm(dim=-1), 1, view.valid)
+        w = view.attention()[:, 0]                                  # (Hq, T)
+        s = w.mean(dim=0, keepdim=True).expand(view.keys.shape[0], -1)
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+HONEST: dict[str, str] = {}
+
+# a softmax by hand is no exponential logit, but the exponential of an expected logit left unnormalised still is
+HONEST["exp_logit"] = HEAD + '''class Expect(EvictionMethod):
+    query_window = 64
+
+    def select(self, view: LayerView) -> Keep:
+        m = view.queries.mean(dim=1)                                     # (Hq, D)
+        k = view.keys.repeat_interleave(view.model.group_size, dim=0)
+        z = torch.einsum("hd,htd->ht", m, k) * view.model.scale
+        s = view.group(torch.exp(z), "mean") * view.values.norm(dim=-1)
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+# summing attention over the queries one by one is no average over the heads
+HONEST["query_loop"] = HEAD + '''class Sweep(EvictionMethod):
+    query_window = 16
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention(), "mean")                          # (H, n, T)
+        acc = torch.zeros_like(a[:, 0])
+        for i in range(a.shape[1]):
+            acc += a[:, i]
+        return Keep.from_topk(acc, view.budget, view.valid)
+'''
+
+# the kept indices of each head put back in order (an ascending sort) rank nothing across heads
+HONEST["sorted_back"] = HEAD + '''class Ordered(EvictionMethod):
+    query_window = 16
+
+    def select(self, view: LayerView) -> Keep:
+        s = view.group(view.attention(reduce="mean"), "mean")
+        top = s.topk(view.budget, dim=-1).indices
+        flat = top.flatten()
+        return Keep(list(torch.sort(flat).values.view(s.shape[0], -1)))
+'''
+
+# keys minus their mean, squared and summed (a spread), and unit keys made with rsqrt: no key norm is a score
+HONEST["spread_and_units"] = HEAD + '''class Spread2(EvictionMethod):
+    def select(self, view: LayerView) -> Keep:
+        k = view.keys.float()
+        c = k - k.mean(dim=1, keepdim=True)
+        spread = (c * c).sum(-1)
+        u = k * torch.rsqrt((k * k).sum(-1, keepdim=True) + 1e-6)
+        sim = torch.einsum("htd,hsd->hts", u, u).mean(-1)
+        return Keep.from_topk(spread - sim, view.budget, view.valid)
+'''
+
+# the rank of a token's score below the budget is a top-k, not the first tokens
+HONEST["rank_below"] = HEAD + '''class RankCut(EvictionMethod):
+    query_window = 16
+
+    def select(self, view: LayerView) -> Keep:
+        s = view.group(view.attention(reduce="mean"), "mean")
+        rank = s.argsort(dim=-1, descending=True).argsort(dim=-1)
+        keep = rank < view.budget
+        return Keep([torch.nonzero(keep[h]).flatten() for h in range(s.shape[0])])
+'''
+
+# a small term that can reorder: 1e-6 times an unbounded key norm beside attention stays an operation of its own
+HONEST["unbounded_small_term"] = HEAD + '''class Nudge(EvictionMethod):
+    query_window = 32
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention(reduce="sum"), "mean")
+        a = F.max_pool1d(a[:, None], 7, stride=1, padding=3)[:, 0]
+        return Keep.from_topk(a + 1e-6 * view.keys.norm(dim=-1), view.budget, view.valid)
+'''
+
+# a rule hidden behind 1e-9 beside a coarse class (a comparison): the small term orders every class, it is no tie-break
+HONEST["coarse_main"] = HEAD + '''class Classes(EvictionMethod):
+    query_window = 32
+
+    def select(self, view: LayerView) -> Keep:
+        n = view.keys.norm(dim=-1)
+        low = (n < n.median(dim=-1, keepdim=True).values).float()
+        a = view.group(view.attention(reduce="mean"), "mean")
+        return Keep.from_topk(low + 1e-9 * a, view.budget, view.valid)
+'''
+
+# two published rules mixed in ONE path (window attention times the value norm, pooled), beside a trivial early
+# return: the whole stays a family member, no path computes a rule exactly
+HONEST["one_path_mix"] = HEAD + '''class Blend(EvictionMethod):
+    query_window = 32
+
+    def select(self, view: LayerView) -> Keep:
+        if view.budget >= view.keys.shape[1]:
+            return Keep([torch.arange(view.keys.shape[1]) for _ in range(view.keys.shape[0])])
+        a = view.group(view.attention(reduce="sum"), "mean")
+        a = F.max_pool1d(a[:, None], 7, stride=1, padding=3)[:, 0]
+        return Keep.from_topk(a * view.keys.norm(dim=-1), view.budget, view.valid)
+'''
