@@ -239,6 +239,10 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("minmax_norm", node.lineno)  # (x - min) / (max - min): min-max normalised keys or values
             if isinstance(node.op, ast.Mult) and "K" in lt and "K" in rt and "N" in lt | rt and not (lt | rt) & {"Q", "A"}:
                 return lt | rt | {"KK"}  # unit keys times unit keys: a cosine similarity once summed over channels
+            if isinstance(node.op, ast.Mult) and not (lt | rt) & {"A", "W"} and (
+                    "Q" in lt and "K" not in lt and "K" in rt and "Q" not in rt or
+                    "Q" in rt and "K" not in rt and "K" in lt and "Q" not in lt):
+                return lt | rt | {"QKE"}  # queries times keys entry by entry: q.k once summed over the channels
             if isinstance(node.op, ast.Mult) and ("W" in lt and "K" in rt and "W" not in rt or
                                                   "W" in rt and "K" in lt and "W" not in lt):
                 return lt | rt | {"WK"}  # keys times fitted numbers: a projection once summed over channels
@@ -888,6 +892,12 @@ class FeatureTagger(ast.NodeVisitor):
         if op == "pow" and (name == "square" or any(isinstance(a, ast.Constant) and a.value == 2 for a in node.args)) \
                 and not (receiver is not None and subtracts(receiver)):
             return t | {"SQ"}
+        if op == "reduce" and "QKE" in t and "A" not in t:
+            d = _dim(node, 0 if receiver is not None else 1)
+            if isinstance(d, ast.UnaryOp) and isinstance(d.op, ast.USub) and isinstance(d.operand, ast.Constant) \
+                    and d.operand.value == 1:
+                self.add("attention", line)  # (q[:, :, None] * k[:, None]).sum(-1): the query-key products
+            t = t - {"QKE"}  # summed (over the channels: q.k; over anything else: no product of the two left)
         if op == "reduce" and "KK" in t:
             self.add("key_similarity", line)  # (unit_k * unit_k').sum(-1): keys against keys by cosine
         if op == "reduce" and "WK" in t:
@@ -914,7 +924,7 @@ class FeatureTagger(ast.NodeVisitor):
             # (inside a loop the value reduced is one iteration's: one head's, one block's)
             everything = dim is None and not node.keywords and receiver is not None and not node.args and \
                 not one_head and not self.loop
-            if "A" in t and (heads or everything) and not group_slice:
+            if "A" in t and (heads and not one_head or everything) and not group_slice:
                 # over the heads (dim 0), or over every axis at once (x.mean()): one value for the whole layer
                 self.add("head_average", line)  # (a[g * i:g * (i + 1)].sum(0) reduces one GQA group, not the heads)
             if "Q" in t and "A" not in t and "K" not in t:
