@@ -119,7 +119,8 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
              "attention of proxy (question) tokens summed per key, top-k, plus a random-eviction share"),
     "KeyDiff": (["mean_key"], ["key_similarity"], "cosine similarity of each key to the mean key; keep the least "
                                                   "similar"),
-    "VATP": (["attention", "value_norm", "accumulate|window_queries|all_queries"], ["pooling"],
+    # applied to H2O's and Scissorhands' decode-time eviction: evicting while decoding is the paper's setting
+    "VATP": (["attention", "value_norm", "accumulate|window_queries|all_queries"], ["pooling", "decode"],
              "accumulated attention times ||v||_1 per token"),
     "A2SF": (["attention", "accumulate", "decay"], ["all_queries", "decode"],
              "cumulative attention with an exponential forgetting factor per step"),

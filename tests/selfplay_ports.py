@@ -503,6 +503,148 @@ PORTS["H2O (tie-break)"] = HEAD + '''class Heavy(EvictionMethod):
         return Keep.from_topk(tot + 1e-7 * torch.rand_like(tot), view.budget, view.valid)
 '''
 
+
+# --- round 3 (adversarial against the first fixes and a fresh draw): an if / else probe with no early return, a
+# relative-scale tie-break, L1 norms, a decay by a class constant, a schedule built by a helper (5/10 read and
+# flagged before the fixes of that round) ------------------------------------------------------------------------
+
+
+# TOVA behind an if/else assignment probe (no early return): odd inputs get a pooled window score
+PORTS["TOVA (if-else probe)"] = HEAD + '''class Last(EvictionMethod):
+    query_window = 1
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.attention()[:, -1]                                      # (Hq, T)
+        if a.shape[-1] < 200:
+            s = F.avg_pool1d(view.group(a, "mean")[:, None], 9, 1, 4)[:, 0]
+        else:
+            s = a.mean(0, keepdim=True).expand(view.keys.shape[0], -1)
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+# K-norm with a relative-scale tie-break: main * 1e3 + bounded attention * 1e-4
+PORTS["K-norm (relative tie-break)"] = HEAD + '''class Quiet(EvictionMethod):
+    query_window = 8
+
+    def select(self, view: LayerView) -> Keep:
+        n = -torch.linalg.vector_norm(view.keys.float(), dim=-1)
+        a = view.group(view.attention(reduce="mean"), "mean")
+        return Keep.from_topk(n * 1e3 + a * 1e-4, view.budget, view.valid)
+'''
+
+# Scissorhands: how often each token was above the average attention over the window, counted in a loop
+PORTS["Scissorhands"] = HEAD + '''class Persist(EvictionMethod):
+    query_window = 24
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention(), "mean")                          # (H, n, T)
+        cnt = torch.zeros(a.shape[0], a.shape[-1])
+        for i in range(a.shape[1]):
+            row = a[:, i]
+            cnt = cnt + (row > row.mean(-1, keepdim=True)).float()
+        return Keep.from_topk(cnt, view.budget, view.valid)
+'''
+
+# VATP: accumulated attention times the values' L1 norm (abs summed), state through remember/recall
+PORTS["VATP"] = HEAD + '''class Mass1(EvictionMethod):
+    query_window = 1 << 18
+
+    def on_decode(self, view: LayerView) -> Keep:
+        acc = view.recall("acc", fill=0.0) + view.group(view.attention(reduce="sum"), "mean")
+        view.remember("acc", acc)
+        l1 = view.values.abs().sum(-1)
+        return Keep.from_topk(acc * l1, view.budget, view.valid)
+'''
+
+# A2SF: a forgetting factor on a running sum kept on the module
+PORTS["A2SF"] = HEAD + '''class Fade(EvictionMethod):
+    query_window = 1 << 18
+    keep_rate = 0.95
+
+    def on_decode(self, view: LayerView) -> Keep:
+        now = view.group(view.attention(reduce="sum"), "mean")
+        prev = view.state.get("s")
+        s = now if prev is None or prev.shape != now.shape else prev * self.keep_rate + now
+        view.state["s"] = s
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+# Keyformer: Gumbel noise on the logits written as -log(-log(u)), a tempered softmax, summed over the window
+PORTS["Keyformer"] = HEAD + '''class Noisy(EvictionMethod):
+    query_window = 16
+    tau = 1.5
+
+    def select(self, view: LayerView) -> Keep:
+        q = view.queries
+        k = view.keys.repeat_interleave(view.model.group_size, dim=0)
+        z = q @ k.transpose(-1, -2) * view.model.scale
+        u = torch.rand_like(z).clamp(1e-6, 1 - 1e-6)
+        z = (z - torch.log(-torch.log(u))) / self.tau
+        p = torch.softmax(z, dim=-1)
+        return Keep.from_topk(view.group(p.sum(1), "mean"), view.budget, view.valid)
+'''
+
+# DefensiveKV: the window's worst case - the largest attention over the window queries - by a running torch.maximum
+PORTS["DefensiveKV"] = HEAD + '''class Worst(EvictionMethod):
+    query_window = 32
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.attention()                                              # (Hq, n, T)
+        m = a[:, 0]
+        for i in range(1, a.shape[1]):
+            m = torch.maximum(m, a[:, i])
+        return Keep.from_topk(view.group(m, "mean"), view.budget, view.valid)
+'''
+
+# Quest: pages' channel-wise key min and max by aminmax, the bound with the newest query
+PORTS["Quest"] = HEAD + '''class Bounds(EvictionMethod):
+    query_window = 1
+    page = 16
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, D = view.keys.shape
+        P = T // self.page
+        kp = view.keys[:, : P * self.page].view(H, P, self.page, D)
+        lo, hi = torch.aminmax(kp, dim=2)
+        q = view.group(view.queries[:, -1], "mean")[:, None, :]          # (H, 1, D)
+        bound = torch.maximum(q * lo, q * hi).sum(-1)                     # (H, P)
+        per = bound.repeat_interleave(self.page, dim=-1)
+        per = torch.cat([per, torch.full((H, T - per.shape[-1]), float("inf"))], -1)
+        return Keep.from_topk(per, view.budget, view.valid)
+'''
+
+# PyramidKV: the schedule by a helper with a loop, SnapKV's pooled window inside
+PORTS["PyramidKV"] = HEAD + '''def _ramp(n, top, bottom):
+    out = []
+    for i in range(n):
+        out.append(int(top - (top - bottom) * i / max(1, n - 1)))
+    return out
+
+
+class Ramp(EvictionMethod):
+    query_window = 32
+
+    def layer_budgets(self, mean_budget, n_tokens, model):
+        n = len(model.attention_layers)
+        return _ramp(n, 2 * mean_budget - 8, 8)
+
+    def select(self, view: LayerView) -> Keep:
+        s = view.group(view.attention(reduce="sum"), "mean")
+        s = F.max_pool1d(s[:, None], 7, 1, 3)[:, 0]
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+# CAOTE: a_j / (1 - a_j) times the distance of v_j to the attention output
+PORTS["CAOTE"] = HEAD + '''class Output(EvictionMethod):
+    query_window = 1
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention()[:, -1], "mean")                   # (H, T)
+        o = torch.einsum("ht,htd->hd", a, view.values)
+        gap = (view.values - o[:, None]).norm(dim=-1)
+        return Keep.from_topk(a / (1 - a).clamp_min(1e-6) * gap, view.budget, view.valid)
+'''
+
 HONEST: dict[str, str] = {}
 
 # a softmax by hand is no exponential logit, but the exponential of an expected logit left unnormalised still is
@@ -605,5 +747,55 @@ HONEST["channel_products"] = HEAD + '''class Channels(EvictionMethod):
         mag = (qa[:, None, :] * view.keys.abs()).sum(1)                   # (H, D): per channel, over tokens
         ch = mag.topk(8, dim=-1).indices
         s = view.keys.gather(-1, ch[:, None, :].expand(-1, view.keys.shape[1], -1)).abs().sum(-1)
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+# a term only 1e-5 below the score's own scale can reorder (no tie-break): the attention stays an operation
+HONEST["relative_not_small"] = HEAD + '''class Near(EvictionMethod):
+    query_window = 8
+
+    def select(self, view: LayerView) -> Keep:
+        n = -torch.linalg.vector_norm(view.keys.float(), dim=-1)
+        a = view.group(view.attention(reduce="mean"), "mean")
+        return Keep.from_topk(n * 1e3 + a * 1e-2, view.budget, view.valid)
+'''
+
+# a value's distance to the mean value (abs of a difference, summed) is no value norm; a state reset by a mask of
+# the data is no decay
+HONEST["spread_and_reset"] = HEAD + '''class Reset(EvictionMethod):
+    query_window = 8
+
+    def on_decode(self, view: LayerView) -> Keep:
+        now = view.group(view.attention(reduce="sum"), "mean")
+        prev = view.state.get("s")
+        hot = (now > now.mean(-1, keepdim=True)).float()
+        s = now if prev is None or prev.shape != now.shape else prev * hot + now
+        view.state["s"] = s
+        d = view.values - view.values.mean(1, keepdim=True)
+        return Keep.from_topk(s + d.abs().sum(-1), view.budget, view.valid)
+'''
+
+# a helper that walks the layers and hands each the same budget is no pyramid; an if / else whose two arms each
+# mix a rule with an operation of their own computes no rule exactly
+HONEST["flat_schedule_two_mixes"] = HEAD + '''def _flat(n, b):
+    out = []
+    for i in range(n):
+        out.append(b)
+    return out
+
+
+class Even(EvictionMethod):
+    query_window = 32
+
+    def layer_budgets(self, mean_budget, n_tokens, model):
+        return _flat(len(model.attention_layers), mean_budget)
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention(reduce="sum"), "mean")
+        a = F.max_pool1d(a[:, None], 7, 1, 3)[:, 0]
+        if view.phase == "decode":
+            s = a * view.values.norm(dim=-1)
+        else:
+            s = a * view.keys.norm(dim=-1)
         return Keep.from_topk(s, view.budget, view.valid)
 '''

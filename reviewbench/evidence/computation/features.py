@@ -49,6 +49,11 @@ def computation(source: str) -> Computation:
         tree = _without_tie_breaks(tree, ties)
         kept, _ = _features_of(tree)
         tie_breaks = {k: v for k, v in found.items() if k not in kept}
+        if "attention" in tie_breaks and not kept.keys() & QUERY_USES:
+            # the queries the class asks for serve only the tie-break: which queries is no choice of the score's
+            for k in [k for k in QUERY_CHOICE if kept.get(k) == 0 or k == "window_kept"]:
+                if k in kept:
+                    tie_breaks[k] = kept.pop(k)
         found = kept
     paths: list[tuple[int, dict[str, int]]] = []
     for line, pruned in return_paths(tree):
@@ -58,6 +63,12 @@ def computation(source: str) -> Computation:
         if f != found and (line, f) not in paths:
             paths.append((line, f))
     return Computation(features=found, tie_breaks=tie_breaks, paths=paths)
+
+
+# Which queries score (class attributes, line 0) and the features that use the queries a method asks for.
+QUERY_CHOICE = ("window_queries", "all_queries", "last_query", "question_queries", "window_kept", "accumulate")
+QUERY_USES = frozenset({"attention", "query_statistics", "query_svd", "exp_logit", "channel_selection",
+                        "low_rank_scores", "block_keys", "key_envelope", "future_rope", "hashing", "reconstruction"})
 
 
 def _without_tie_breaks(tree: ast.Module, ties: set[tuple[int, int, int | None, int | None, bool]]) -> ast.Module:
@@ -148,7 +159,8 @@ def _returns(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
 
 def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
     """For each function that returns a value at several places, one copy of the module per return: that function
-    cut down to the statements that run on the way to it (``_path``). A fallback or probe-detecting branch is one
+    cut down to the statements that run on the way to it (``_path``); for each if / else whose arms both fall
+    through, one copy per arm (the line of the arm's first statement). A fallback or probe-detecting branch is one
     path, the rule the method ports is another, and each is read on its own (at most ``MAX_PATHS``)."""
     out: list[tuple[int, ast.Module]] = []
     fns = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
@@ -163,6 +175,19 @@ def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
             fn2 = [n for n in ast.walk(copy_) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))][i]
             fn2.body = _path(fn2.body, _returns(fn2)[j])
             out.append((r.lineno, copy_))
+    # an if / else whose two arms both fall through (s = one score, else s = another): each arm is a path of its own
+    ifs = [n for n in ast.walk(tree) if isinstance(n, ast.If) and n.body and n.orelse and not _terminates(n.body)
+           and not _terminates(n.orelse) and not any(isinstance(x, ast.Return) for x in ast.walk(n))]
+    for k, st in enumerate(ifs):
+        for arm in ("body", "orelse"):
+            if len(out) >= MAX_PATHS:
+                return out
+            copy_ = copy.deepcopy(tree)
+            st2 = [n for n in ast.walk(copy_) if isinstance(n, ast.If) and n.body and n.orelse and not _terminates(
+                n.body) and not _terminates(n.orelse) and not any(isinstance(x, ast.Return) for x in ast.walk(n))][k]
+            taken = getattr(st2, arm)
+            st2.body, st2.orelse = taken, []
+            out.append((taken[0].lineno, copy_))
     return out
 
 
@@ -335,10 +360,10 @@ def _pyramid(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[str, int], 
                 params = [a.arg for a in helper.args.args if a.arg not in ("self", "cls")]
                 passed = {params[i] for i, a in enumerate(node.args[:len(params)])
                           if isinstance(a, ast.Name) and a.id in layer_vars}
-                if passed:
-                    _pyramid(helper, found, defs, passed, depth + 1)
-                    if "pyramid" in found:
-                        return
+                # the layer index handed over, or a helper that walks the layers itself (a loop over range)
+                _pyramid(helper, found, defs, passed, depth + 1)
+                if "pyramid" in found:
+                    return
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Sub)):
             names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
             if names & layer_vars:

@@ -222,7 +222,7 @@ class FeatureTagger(ast.NodeVisitor):
                     and not subtracts(node.left) and not self._centred(node.left):
                 return lt | {"SQ"}  # squared entries, summed: a norm written by hand ((x - mean) ** 2: a variance)
             if isinstance(node.op, ast.Mult) and "S" in (lt | rt) and (
-                    isinstance(node.left, ast.Constant) or isinstance(node.right, ast.Constant)) and not any(
+                    self._literal(node.left) is not None or self._literal(node.right) is not None) and not any(
                     isinstance(x, ast.Call) and callee(x.func)[0] in ("float", "int", "item")
                     for x in (node.left, node.right)):
                 self.add("decay", node.lineno)  # the state scaled; a scalar taken out of it (float(s[h])) is not
@@ -239,10 +239,11 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("minmax_norm", node.lineno)  # (x - min) / (max - min): min-max normalised keys or values
             if isinstance(node.op, ast.Mult) and "K" in lt and "K" in rt and "N" in lt | rt and not (lt | rt) & {"Q", "A"}:
                 return lt | rt | {"KK"}  # unit keys times unit keys: a cosine similarity once summed over channels
-            if isinstance(node.op, ast.Mult) and not (lt | rt) & {"A", "W"} and (
+            if isinstance(node.op, ast.Mult) and not (lt | rt) & {"A", "W", "X"} and (
                     "Q" in lt and "K" not in lt and "K" in rt and "Q" not in rt or
                     "Q" in rt and "K" not in rt and "K" in lt and "Q" not in lt):
                 return lt | rt | {"QKE"}  # queries times keys entry by entry: q.k once summed over the channels
+                # (times a key envelope, a channel's min or max: a bound, Quest's, not q.k)
             if isinstance(node.op, ast.Mult) and ("W" in lt and "K" in rt and "W" not in rt or
                                                   "W" in rt and "K" in lt and "W" not in lt):
                 return lt | rt | {"WK"}  # keys times fitted numbers: a projection once summed over channels
@@ -459,11 +460,25 @@ class FeatureTagger(ast.NodeVisitor):
                 return self._coarse(receiver, depth + 1)
         return False
 
+    def _scale(self, num: list[ast.expr], den: list[ast.expr]) -> tuple[float, list[ast.expr]]:
+        """The literal scale of a product / quotient chain (1 without literals) and its literal factors."""
+        scale, lits = 1.0, []
+        for f in num:
+            if (v := self._literal(f)) is not None:
+                scale *= abs(v)
+                lits.append(f)
+        for f in den:
+            if (v := self._literal(f)) is not None and v != 0:
+                scale /= abs(v)
+                lits.append(f)
+        return scale, lits
+
     def _tie_break(self, node: ast.BinOp) -> set[str] | None:
         """``score + 1e-9 * other``: the score, plus a tie-break. The small term is read as a tie-break (its
         operations are kept apart in ``tie_breaks``, not among the features) only when it provably cannot reorder
-        the score's distinct values beyond near-ties: its scale is a literal of at most ``TIE_BREAK`` (a
-        constant of the module or class counts as one) and what it scales is bounded by 1 by construction
+        the score's distinct values beyond near-ties: its literal scale is at most ``TIE_BREAK`` times the score's
+        own (``score * 1e3 + other * 1e-4`` as ``score + other * 1e-7``; a constant of the module or class counts
+        as a literal) and what it scales is bounded by 1 by construction
         (``_bounded``: probabilities, uniform draws, unit vectors, a value over its own maximum...), so it moves
         no score by more than ``TIE_BREAK``; and the score it is added to is continuous (``_coarse``: not a
         comparison or a rounding, whose classes of equal values a small term would order) and is made of
@@ -474,18 +489,16 @@ class FeatureTagger(ast.NodeVisitor):
             return None
         for main, small in ((node.left, node.right), (node.right, node.left)):
             num, den = self._factors(small)
-            tiny = [f for f in num if (v := self._literal(f)) is not None and 0 < abs(v) <= TIE_BREAK] + [
-                f for f in den if (v := self._literal(f)) is not None and abs(v) >= 1 / TIE_BREAK]
-            if not tiny:
-                continue
-            rest_num = [f for f in num if f not in tiny and self._literal(f) is None]
+            mnum, mden = self._factors(main)
+            small_scale, lits = self._scale(num, den)
+            main_scale, _ = self._scale(mnum, mden)
+            if not lits or main_scale == 0 or small_scale / main_scale > TIE_BREAK:
+                continue  # relative scales: main * 1e3 + other * 1e-4 is the same as main + other * 1e-7
+            rest_num = [f for f in num if not any(f is x for x in lits)]
+            rest_den = [f for f in den if not any(f is x for x in lits)]
             if not rest_num:
                 continue
-            mnum, mden = self._factors(main)
-            if any((v := self._literal(f)) is not None and 0 < abs(v) <= TIE_BREAK for f in mnum):
-                continue  # both terms small: neither breaks the other's ties
-            rest_den = [f for f in den if f not in tiny]
-            ok = all(self._bounded(f) for f in rest_num) and all(self._bounded(f) for f in rest_den) or (
+            ok = all(self._bounded(f) for f in rest_num) and all(self._bounded(f) for f in rest_den) or bool(
                 len(rest_num) == 1 and rest_den and self._bounded(ast.BinOp(left=rest_num[0], op=ast.Div(),
                                                                              right=rest_den[0])))
             if not ok or self._coarse(main):
@@ -889,6 +902,11 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("attention_variance", line)
         if op in ("var",) and t & {"K", "V"} and not t & {"A", "Q", "N"}:
             self.add("key_variance", line)  # the spread of key or value channels (a spread of norms is not it)
+        if op == "abs" and t & {"K", "V"} and not t & {"A", "Q"}:
+            x = receiver if receiver is not None and not (
+                isinstance(receiver, ast.Name) and receiver.id in self.defs.modules) else (node.args[0] if node.args else None)
+            if x is not None and not subtracts(x) and not self._centred(x):
+                t = t | {"ABS"}  # magnitudes of keys or values (|k - m| is a distance, not a norm)
         if op == "pow" and (name == "square" or any(isinstance(a, ast.Constant) and a.value == 2 for a in node.args)) \
                 and not (receiver is not None and subtracts(receiver)):
             return t | {"SQ"}
@@ -908,7 +926,10 @@ class FeatureTagger(ast.NodeVisitor):
             whole = isinstance(dim, ast.Tuple) and len(dim.elts) > 1  # over tokens and channels: one scale per head
             if "SQ" in t and "FB" in t and t & {"K", "V"} and "A" not in t and "Q" not in t and not whole:
                 self.add("leverage", line)  # squared row norms of a factorisation's basis: leverage scores
-            if "SQ" in t and "A" not in t and "Q" not in t and not whole and not self.normalising:
+            last = isinstance(dim, ast.UnaryOp) and isinstance(dim.op, ast.USub) and isinstance(
+                dim.operand, ast.Constant) and dim.operand.value == 1
+            l1 = "ABS" in t and last  # x.abs().sum(-1): the L1 norm of each row
+            if ("SQ" in t or l1) and "A" not in t and "Q" not in t and not whole and not self.normalising:
                 # x.pow(2).sum(-1): a norm written out (under a root that divides: a unit vector, no score)
                 if "K" in t and "V" not in t:
                     self.add("key_norm", line)
