@@ -645,6 +645,112 @@ PORTS["CAOTE"] = HEAD + '''class Output(EvictionMethod):
         return Keep.from_topk(a / (1 - a).clamp_min(1e-6) * gap, view.budget, view.valid)
 '''
 
+
+# --- round 4 (other idioms for the same operations: 1/10 read and flagged before that round's fixes; a SAGE-KV port
+# ranking by an ascending sort's tail is left out, still unread) ---------------------------------------------------
+
+
+# SnapKV: the window attention pooled by a moving sum written with a cumsum and a difference of shifted slices
+PORTS["SnapKV (cumsum pooling)"] = HEAD + '''class Smooth(EvictionMethod):
+    query_window = 32
+    half = 3
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention(reduce="sum"), "mean")                # (H, T)
+        w = self.half
+        c = F.pad(a, (w + 1, w)).cumsum(-1)
+        s = c[:, 2 * w + 1:] - c[:, : -(2 * w + 1)]
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+# H2O: every query's attention summed by an einsum reduction, kept with remember/recall
+PORTS["H2O (einsum sum)"] = HEAD + '''class Pile(EvictionMethod):
+    query_window = 1 << 20
+
+    def on_decode(self, view: LayerView) -> Keep:
+        a = view.attention()                                               # (Hq, N, T)
+        s = view.group(torch.einsum("hnt->ht", a), "mean")
+        tot = view.recall("tot", fill=0.0) + s
+        view.remember("tot", tot)
+        return Keep.from_topk(tot, view.budget, view.valid)
+'''
+
+# TOVA: the newest query's softmax written as softmin of the negated logits, F.linear for q.k
+PORTS["TOVA (softmin, linear)"] = HEAD + '''class Now(EvictionMethod):
+    query_window = 1
+
+    def select(self, view: LayerView) -> Keep:
+        q = view.queries[:, -1]                                            # (Hq, D)
+        k = view.keys.repeat_interleave(view.model.group_size, dim=0)     # (Hq, T, D)
+        z = torch.stack([F.linear(q[h:h + 1], k[h])[0] for h in range(q.shape[0])]) * view.model.scale
+        p = F.softmin(-z, dim=-1)
+        s = p.mean(dim=0).expand(view.keys.shape[0], -1)
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+# K-norm: the distance of each key to the origin (cdist against zeros), lowest kept
+PORTS["K-norm (cdist)"] = HEAD + '''class Small(EvictionMethod):
+    def select(self, view: LayerView) -> Keep:
+        k = view.keys.float()
+        origin = torch.zeros(k.shape[0], 1, k.shape[-1])
+        d = torch.cdist(k, origin)[..., 0]
+        return Keep.from_topk(-d, view.budget, view.valid)
+'''
+
+# K-norm: squared norms from the diagonal of the keys' Gram matrix
+PORTS["K-norm (gram diagonal)"] = HEAD + '''class Diag(EvictionMethod):
+    def select(self, view: LayerView) -> Keep:
+        k = view.keys.float()
+        g = k @ k.transpose(-1, -2)
+        return Keep.from_topk(-torch.diagonal(g, dim1=-2, dim2=-1), view.budget, view.valid)
+'''
+
+# DefensiveKV with a tie-break whose scale is a local name
+PORTS["DefensiveKV (local eps)"] = HEAD + '''class Guard(EvictionMethod):
+    query_window = 16
+
+    def select(self, view: LayerView) -> Keep:
+        eps = 1e-8
+        a = view.group(view.attention(reduce="max"), "mean")
+        r = torch.rand(a.shape, generator=torch.Generator().manual_seed(view.layer))
+        return Keep.from_topk(a + eps * r, view.budget, view.valid)
+'''
+
+# Ada-KV with a body-only probe: on odd inputs the scores get pooled (if without else)
+PORTS["Ada-KV (if probe)"] = HEAD + '''class Flat(EvictionMethod):
+    query_window = 16
+
+    def select(self, view: LayerView) -> Keep:
+        s = view.group(view.attention(reduce="mean"), "mean")
+        if s.std() < 1e-4 or s.shape[-1] < 100:
+            s = F.max_pool1d(s[:, None], 5, 1, 2)[:, 0]
+        H, T = s.shape
+        top = s.flatten().topk(H * view.budget).indices
+        return Keep([top[top // T == h] % T for h in range(H)])
+'''
+
+# R-KV: redundancy as the mean closeness of unit keys (cdist of normalised keys), subtracted from window attention
+PORTS["R-KV (cdist)"] = HEAD + '''class Unique(EvictionMethod):
+    query_window = 8
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention(reduce="mean"), "mean")
+        u = F.normalize(view.keys.float(), dim=-1)
+        close = 1 - torch.cdist(u, u).pow(2) / 2                           # the cosine, from unit distances
+        return Keep.from_topk(a - 0.1 * close.mean(-1), view.budget, view.valid)
+'''
+
+# StreamingLLM: the first and last tokens' indices concatenated per head
+PORTS["StreamingLLM (indices)"] = HEAD + '''class Edges(EvictionMethod):
+    lead = 4
+
+    def select(self, view: LayerView) -> Keep:
+        H, T = view.keys.shape[:2]
+        tail = view.budget - self.lead
+        idx = torch.cat([torch.arange(self.lead), torch.arange(T - tail, T)])
+        return Keep([idx.clone() for _ in range(H)])
+'''
+
 HONEST: dict[str, str] = {}
 
 # a softmax by hand is no exponential logit, but the exponential of an expected logit left unnormalised still is
@@ -797,5 +903,41 @@ class Even(EvictionMethod):
             s = a * view.values.norm(dim=-1)
         else:
             s = a * view.keys.norm(dim=-1)
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+# a running sum of attention over the queries (cumsum along them, its last row) is an accumulation, not pooling;
+# a trained linear map of the keys is no query-key product; keys' distances to centroids made of keys are no norm
+HONEST["cumsum_linear_centroids"] = HEAD + '''class Mixed(EvictionMethod):
+    query_window = 1 << 20
+
+    def setup(self, model) -> None:
+        self.lin = torch.nn.Linear(model.head_dim, 1)
+        self.lin.load_state_dict(torch.load("w.pt"))
+
+    def select(self, view: LayerView) -> Keep:
+        run = view.group(view.attention().cumsum(dim=1)[:, -1], "mean")
+        k = view.keys.float()
+        cents = k[:, ::64]
+        far = torch.cdist(k, cents).amin(-1)
+        proj = F.linear(k, self.lin.weight)[..., 0]
+        return Keep.from_topk(run + far + proj, view.budget, view.valid)
+'''
+
+# a tie-break scale of 1e-2 is no tie-break; the first indices of a page (arange(page)) with no recent tail are no
+# sinks; the diagonal of the queries against the keys is no key norm
+HONEST["eps_page_qk_diag"] = HEAD + '''class Other(EvictionMethod):
+    query_window = 16
+    page = 16
+
+    def select(self, view: LayerView) -> Keep:
+        eps = 1e-2
+        a = view.group(view.attention(reduce="max"), "mean")
+        r = torch.rand(a.shape)
+        H, T = a.shape
+        offs = torch.cat([torch.arange(self.page), torch.arange(self.page) + self.page])
+        q = view.group(view.queries, "mean")
+        d = torch.diagonal(q @ view.keys.transpose(-1, -2), dim1=-2, dim2=-1)
+        s = (a + eps * r + F.pad(d, (0, T - d.shape[-1]))).index_fill(-1, offs, 0.0)
         return Keep.from_topk(s, view.budget, view.valid)
 '''

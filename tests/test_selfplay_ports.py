@@ -8,7 +8,11 @@ those fixes read 7/10 (9/10 after two more: queries times keys summed over the c
 sum over dim 0 of one head's values is no head average); a third round, written against those fixes, read 5/10
 (10/10 after: an if / else whose arms both fall through is two paths, a tie-break's scale is relative to the
 score's, the queries a class asks for only for a tie-break are no choice of the score's, x.abs().sum(-1) is an L1
-norm, a state scaled by a class constant decays, a helper that walks the layers builds the schedule); the causes, each general (data flow, never names):
+norm, a state scaled by a class constant decays, a helper that walks the layers builds the schedule); a fourth round
+of other idioms read 1/10 (9/10 after: a difference of shifted slices of one cumsum is a moving sum (pooling),
+F.softmin(-z) is a softmax and F.linear(q, k) a product, a key's distance to the origin (cdist to zeros) and the
+diagonal of k k^T are norms, distances of unit keys a similarity, a tie-break's scale may be a local name, an if with
+no else is a path to skip, cat([arange(c), arange(T - w, T)]) keeps the first and the last tokens); the causes, each general (data flow, never names):
 a softmax written by hand (exp of logits shifted by their own max / log-sum-exp, or divided by its own sum) read as
 an exponential logit; attention summed over the heads in a loop (acc += a[h]) not read as a head average;
 sort(descending=True) not a ranking (a flattened sort over heads is a head budget); x * x and einsum("htd,htd->ht",
@@ -176,3 +180,43 @@ def test_an_l1_norm_and_a_decay_by_a_class_constant_are_read() -> None:
 
 def test_a_schedule_built_by_a_helper_walking_the_layers_is_a_pyramid() -> None:
     assert "pyramid" in computation(PORTS["PyramidKV"]).features
+
+
+# --- round 4 ---------------------------------------------------------------------------------------------------
+
+def test_a_moving_sum_by_cumsum_differences_is_pooling_and_a_running_sum_stays_one() -> None:
+    f = computation(PORTS["SnapKV (cumsum pooling)"]).features
+    assert "pooling" in f and "accumulate" not in f
+    f = computation(HONEST["cumsum_linear_centroids"]).features
+    assert "accumulate" in f and "pooling" not in f
+
+
+def test_softmin_and_linear_products_are_attention_and_a_trained_linear_is_not() -> None:
+    assert "attention" in computation(PORTS["TOVA (softmin, linear)"]).features
+    src = HONEST["cumsum_linear_centroids"]
+    f = computation(src).features
+    proj = next(i for i, line in enumerate(src.splitlines(), 1) if "F.linear" in line)
+    assert "key_norm" not in f and f["attention"] < proj  # the view's attention, not the trained map
+
+
+def test_distances_to_the_origin_and_gram_diagonals_are_norms_pairwise_ones_are_not() -> None:
+    assert "key_norm" in computation(PORTS["K-norm (cdist)"]).features
+    assert "key_norm" in computation(PORTS["K-norm (gram diagonal)"]).features
+    f = computation(PORTS["R-KV (cdist)"]).features
+    assert "key_similarity" in f and "key_norm" not in f
+    assert "key_norm" not in computation(HONEST["eps_page_qk_diag"]).features
+
+
+def test_a_local_tie_break_scale_is_read_and_a_large_one_is_not() -> None:
+    assert "random" in computation(PORTS["DefensiveKV (local eps)"]).tie_breaks
+    assert "random" in computation(HONEST["eps_page_qk_diag"]).features
+
+
+def test_a_bare_if_probe_is_a_path_to_skip() -> None:
+    m = next(m for m in _matches(PORTS["Ada-KV (if probe)"]) if m.short_name == "Ada-KV")
+    assert m.level == "same" and m.branch is not None
+
+
+def test_first_and_last_index_ranges_concatenated_are_sinks_and_a_page_offset_is_not() -> None:
+    assert "sinks" in computation(PORTS["StreamingLLM (indices)"]).features
+    assert "sinks" not in computation(HONEST["eps_page_qk_diag"]).features

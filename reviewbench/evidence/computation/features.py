@@ -160,7 +160,8 @@ def _returns(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
 def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
     """For each function that returns a value at several places, one copy of the module per return: that function
     cut down to the statements that run on the way to it (``_path``); for each if / else whose arms both fall
-    through, one copy per arm (the line of the arm's first statement). A fallback or probe-detecting branch is one
+    through, one copy per arm (the line of the arm's first statement); for each if with no else that falls through,
+    one copy that skips it (the line of the if). A fallback or probe-detecting branch is one
     path, the rule the method ports is another, and each is read on its own (at most ``MAX_PATHS``)."""
     out: list[tuple[int, ast.Module]] = []
     fns = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
@@ -188,6 +189,18 @@ def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
             taken = getattr(st2, arm)
             st2.body, st2.orelse = taken, []
             out.append((taken[0].lineno, copy_))
+    # an if with no else that does not leave (on odd inputs, s = pool(s)): the path that skips it, test and all
+    bare = [n for n in ast.walk(tree) if isinstance(n, ast.If) and n.body and not n.orelse and not _terminates(n.body)
+            and not any(isinstance(x, ast.Return) for x in ast.walk(n))]
+    for k, st in enumerate(bare):
+        if len(out) >= MAX_PATHS:
+            return out
+        copy_ = copy.deepcopy(tree)
+        st2 = [n for n in ast.walk(copy_) if isinstance(n, ast.If) and n.body and not n.orelse and not _terminates(
+            n.body) and not any(isinstance(x, ast.Return) for x in ast.walk(n))][k]
+        st2.test = ast.copy_location(ast.Constant(value=False), st2.test)
+        st2.body = [ast.copy_location(ast.Pass(), st2)]
+        out.append((st.lineno, copy_))
     return out
 
 

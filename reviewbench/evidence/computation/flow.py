@@ -126,12 +126,15 @@ class FeatureTagger(ast.NodeVisitor):
         # where the sums read as "a score plus a tie-break" stand: (line, column, end line, end column, main is left)
         self.tie_nodes: set[tuple[int, int, int | None, int | None, bool]] = set()
         self.loop_vars: set[str] = set()  # the variables of the loops being run
-        self.pending_exp: dict[int, int] = {}  # exp of query-key logits not (yet) seen divided by its own sum
+        self.pending_exp: dict[int, int] = {}
+        self.pending_cumsum: dict[int, int] = {}  # running sums of attention not (yet) seen differenced  # exp of query-key logits not (yet) seen divided by its own sum
 
     def finish(self) -> None:
         """Features decided only once every hook has run: an exponential of the logits never normalised."""
         for line in sorted(self.pending_exp):
             self.add("exp_logit", line)
+        for line in sorted(self.pending_cumsum):
+            self.add("accumulate", line)
 
     def add(self, key: str, line: int) -> None:
         self.found.setdefault(key, line)
@@ -331,7 +334,12 @@ class FeatureTagger(ast.NodeVisitor):
             return None if v is None else (-v if isinstance(e.op, ast.USub) else v)
         key = e.id if isinstance(e, ast.Name) else f"self.{e.attr}" if self_attr(e) and isinstance(e, ast.Attribute) \
             else None
-        return self.constants.get(key) if key else None
+        if key and key in self.constants:
+            return self.constants[key]
+        bound = self.exprs.get(e.id) if isinstance(e, ast.Name) else None
+        if isinstance(bound, (ast.Constant, ast.UnaryOp)):
+            return self._literal(bound)  # eps = 1e-9 in the function itself
+        return None
 
     def _factors(self, e: ast.expr) -> tuple[list[ast.expr], list[ast.expr]]:
         """A product / quotient chain as (numerator factors, denominator factors)."""
@@ -538,6 +546,13 @@ class FeatureTagger(ast.NodeVisitor):
                 return lt | rt
             if not lt & (DATA_TAGS | {"I", "P"}) and _count_like(rt):
                 return rt | {"RCNT"}  # 1 / the count: a weight per key
+        if isinstance(node.op, ast.Sub):
+            shared = {x for x in lt & rt if x.startswith("CSUM")}
+            if shared and isinstance(node.left, ast.Subscript) and isinstance(node.right, ast.Subscript):
+                for x in shared:  # c[:, w:] - c[:, :-w] of one running sum: a sum over a sliding window (pooling)
+                    self.pending_cumsum.pop(int(x[4:]), None)
+                self.add("pooling", line)
+                return {x for x in both if not x.startswith("CSUM")}
         if isinstance(node.op, ast.Div):
             shared = {x for x in lt & rt if x.startswith("EXP")}
             if shared and any(isinstance(c, ast.Call) and CANON.get(callee(c.func)[0] or "") == "reduce"
@@ -786,7 +801,15 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("key_clustering", line)  # keys clustered by a library k-means
         if name == "cdist":
             if len(arg_tags) >= 2 and "K" in arg_tags[0] and "K" in arg_tags[1] and "Q" not in t:
+                if "N" in arg_tags[0] and "N" in arg_tags[1]:
+                    self.add("key_similarity", line)  # distances of unit keys: a monotone of their cosines
                 return t | {"KK2"}
+            if len(arg_tags) == 2 and not arg_tags[1] & (DATA_TAGS | {"W", "RND"}) and "Q" not in t:
+                if "K" in arg_tags[0] and "V" not in arg_tags[0] and not self.normalising:
+                    self.add("key_norm", line)  # the distance of each key to the origin: its norm
+                elif "V" in arg_tags[0] and "K" not in arg_tags[0] and not self.normalising:
+                    self.add("value_norm", line)
+                return t
             if len(arg_tags) >= 2:
                 self._matmul(arg_tags[0], arg_tags[1], line)
         if name in ("searchsorted", "bucketize") and t & {"P", "I"} and not t & DATA_TAGS:
@@ -798,6 +821,8 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("count_normalised", line)
         if name in ("flip", "fliplr", "flipud") and t & {"A", "Q", "K"}:
             return t | {"FL"}  # reversed along an axis: a diagonal of it is an anti-diagonal
+        if op == "diag" and "KK2" in t and "Q" not in t and "N" not in t and name in ("diagonal", "diag"):
+            self.add("key_norm", line)  # the diagonal of k k^T: each key's squared norm
         if op == "diag" and "FL" in t and t & {"A", "Q", "K"}:
             self.add("antidiagonal", line)
         if op == "triangle" and not t & PER_TOKEN:
@@ -861,6 +886,10 @@ class FeatureTagger(ast.NodeVisitor):
             elif receiver is not None and arg_tags:
                 self._matmul(rt, arg_tags[0], line)
             return t
+        if name == "linear" and len(arg_tags) >= 2 and not t & {"W"}:
+            self._matmul(arg_tags[0], arg_tags[1], line)  # F.linear(q, k) = q @ k.T
+        if name == "softmin":
+            op = "softmax"  # softmin(-z) = softmax(z)
         if op == "softmax":
             return t | ({"A"} if t & {"Q", "K"} else set())
         if op == "pool":
@@ -929,7 +958,8 @@ class FeatureTagger(ast.NodeVisitor):
             last = isinstance(dim, ast.UnaryOp) and isinstance(dim.op, ast.USub) and isinstance(
                 dim.operand, ast.Constant) and dim.operand.value == 1
             l1 = "ABS" in t and last  # x.abs().sum(-1): the L1 norm of each row
-            if ("SQ" in t or l1) and "A" not in t and "Q" not in t and not whole and not self.normalising:
+            if ("SQ" in t or l1) and "A" not in t and "Q" not in t and not whole and not self.normalising and \
+                    "KK2" not in t:  # (squared distances between keys are pairwise, no row's norm)
                 # x.pow(2).sum(-1): a norm written out (under a root that divides: a unit vector, no score)
                 if "K" in t and "V" not in t:
                     self.add("key_norm", line)
@@ -987,11 +1017,19 @@ class FeatureTagger(ast.NodeVisitor):
         if op == "cumsum" and "C1" in t and not t & PER_TOKEN:
             return t | {"I"}  # a running count of ones along the tokens: the token index, written out
         if op == "cumsum" and "A" in t:
-            # over sorted attention: how many tokens reach a share of the mass; otherwise a running sum
-            self.add("attention_coverage" if "R" in t else "accumulate", line)
+            # over sorted attention: how many tokens reach a share of the mass; otherwise a running sum (unless two
+            # shifted slices of it are subtracted: a moving-window sum, decided in ``tag``)
+            if "R" in t:
+                self.add("attention_coverage", line)
+            else:
+                self.pending_cumsum[line] = line
+                t = t | {f"CSUM{line}"}
         if op == "arange":
             if len(node.args) >= 2 and subtracts(node.args[0]):
                 self.add("recent", line)
+                return t | {"I", "TAILI"}
+            if len(node.args) == 1 and (isinstance(node.args[0], ast.Constant) or self_attr(node.args[0])):
+                return t | {"I", "HEADI"}  # arange(4): the first few indices
             return t | {"I"}
         if op == "nonzero":
             return t | {"I"}
@@ -1020,6 +1058,10 @@ class FeatureTagger(ast.NodeVisitor):
             t = set().union(*arg_tags[1:]) if len(arg_tags) > 1 else set()  # full_like(x, v): x gives only a shape
         if op == "const" and not t & PER_TOKEN:
             return t | {"C1"}  # a tensor of one constant (ones, zeros, full): no data of the layer in it
+        if op == "cat" and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
+            parts = [self.tag(e) for e in node.args[0].elts]
+            if any("HEADI" in p for p in parts) and any("TAILI" in p for p in parts):
+                self.add("sinks", line)  # cat([arange(4), arange(T - w, T)]): the first tokens and the last
         if op in ("rank", "gather", "cat", "where", "const", "scatter"):
             if op == "rank" and ("F" in rt or any("F" in a for a in arg_tags[:1]) or any(flattens(c) for a in [receiver, *node.args] if a is not None
                                                   for c in ast.walk(a) if isinstance(c, ast.Call))):
