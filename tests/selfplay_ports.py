@@ -941,3 +941,23 @@ HONEST["eps_page_qk_diag"] = HEAD + '''class Other(EvictionMethod):
         s = (a + eps * r + F.pad(d, (0, T - d.shape[-1]))).index_fill(-1, offs, 0.0)
         return Keep.from_topk(s, view.budget, view.valid)
 '''
+
+# honest guards and design switches: an early fallback that is exactly K-norm (when there are no queries) is a guard,
+# not the method's path; an if / else on the layer index is the method's design, its arms are not judged apart
+HONEST["guard_and_layer_switch"] = HEAD + '''class Guarded(EvictionMethod):
+    def _score(self, view):
+        a = view.group(view.attention(reduce="max"), "max")
+        if view.layer < view.model.n_layers // 2:
+            s = a * view.values.norm(dim=-1)
+        else:
+            s = a * view.values.norm(dim=-1).sqrt() - 0.05 * view.keys.norm(dim=-1)
+        return s
+
+    def select(self, view: LayerView) -> Keep:
+        t = view.n_tokens
+        if t <= view.budget:
+            return Keep([torch.arange(t) for _ in range(view.n_kv_heads)])
+        if view.queries is None:
+            return Keep.from_topk(-view.keys.norm(dim=-1), view.budget, view.valid)
+        return Keep.from_topk(self._score(view), view.budget, view.valid)
+'''

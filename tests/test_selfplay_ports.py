@@ -220,3 +220,11 @@ def test_a_bare_if_probe_is_a_path_to_skip() -> None:
 def test_first_and_last_index_ranges_concatenated_are_sinks_and_a_page_offset_is_not() -> None:
     assert "sinks" in computation(PORTS["StreamingLLM (indices)"]).features
     assert "sinks" not in computation(HONEST["eps_page_qk_diag"]).features
+
+
+# --- which paths are judged ------------------------------------------------------------------------------------
+
+def test_an_early_guard_and_a_design_switch_are_not_judged_apart() -> None:
+    src = HONEST["guard_and_layer_switch"]
+    ms = _matches(src)
+    assert not any(m.branch is not None for m in ms) and not _flag(src)

@@ -157,12 +157,46 @@ def _returns(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
     return [n for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value is not None and id(n) not in inner]
 
 
+# Statistics of the layer's data a test may probe (a probe-detecting branch: keys that look synthetic, NaNs).
+_STATISTICS = frozenset({"std", "var", "mean", "max", "min", "amax", "amin", "sum", "any", "all", "isnan", "isinf",
+                         "isfinite", "norm", "item", "median", "allclose", "equal", "count_nonzero", "unique"})
+
+
+def _probe(test: ast.expr) -> bool:
+    """A test that probes the inputs rather than the configuration: a statistic of a tensor (``x.std() < 1e-3``,
+    ``torch.isnan(a).any()``) or a size against a literal (``a.shape[-1] < 200``). The layer index, the phase, the
+    board, a budget, a None check are the method's design, and its arms are not judged apart."""
+    for n in ast.walk(test):
+        if isinstance(n, ast.Call) and callee(n.func)[0] in _STATISTICS and not (
+                isinstance(n.func, ast.Name) and n.func.id in ("max", "min", "sum", "any", "all")):
+            return True
+        if isinstance(n, ast.Compare) and any(isinstance(c, ast.Constant) and isinstance(c.value, (int, float))
+                                              and not isinstance(c.value, bool) and c.value not in (0, 1)
+                                              for c in [n.left, *n.comparators]) and any(
+                isinstance(x, ast.Attribute) and x.attr in ("shape", "n_tokens") or
+                isinstance(x, ast.Call) and callee(x.func)[0] in ("size", "numel") for x in ast.walk(n)):
+            return True
+    return False
+
+
+def _final(fn: ast.FunctionDef | ast.AsyncFunctionDef, r: ast.Return) -> bool:
+    """``r`` ends the function's body (its last statement, or the last of an arm of a final if / else): the path
+    the method falls through to. An early return (a guard, a fallback) is never judged on its own."""
+    last = fn.body[-1] if fn.body else None
+    while isinstance(last, ast.If):
+        if r in (last.body[-1:] + last.orelse[-1:]):
+            return True
+        last = last.orelse[-1] if last.orelse else None
+    return last is r
+
+
 def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
-    """For each function that returns a value at several places, one copy of the module per return: that function
-    cut down to the statements that run on the way to it (``_path``); for each if / else whose arms both fall
-    through, one copy per arm (the line of the arm's first statement); for each if with no else that falls through,
-    one copy that skips it (the line of the if). A fallback or probe-detecting branch is one
-    path, the rule the method ports is another, and each is read on its own (at most ``MAX_PATHS``)."""
+    """The paths a method may take, each a copy of the module: for each function that returns a value at several
+    places, its final return (``_final``) with the function cut down to the statements that run on the way to it
+    (``_path``: branches that leave the function earlier skipped); for each if / else whose arms both fall through
+    and whose test probes the inputs (``_probe``), one copy per arm (the line of the arm's first statement); for
+    each such if with no else, one copy that skips it (the line of the if). A probe-detecting or fallback branch is
+    one path, the rule the method ports another, and each is read on its own (at most ``MAX_PATHS``)."""
     out: list[tuple[int, ast.Module]] = []
     fns = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     for i, fn in enumerate(fns):
@@ -172,34 +206,39 @@ def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
         for j, r in enumerate(rets):
             if len(out) >= MAX_PATHS:
                 return out
+            if not _final(fn, r):
+                continue
             copy_ = copy.deepcopy(tree)
             fn2 = [n for n in ast.walk(copy_) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))][i]
             fn2.body = _path(fn2.body, _returns(fn2)[j])
             out.append((r.lineno, copy_))
-    # an if / else whose two arms both fall through (s = one score, else s = another): each arm is a path of its own
-    ifs = [n for n in ast.walk(tree) if isinstance(n, ast.If) and n.body and n.orelse and not _terminates(n.body)
-           and not _terminates(n.orelse) and not any(isinstance(x, ast.Return) for x in ast.walk(n))]
-    for k, st in enumerate(ifs):
+
+    def arms(n: ast.AST) -> bool:  # an if / else whose arms both fall through, on a probe
+        return isinstance(n, ast.If) and bool(n.body) and bool(n.orelse) and not _terminates(n.body) and \
+            not _terminates(n.orelse) and not any(isinstance(x, ast.Return) for x in ast.walk(n)) and _probe(n.test)
+
+    def bare(n: ast.AST) -> bool:  # an if with no else that falls through (on odd inputs, s = pool(s)), on a probe
+        return isinstance(n, ast.If) and bool(n.body) and not n.orelse and not _terminates(n.body) and \
+            not any(isinstance(x, ast.Return) for x in ast.walk(n)) and _probe(n.test)
+
+    for k, st in enumerate([n for n in ast.walk(tree) if arms(n)]):
         for arm in ("body", "orelse"):
             if len(out) >= MAX_PATHS:
                 return out
             copy_ = copy.deepcopy(tree)
-            st2 = [n for n in ast.walk(copy_) if isinstance(n, ast.If) and n.body and n.orelse and not _terminates(
-                n.body) and not _terminates(n.orelse) and not any(isinstance(x, ast.Return) for x in ast.walk(n))][k]
+            st2 = [n for n in ast.walk(copy_) if arms(n)][k]
+            assert isinstance(st2, ast.If)
             taken = getattr(st2, arm)
             st2.body, st2.orelse = taken, []
             out.append((taken[0].lineno, copy_))
-    # an if with no else that does not leave (on odd inputs, s = pool(s)): the path that skips it, test and all
-    bare = [n for n in ast.walk(tree) if isinstance(n, ast.If) and n.body and not n.orelse and not _terminates(n.body)
-            and not any(isinstance(x, ast.Return) for x in ast.walk(n))]
-    for k, st in enumerate(bare):
+    for k, st in enumerate([n for n in ast.walk(tree) if isinstance(n, ast.If) and bare(n)]):
         if len(out) >= MAX_PATHS:
             return out
         copy_ = copy.deepcopy(tree)
-        st2 = [n for n in ast.walk(copy_) if isinstance(n, ast.If) and n.body and not n.orelse and not _terminates(
-            n.body) and not any(isinstance(x, ast.Return) for x in ast.walk(n))][k]
-        st2.test = ast.copy_location(ast.Constant(value=False), st2.test)
-        st2.body = [ast.copy_location(ast.Pass(), st2)]
+        st3 = [n for n in ast.walk(copy_) if bare(n)][k]
+        assert isinstance(st3, ast.If)
+        st3.test = ast.copy_location(ast.Constant(value=False), st3.test)
+        st3.body = [ast.copy_location(ast.Pass(), st3)]
         out.append((st.lineno, copy_))
     return out
 
