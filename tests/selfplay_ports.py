@@ -751,6 +751,79 @@ PORTS["StreamingLLM (indices)"] = HEAD + '''class Edges(EvictionMethod):
         return Keep([idx.clone() for _ in range(H)])
 '''
 
+
+# --- round 5 (state in a module global, an ascending sort's tail, in-place samplers, a scorer class called on an
+# instance, a norm by a self-einsum under a root: 2/6 read and flagged before that round's fixes) -------------------
+
+PORTS["H2O (module global)"] = HEAD + '''_TOTALS = {}
+
+
+class Global(EvictionMethod):
+    query_window = 1 << 20
+
+    def on_decode(self, view: LayerView) -> Keep:
+        a = view.group(view.attention(reduce="sum"), "mean")
+        old = _TOTALS.get(view.layer)
+        _TOTALS[view.layer] = a if old is None or old.shape != a.shape else old + a
+        return Keep.from_topk(_TOTALS[view.layer], view.budget, view.valid)
+'''
+PORTS["SAGE-KV (ascending tail)"] = HEAD + '''class Tail(EvictionMethod):
+    query_window = 1
+
+    def select(self, view: LayerView) -> Keep:
+        s = view.group(view.attention()[:, 0], "mean")
+        H, T = s.shape
+        order = s.reshape(-1).sort().indices[-H * view.budget:]
+        return Keep([order[order // T == h] % T for h in range(H)])
+'''
+PORTS["Keyformer (exponential_)"] = HEAD + '''class Gumbel(EvictionMethod):
+    query_window = 16
+
+    def select(self, view: LayerView) -> Keep:
+        q = view.queries
+        k = view.keys.repeat_interleave(view.model.group_size, dim=0)
+        z = torch.matmul(q, k.transpose(1, 2)) * view.model.scale
+        g = -torch.empty_like(z).exponential_().log()
+        p = torch.softmax((z + g) / 2.0, dim=-1)
+        return Keep.from_topk(view.group(p.sum(1), "mean"), view.budget, view.valid)
+'''
+PORTS["Random (uniform_)"] = HEAD + '''class Dice(EvictionMethod):
+    def select(self, view: LayerView) -> Keep:
+        s = torch.empty(view.keys.shape[:2]).uniform_(0, 1)
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+PORTS["TOVA (class helper)"] = HEAD + '''class _Scorer:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def __call__(self, q, k):
+        z = torch.matmul(q.unsqueeze(1), k.transpose(1, 2)).squeeze(1) * self.scale
+        return z.softmax(-1)
+
+
+class Plain(EvictionMethod):
+    query_window = 1
+
+    def select(self, view: LayerView) -> Keep:
+        sc = _Scorer(view.model.scale)
+        k = view.keys.repeat_interleave(view.model.group_size, dim=0)
+        p = sc(view.queries[:, -1], k)                                 # (Hq, T)
+        s = p.mean(0).repeat(view.keys.shape[0], 1)
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+PORTS["CriticalKV (norm via dot)"] = HEAD + '''class Crit(EvictionMethod):
+    query_window = 16
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention(reduce="sum"), "mean")
+        v = view.values.float()
+        vn = torch.sqrt(torch.einsum("htd,htd->ht", v, v))
+        s = a * vn
+        H, T = s.shape
+        keep = torch.topk(s.flatten(), H * view.budget).indices
+        return Keep([keep[keep // T == h] % T for h in range(H)])
+'''
+
 HONEST: dict[str, str] = {}
 
 # a softmax by hand is no exponential logit, but the exponential of an expected logit left unnormalised still is
@@ -960,4 +1033,18 @@ HONEST["guard_and_layer_switch"] = HEAD + '''class Guarded(EvictionMethod):
         if view.queries is None:
             return Keep.from_topk(-view.keys.norm(dim=-1), view.budget, view.valid)
         return Keep.from_topk(self._score(view), view.budget, view.valid)
+'''
+
+# a tensor filled in place with a constant draws nothing; an instance of a class of the module that scores by key
+# norms is read as key norms, no attention
+HONEST["fill_and_norm_class"] = HEAD + '''class _Norms:
+    def __call__(self, k):
+        return -k.norm(dim=-1)
+
+
+class Filled(EvictionMethod):
+    def select(self, view: LayerView) -> Keep:
+        base = torch.empty(view.keys.shape[:2]).fill_(0.0)
+        sc = _Norms()
+        return Keep.from_topk(base + sc(view.keys.float()), view.budget, view.valid)
 '''

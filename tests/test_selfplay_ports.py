@@ -12,7 +12,9 @@ norm, a state scaled by a class constant decays, a helper that walks the layers 
 of other idioms read 1/10 (9/10 after: a difference of shifted slices of one cumsum is a moving sum (pooling),
 F.softmin(-z) is a softmax and F.linear(q, k) a product, a key's distance to the origin (cdist to zeros) and the
 diagonal of k k^T are norms, distances of unit keys a similarity, a tie-break's scale may be a local name, an if with
-no else is a path to skip, cat([arange(c), arange(T - w, T)]) keeps the first and the last tokens); the causes, each general (data flow, never names):
+no else is a path to skip, cat([arange(c), arange(T - w, T)]) keeps the first and the last tokens); a fifth round
+read 2/6 (6/6 after: scores sorted ascending rank (their tail is a top-k), tensors filled in place with draws
+(exponential_, uniform_...) are random, a call on an instance of a class of the module runs its __call__ or method); the causes, each general (data flow, never names):
 a softmax written by hand (exp of logits shifted by their own max / log-sum-exp, or divided by its own sum) read as
 an exponential logit; attention summed over the heads in a loop (acc += a[h]) not read as a head average;
 sort(descending=True) not a ranking (a flattened sort over heads is a head budget); x * x and einsum("htd,htd->ht",
@@ -228,3 +230,21 @@ def test_an_early_guard_and_a_design_switch_are_not_judged_apart() -> None:
     src = HONEST["guard_and_layer_switch"]
     ms = _matches(src)
     assert not any(m.branch is not None for m in ms) and not _flag(src)
+
+
+# --- round 5 ---------------------------------------------------------------------------------------------------
+
+def test_in_place_draws_are_random_and_a_constant_fill_is_not() -> None:
+    assert "random" in computation(PORTS["Random (uniform_)"]).features
+    assert "random" in computation(PORTS["Keyformer (exponential_)"]).features
+    assert "random" not in computation(HONEST["fill_and_norm_class"]).features
+
+
+def test_a_call_on_an_instance_of_a_module_class_runs_its_code() -> None:
+    assert "attention" in computation(PORTS["TOVA (class helper)"]).features
+    f = computation(HONEST["fill_and_norm_class"]).features
+    assert "key_norm" in f and "attention" not in f
+
+
+def test_scores_sorted_ascending_rank_and_their_tail_over_every_head_is_a_head_budget() -> None:
+    assert "head_budget" in computation(PORTS["SAGE-KV (ascending tail)"]).features

@@ -121,6 +121,7 @@ class FeatureTagger(ast.NodeVisitor):
         self.kept_rank: set[str] = set()  # self attributes a ranking (a selection) is kept in, across calls
         self.layer_test = False  # a hook tests the layer index
         self.exprs: dict[str, ast.expr] = {}  # local name -> the expression it was last bound to (sizes in shapes)
+        self.instances: dict[str, str] = {}  # local name -> the class of the module it holds an instance of
         self.constants: dict[str, float] = {}  # module and class constants bound to a number (name, self.name)
         self.tie_breaks: dict[str, int] = {}  # features only a tie-break computes (``_tie_break``)
         # where the sums read as "a score plus a tie-break" stand: (line, column, end line, end column, main is left)
@@ -719,13 +720,24 @@ class FeatureTagger(ast.NodeVisitor):
             return set(self.tags.get(f"self.{attr}", set())) | {f"@{attr}"} | set().union(*arg_tags[2:])
         if name in self.aliases:
             name = self.aliases[name]
-        local = self.defs.resolve(node, self.owner)
+        local = self.defs.resolve(node, self.owner) or self._instance_method(node)
         if local is not None and name not in API_CALLS and name not in ("remember", "recall"):
             return self._inline(local, node, arg_tags, kw_tags) | all_args
         interface = self._interface_call(name, node, receiver, rt, arg_tags, all_args)
         if interface is not None:
             return interface
         return self._op_call(name, node, receiver, rt, arg_tags, all_args)
+
+    def _instance_method(self, node: ast.Call) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """A call on an instance of a class of the module: ``sc(q, k)`` runs its ``__call__``, ``sc.score(x)`` its
+        ``score`` (``sc = Scorer(...)`` bound before)."""
+        func = node.func
+        cls, name = (self.instances.get(func.id), "__call__") if isinstance(func, ast.Name) else (
+            self.instances.get(func.value.id), func.attr) if isinstance(func, ast.Attribute) and isinstance(
+            func.value, ast.Name) else (None, "")
+        if cls is None:
+            return None
+        return next((d for d in self.defs.by_name.get(name, []) if self.defs.owner.get(id(d)) == cls), None)
 
     def _inline(self, local: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.Call, arg_tags: list[set[str]],
                 kw_tags: dict[str | None, set[str]]) -> set[str]:
@@ -845,9 +857,11 @@ class FeatureTagger(ast.NodeVisitor):
         if name in SIGN_CALLS and "RND" in t and t & {"K", "Q"}:
             self.add("hashing", line)  # the sign of a random projection: a locality-sensitive hash bit
         if name == "sort":
+            if is_true(kwarg(node, "descending")) or "R" not in t and t & DATA_TAGS:
+                # sorted largest first (its head is a top-k), or scores sorted (its tail is one): a ranking; kept
+                # indices put back in order (already a ranking's) rank nothing
+                op = "rank"
             t = t | {"R"}
-            if is_true(kwarg(node, "descending")):
-                op = "rank"  # sorted largest first: a ranking (its head is a top-k), as argsort(descending=True)
         if op == "norm":
             if self.normalising:
                 return t | {"N"}
@@ -998,6 +1012,10 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("recurrence_interval", line)  # a remembered value raised to the time since a stamp: the longest gap
         if (op == "extreme" or name == "aminmax") and t & {"K", "V"} and not t & {"A", "N"}:
             t = t | {"X"}  # a per-channel minimum or maximum of keys or values
+        if name in ("exponential_", "uniform_", "normal_", "bernoulli_", "geometric_", "cauchy_", "log_normal_",
+                    "random_"):
+            op = "random"  # a tensor filled in place with draws
+            t = set()  # the receiver gives only a shape
         if op == "random":
             self.add("random", line)
             if name and name.endswith("_like"):
@@ -1109,6 +1127,11 @@ class FeatureTagger(ast.NodeVisitor):
             self.aliases[node.targets[0].id] = alias
             return
         t = self.tag(node.value)
+        if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and \
+                node.value.func.id in self.defs.classes:
+            for tgt in node.targets:  # an instance of a class of the module: its methods run when called
+                if isinstance(tgt, ast.Name):
+                    self.instances[tgt.id] = node.value.func.id
         for tgt in node.targets:
             if isinstance(tgt, ast.Name):
                 self.exprs[tgt.id] = node.value
