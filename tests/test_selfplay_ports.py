@@ -14,7 +14,10 @@ F.softmin(-z) is a softmax and F.linear(q, k) a product, a key's distance to the
 diagonal of k k^T are norms, distances of unit keys a similarity, a tie-break's scale may be a local name, an if with
 no else is a path to skip, cat([arange(c), arange(T - w, T)]) keeps the first and the last tokens); a fifth round
 read 2/6 (6/6 after: scores sorted ascending rank (their tail is a top-k), tensors filled in place with draws
-(exponential_, uniform_...) are random, a call on an instance of a class of the module runs its __call__ or method); the causes, each general (data flow, never names):
+(exponential_, uniform_...) are random, a call on an instance of a class of the module runs its __call__ or method);
+a sixth round of fresh papers read 4/6 (5/6 after: an einsum of the query with a factorisation's basis and the keys
+projected on it is low-rank scoring; keys gathered by a ranking of a block's values are that block's
+representatives whichever operand carries the block); the causes, each general (data flow, never names):
 a softmax written by hand (exp of logits shifted by their own max / log-sum-exp, or divided by its own sum) read as
 an exponential logit; attention summed over the heads in a loop (acc += a[h]) not read as a head average;
 sort(descending=True) not a ranking (a flattened sort over heads is a head budget); x * x and einsum("htd,htd->ht",
@@ -248,3 +251,12 @@ def test_a_call_on_an_instance_of_a_module_class_runs_its_code() -> None:
 
 def test_scores_sorted_ascending_rank_and_their_tail_over_every_head_is_a_head_budget() -> None:
     assert "head_budget" in computation(PORTS["SAGE-KV (ascending tail)"]).features
+
+
+# --- round 6 ---------------------------------------------------------------------------------------------------
+
+def test_the_query_through_a_basis_against_projected_keys_is_low_rank_scoring() -> None:
+    assert "low_rank_scores" in computation(PORTS["Loki"]).features
+    # a factorisation of the keys with no query against its basis (leverage beside attention) is none
+    f = computation(HONEST["leverage_beside_attention"]).features
+    assert "leverage" in f and "low_rank_scores" not in f

@@ -683,6 +683,9 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("attention_output", line)
         if any("W" in o and "K" not in o for o in operands) and any("K" in o and "W" not in o for o in operands):
             self.add("key_projection", line)
+        if any("Q" in o and "K" not in o for o in operands) and any("FB" in o for o in operands) and any(
+                "K" in o and "FB" in o for o in operands):
+            self.add("low_rank_scores", line)  # the query against the keys, both through a factorisation's basis
         for i, a in enumerate(operands):
             for b in operands[i + 1:]:
                 self._pair(a, b, line)
@@ -937,7 +940,7 @@ class FeatureTagger(ast.NodeVisitor):
             t = t | {"CH"}
         module = isinstance(receiver, ast.Name) and receiver.id in self.defs.modules  # torch.gather(src, ...)
         src, rest = (arg_tags[0], arg_tags[1:]) if (receiver is None or module) and arg_tags else (rt, arg_tags)
-        if op == "gather" and "K" in src and src & {"BLK", "BID"} and any("R" in a for a in rest):
+        if op == "gather" and "K" in src and (src | set().union(*rest)) & {"BLK", "BID"} and any("R" in a for a in rest):
             t = t | {"KR"}  # each block's keys picked by a ranking: its representative keys, a summary of the block
         if op in ("var",) and "Q" in t and "A" not in t:
             self.add("query_statistics", line)
