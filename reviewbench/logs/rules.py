@@ -26,7 +26,7 @@ from reviewbench.logs.network import split_host
 from reviewbench.logs.static import (RUNTIMES, SHELLS, URL_RE, Access, Facts, Workspace,
                                      has_payload, analyse_python, analyse_shell, resolve)
 from reviewbench.logs.static.common import MAX_SCRIPT, Relevance, make_room
-from reviewbench.logs.static.python import inert_verdict
+from reviewbench.logs.static.python import _PY_CODE_WORDS, _SCHEMES, inert_verdict
 from reviewbench.logs.static.shell import _split_heredocs
 
 Category = Literal["test_split", "huggingface", "other_agent", "judge_reviews", "network", "gpu_hidden", "quota",
@@ -166,6 +166,62 @@ _GPU_BY_NUMBER = re.compile(r"(?<![^\s;&|(])(?:CUDA|NVIDIA|HIP|ROCR)_VISIBLE_DEV
 _CD_TARGET = re.compile(r"(?:^|[;&|(\n])\s*cd\s+([^\s;&|()]+)")
 _ABS_TARGET = re.compile(r"/[\w./+,:@%-]*")
 _PATH_KINDS = frozenset({"read", "list", "search", "write", "patch"})
+# Numbers passed as words of their own ("--limit 3990", "SEED = 7" in a program piped into Python) cannot change
+# the gate's answer, so the gate keeps one answer for a command whatever such numbers it holds: each digit of a
+# blank-delimited word of digits and dots becomes 0 (same length, same dots). Every test the gate makes reads
+# such a word only by its character classes (payload runs, lengths, "." and "/" present) or not at all (no path,
+# no trigger or code word starts with or holds one after a blank, no URL piece, no docstring word worth
+# judging), except where a literal holding one is compared with a path: ``Auditor._numbers_ok`` and
+# ``AgentState.numbered`` keep the normalisation off when a protected folder, an agent's home, an anchor word, a
+# written file or its name could be such a path.
+# tests/test_audit_gate_numbers.py checks the answers against the exact keys on generated commands.
+_NUMBER_WORD = re.compile(r"\s[0-9][0-9.]*(?!\S)")
+_ZEROS = str.maketrans("123456789", "000000000")
+_BLANK_DIGIT = re.compile(r"\s[0-9]")  # (a path holding one may be what a normalised literal names)
+
+
+# a word the gate or the inert verdict looks for (by equality or as a substring) that a number word could make
+# or unmake: one starting with a digit or a dot and digit, or with a digit after a blank, or with a blank in it
+_NUMBER_WORDS_SAFE = not any(re.search(r"(?:^|\s)[0-9.]*[0-9]|\s", w)
+                             for w in (*_TRIGGER_SET, *_PY_CODE_WORDS, *_SCHEMES, *_PYTHONS))
+
+
+# ASCII text by classes (a blank, a digit, a dot, anything else): in a long command number words are found with
+# bytes.find (the regex, tried at every position of a program piped into Python, cost ~20 us)
+_CLASSES = bytes(0x20 if chr(b).isspace() else 0x30 if chr(b).isdigit() else b if b == 0x2E else 0x61
+                 for b in range(128)) + b"a" * 128
+_NUMBER_RUN = re.compile(rb"0[0.]*(?![^ ])")
+
+
+def _zeros(m: re.Match[str]) -> str:
+    return m.group().translate(_ZEROS)
+
+
+def number_key(cmd: str) -> str:
+    """The command with the digits of its number words set to 0 (what the gate keys its answers by):
+    ``_NUMBER_WORD.sub(_zeros, cmd)``."""
+    if len(cmd) < 256 or not cmd.isascii():
+        return _NUMBER_WORD.sub(_zeros, cmd)
+    mapped = cmd.encode("ascii").translate(_CLASSES)
+    pos = mapped.find(b" 0")
+    if pos < 0:
+        return cmd
+    parts = []
+    last = 0
+    while pos >= 0:
+        m = _NUMBER_RUN.match(mapped, pos + 1)
+        end = pos + 2
+        if m is not None:
+            end = m.end()
+            parts.append(cmd[last:pos + 1])
+            parts.append(cmd[pos + 1:end].translate(_ZEROS))
+            last = end
+        pos = mapped.find(b" 0", end)
+    parts.append(cmd[last:])
+    return "".join(parts)
+
+
+Scripts = tuple[tuple[str, ...], tuple[str | None, ...]]  # written scripts a command runs, and where
 _NOTHING = Facts()  # returned (never modified) for a command that cannot yield a fact
 MAX_FILE_CHARS = 200_000  # of one written file kept for analysis when it is run later
 MAX_FILES_CHARS = 32_000_000  # of all written files kept per agent (the oldest are forgotten first)
@@ -183,6 +239,7 @@ class AgentState:
     by_basename: dict[str, set[str]] = field(default_factory=dict)  # file name -> paths written with it
     chars: int = 0
     gate_version: int = 0  # bumped when a new file or symlink appears (the command gate's answers may change)
+    numbered: bool = False  # a written file's path holds a digit after a blank, or its name starts with a digit
 
     def write(self, path: str, text: str, counter: int) -> None:
         if len(text) > MAX_FILE_CHARS:  # keep both ends: code appended at the end matters as much as the head
@@ -193,6 +250,8 @@ class AgentState:
             self.chars -= len(old)
         else:
             self.gate_version += 1
+            if not self.numbered and ("0" <= path.rpartition("/")[2][:1] <= "9" or _BLANK_DIGIT.search(path)):
+                self.numbered = True  # (only ever set with a new path: the gate's earlier answers are stale anyway)
         self.files[path] = text
         self.chars += len(text)
         self.versions[path] = counter
@@ -251,8 +310,16 @@ class Auditor:
         self.state: dict[str | None, AgentState] = {}
         self.skipped_other_agent = 0
         self._counter = 0
-        self._gate: dict[tuple[str, str | None, str | None], tuple[bool, int]] = {}
-        self._volatile = False  # the gate's last answer depended on a script's text (not cached)
+        self._gate: dict[tuple[str, str | None, str | None, bool], tuple[bool, int, tuple[Scripts, ...] | None]] = {}
+        self._volatile = False  # the gate's last answer depended on the text of scripts the agent wrote
+        self._scripts: list[Scripts] = []  # (paths, folders) of the scripts it judged inert
+        self._not_inert = False  # it judged a script not inert (an answer kept only if it read no other script)
+        # number words may be normalised in the gate's keys (see _NUMBER_WORD): no anchor holds a digit, no
+        # protected folder or home a digit after a blank
+        self._numbers_ok = _NUMBER_WORDS_SAFE and not any(
+            ch.isdigit() for a in self._anchor_words() for ch in a) and not any(
+            _BLANK_DIGIT.search(r) for r in (*self._roots, rules.agent_home))
+        self._numbers_agent: dict[str | None, bool] = {}
         self._shell_cache: dict[tuple[object, ...], tuple[Facts, tuple[tuple[str, int], ...]]] = {}
         self._relevances: dict[str | None, Relevance] = {}
         self._relevance_versions: dict[str | None, int] = {}
@@ -363,18 +430,42 @@ class Auditor:
 
     def may_matter(self, ev: Event, st: AgentState) -> bool:
         """Whether a shell command can yield any fact a rule uses; False skips its analysis. Agents rerun the
-        same commands: the answer is kept until the agent writes a new file or makes a symlink."""
+        same commands: the answer is kept until the agent writes a new file or makes a symlink. An answer that
+        read the text of scripts the agent wrote (``python x.py``) is kept with them: the scripts are judged
+        again (their verdicts are kept by text) and the rest of the answer is kept. Commands that run Python
+        (scripts with other arguments, programs piped in with other constants) share an answer whatever number
+        words they hold (``number_key``)."""
         if ev.env:
             return True
-        key = (ev.command or "", ev.cwd, ev.agent)
+        cmd = ev.command or ""
+        numbers = ("python" in cmd or "<<" in cmd) and not st.numbered and self._numbers_ok
+        if numbers:
+            ok = self._numbers_agent.get(ev.agent)
+            if ok is None:
+                own = self.own_home(ev.agent) or ""
+                ok = self._numbers_agent[ev.agent] = not _BLANK_DIGIT.search(own)
+            if ok:
+                cmd = number_key(cmd)
+            else:
+                numbers = False
+        key = (cmd, ev.cwd, ev.agent, numbers)
         hit = self._gate.get(key)
         if hit is not None and hit[1] == st.gate_version:
+            if hit[2] is None:
+                return hit[0]
+            rel = self._relevance(ev.agent, st)
+            for paths, cwds in hit[2]:  # the written scripts the command runs: all inert where they run, or True
+                for path in paths:
+                    code = st.files.get(path)
+                    if code is not None and not all(inert_verdict(code, cwd, rel) for cwd in cwds):
+                        return True
             return hit[0]
-        self._volatile = False
+        self._volatile = self._not_inert = False
+        self._scripts = []
         answer = self._may_matter(ev, st)
-        if not self._volatile:  # (an answer that read a script's text is not kept: the script may change)
+        if not (self._volatile and self._not_inert):
             make_room(self._gate, 8192)
-            self._gate[key] = (answer, st.gate_version)
+            self._gate[key] = (answer, st.gate_version, tuple(self._scripts) if self._volatile else None)
         return answer
 
     def _may_matter(self, ev: Event, st: AgentState) -> bool:
@@ -429,11 +520,13 @@ class Auditor:
                 return False
             cwds.update(resolve(t, ev.cwd) for t in targets)
         rel = self._relevance(ev.agent, st)
-        for name in st.basenames.intersection(words):
-            for path in st.by_basename.get(name, ()):
-                code = st.files.get(path)
-                if code is not None and not all(inert_verdict(code, cwd, rel) for cwd in cwds):
-                    return False
+        paths = tuple(path for name in st.basenames.intersection(words) for path in st.by_basename.get(name, ()))
+        for path in paths:
+            code = st.files.get(path)
+            if code is not None and not all(inert_verdict(code, cwd, rel) for cwd in cwds):
+                self._not_inert = True
+                return False
+        self._scripts.append((paths, tuple(cwds)))
         return True
 
     def _heredoc_matters(self, ev: Event, st: AgentState, cmd: str, m: re.Match[str]) -> bool | None:
@@ -486,16 +579,20 @@ class Auditor:
                      mentioned_urls=cached.mentioned_urls, env=cached.env, hf_calls=cached.hf_calls,
                      symlinks=cached.symlinks, files_written=cached.files_written, split_calls=cached.split_calls)
 
+    def _anchor_words(self) -> set[str]:
+        anchors = set()
+        for root in (*self._roots, self.homes_prefix.rstrip("/")):
+            parts = [c for c in root.split("/") if c and not any(ch in c for ch in "*?[{")]
+            if parts:
+                anchors.add(max(parts, key=len))
+        return anchors
+
     def _relevance(self, agent: str | None, st: AgentState) -> Relevance:
         """The relevance test the analysers skip work by, with the anchor words of the protected folders (the
         longest name in each root and in the agents' homes: code that builds one of them from pieces names it)."""
         rel = self._relevances.get(agent)
         if rel is None or rel.test.__self__ is not st:  # type: ignore[attr-defined]
-            anchors = set()
-            for root in (*self._roots, self.homes_prefix.rstrip("/")):
-                parts = [c for c in root.split("/") if c and not any(ch in c for ch in "*?[{")]
-                if parts:
-                    anchors.add(max(parts, key=len))
+            anchors = self._anchor_words()
             rel = Relevance(_Bound(self, agent, st), frozenset(anchors) if anchors else None)
             self._relevances[agent] = rel
         # a new symlink may make a path relevant; a new file only matters to code that runs it (a shell
