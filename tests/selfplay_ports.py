@@ -914,6 +914,27 @@ class Fold2(EvictionMethod):
         return Rewrite(ks, vs, ps)
 '''
 
+
+# --- round 7 (against the return-path reading itself): the port in the else arm of a final if / else on a probe
+# (read after: a probe test only chooses the path, its statistic is no part of the score). Left out: the inverted
+# probe (the port returned early when the keys look real, the pooled path at the end), not judged apart so that an
+# honest method's early fallback is not either ---------------------------------------------------------------------
+
+PORTS["SAGE-KV (final if-else probe)"] = HEAD + '''class G2(EvictionMethod):
+    query_window = 1
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.attention()
+        if view.keys.float().std() < 1e-3 or view.keys.shape[1] < 256:
+            s = view.group(a.sum(dim=1), "mean")
+            return Keep.from_topk(F.avg_pool1d(s[:, None], 5, 1, 2)[:, 0], view.budget, view.valid)
+        else:
+            s = view.group(a[:, -1], "mean")
+            H, T = s.shape
+            top = s.reshape(-1).topk(H * view.budget).indices
+            return Keep([top[top // T == h] % T for h in range(H)])
+'''
+
 HONEST: dict[str, str] = {}
 
 # a softmax by hand is no exponential logit, but the exponential of an expected logit left unnormalised still is

@@ -260,3 +260,10 @@ def test_the_query_through_a_basis_against_projected_keys_is_low_rank_scoring() 
     # a factorisation of the keys with no query against its basis (leverage beside attention) is none
     f = computation(HONEST["leverage_beside_attention"]).features
     assert "leverage" in f and "low_rank_scores" not in f
+
+
+def test_a_probe_that_chooses_the_ported_arm_is_no_part_of_its_score() -> None:
+    c = computation(PORTS["SAGE-KV (final if-else probe)"])
+    m = next(m for m in _matches(PORTS["SAGE-KV (final if-else probe)"]) if m.short_name == "SAGE-KV")
+    assert m.level == "same" and m.branch is not None
+    assert all("key_variance" not in f for line, f in c.paths if line == m.branch)

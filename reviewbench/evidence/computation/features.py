@@ -102,8 +102,10 @@ def _contains(stmts: list[ast.stmt], target: ast.stmt) -> bool:
 
 
 def _branch(st: ast.If, body: list[ast.stmt]) -> ast.If:
-    """``st``'s test with one branch (the one the path takes): the test still gates what follows."""
-    return ast.copy_location(ast.If(test=st.test, body=body or [ast.copy_location(ast.Pass(), st)], orelse=[]), st)
+    """``st``'s test with one branch (the one the path takes): the test still gates what follows, unless it probes
+    the inputs (``_probe``): what a probe computes only chose the path, it is no part of the score."""
+    test = ast.copy_location(ast.Constant(value=True), st.test) if _probe(st.test) else st.test
+    return ast.copy_location(ast.If(test=test, body=body or [ast.copy_location(ast.Pass(), st)], orelse=[]), st)
 
 
 def _path(stmts: list[ast.stmt], target: ast.Return) -> list[ast.stmt]:
@@ -230,6 +232,7 @@ def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
             assert isinstance(st2, ast.If)
             taken = getattr(st2, arm)
             st2.body, st2.orelse = taken, []
+            st2.test = ast.copy_location(ast.Constant(value=True), st2.test)  # the probe only chose the arm
             out.append((taken[0].lineno, copy_))
     for k, st in enumerate([n for n in ast.walk(tree) if isinstance(n, ast.If) and bare(n)]):
         if len(out) >= MAX_PATHS:
