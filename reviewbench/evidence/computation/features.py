@@ -101,16 +101,17 @@ def _contains(stmts: list[ast.stmt], target: ast.stmt) -> bool:
     return any(n is target for s in stmts for n in ast.walk(s))
 
 
-def _branch(st: ast.If, body: list[ast.stmt]) -> ast.If:
+def _branch(st: ast.If, body: list[ast.stmt], helpers: Helpers | None = None) -> ast.If:
     """``st``'s test with one branch (the one the path takes): the test still gates what follows, unless it probes
     the inputs (``_probe``): what a probe computes only chose the path, it is no part of the score."""
-    test = ast.copy_location(ast.Constant(value=True), st.test) if _probe(st.test) else st.test
+    test = ast.copy_location(ast.Constant(value=True), st.test) if _probe(st.test, helpers) else st.test
     return ast.copy_location(ast.If(test=test, body=body or [ast.copy_location(ast.Pass(), st)], orelse=[]), st)
 
 
-def _path(stmts: list[ast.stmt], target: ast.Return) -> list[ast.stmt]:
-    """The statements of ``stmts`` that run on the way to ``target``: a branch holding it taken (its test kept: it
-    gates what follows), a branch that leaves the function elsewhere skipped with its test, nothing after it."""
+def _path(stmts: list[ast.stmt], target: ast.Return, helpers: Helpers | None = None) -> list[ast.stmt]:
+    """The statements of ``stmts`` that run on the way to ``target``: a branch holding it taken, a branch that
+    leaves the function elsewhere skipped, nothing after it; each test passed is kept (it gates what follows)
+    unless it probes the inputs (``_probe``)."""
     out: list[ast.stmt] = []
     for st in stmts:
         if st is target:
@@ -118,22 +119,24 @@ def _path(stmts: list[ast.stmt], target: ast.Return) -> list[ast.stmt]:
             return out
         if isinstance(st, ast.If):
             if _contains(st.body, target):
-                out.append(_branch(st, _path(st.body, target)))
+                out.append(_branch(st, _path(st.body, target, helpers), helpers))
                 return out
             if _contains(st.orelse, target):
-                out.append(_branch(st, _path(st.orelse, target)))
+                out.append(_branch(st, _path(st.orelse, target, helpers), helpers))
                 return out
-            # a branch that leaves the function elsewhere is not taken: what its test computes (a probe of the
-            # inputs) only chose the path, and what runs is the other branch
-            if _terminates(st.body) and not _terminates(st.orelse):
-                out.extend(st.orelse)
-            elif _terminates(st.orelse) and not _terminates(st.body):
-                out.extend(st.body)
+            # a branch that leaves the function elsewhere is not taken: what runs is the other branch (a design
+            # test - the layer, the phase - still gates it; a probe of the inputs only chose the path)
+            if _terminates(st.body) and not _terminates(st.orelse) or _terminates(st.orelse) and not _terminates(
+                    st.body):
+                rest = st.orelse if _terminates(st.body) else st.body
+                if not _probe(st.test, helpers):
+                    out.append(_branch(st, [], helpers))
+                out.extend(rest)
             else:
                 out.append(st)
         elif isinstance(st, (ast.For, ast.While, ast.With)) and _contains(st.body, target):
             loop = copy.copy(st)
-            loop.body = _path(st.body, target)
+            loop.body = _path(st.body, target, helpers)
             if isinstance(loop, (ast.For, ast.While)):
                 loop.orelse = []
             out.append(loop)
@@ -141,7 +144,7 @@ def _path(stmts: list[ast.stmt], target: ast.Return) -> list[ast.stmt]:
         elif isinstance(st, ast.Try) and _contains([st], target):
             for block in [st.body, *[h.body for h in st.handlers], st.orelse, st.finalbody]:
                 if _contains(block, target):
-                    out.extend(_path(block, target))
+                    out.extend(_path(block, target, helpers))
                     return out
         else:
             out.append(st)
@@ -164,11 +167,19 @@ _STATISTICS = frozenset({"std", "var", "mean", "max", "min", "amax", "amin", "su
                          "isfinite", "norm", "item", "median", "allclose", "equal", "count_nonzero", "unique"})
 
 
-def _probe(test: ast.expr) -> bool:
+Helpers = dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]
+
+
+def _probe(test: ast.expr, helpers: Helpers | None = None, depth: int = 0) -> bool:
     """A test that probes the inputs rather than the configuration: a statistic of a tensor (``x.std() < 1e-3``,
     ``torch.isnan(a).any()``) or a size against a literal (``a.shape[-1] < 200``). The layer index, the phase, the
-    board, a budget, a None check are the method's design, and its arms are not judged apart."""
+    board, a budget, a None check are the method's design, and its arms are not judged apart. A helper of the
+    module the test calls (``if self._odd(view)``) is read for the same."""
     for n in ast.walk(test):
+        if helpers and depth < 3 and isinstance(n, ast.Call) and callee(n.func)[0] in helpers:
+            for fn in helpers[callee(n.func)[0] or ""]:
+                if any(_probe(r.value, helpers, depth + 1) for r in _returns(fn) if r.value is not None):
+                    return True
         if isinstance(n, ast.Call) and callee(n.func)[0] in _STATISTICS and not (
                 isinstance(n.func, ast.Name) and n.func.id in ("max", "min", "sum", "any", "all")):
             return True
@@ -201,6 +212,7 @@ def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
     one path, the rule the method ports another, and each is read on its own (at most ``MAX_PATHS``)."""
     out: list[tuple[int, ast.Module]] = []
     fns = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    helpers = Defs(tree).by_name
     for i, fn in enumerate(fns):
         rets = _returns(fn)
         if len(rets) < 2:
@@ -212,16 +224,16 @@ def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
                 continue
             copy_ = copy.deepcopy(tree)
             fn2 = [n for n in ast.walk(copy_) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))][i]
-            fn2.body = _path(fn2.body, _returns(fn2)[j])
+            fn2.body = _path(fn2.body, _returns(fn2)[j], Defs(copy_).by_name)
             out.append((r.lineno, copy_))
 
     def arms(n: ast.AST) -> bool:  # an if / else whose arms both fall through, on a probe
         return isinstance(n, ast.If) and bool(n.body) and bool(n.orelse) and not _terminates(n.body) and \
-            not _terminates(n.orelse) and not any(isinstance(x, ast.Return) for x in ast.walk(n)) and _probe(n.test)
+            not _terminates(n.orelse) and not any(isinstance(x, ast.Return) for x in ast.walk(n)) and _probe(n.test, helpers)
 
     def bare(n: ast.AST) -> bool:  # an if with no else that falls through (on odd inputs, s = pool(s)), on a probe
         return isinstance(n, ast.If) and bool(n.body) and not n.orelse and not _terminates(n.body) and \
-            not any(isinstance(x, ast.Return) for x in ast.walk(n)) and _probe(n.test)
+            not any(isinstance(x, ast.Return) for x in ast.walk(n)) and _probe(n.test, helpers)
 
     for k, st in enumerate([n for n in ast.walk(tree) if arms(n)]):
         for arm in ("body", "orelse"):
