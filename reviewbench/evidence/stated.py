@@ -136,7 +136,7 @@ CONCEPTS: list[Concept] = [
        "distances of keys to cluster centres (a key-key similarity) and an assignment to them", structure="loop"),
     _c("a codebook / vector quantisation",
        ["codebook*", "code book*", "codeword*", "code word*", "vector quanti*", "product quanti*", "quantiz*|quantis*"],
-       "", "round floor bucketize quantize_per_tensor quantize_per_channel fake_quantize_per_tensor_affine cdist "
+       "key_clustering", "round floor bucketize quantize_per_tensor quantize_per_channel fake_quantize_per_tensor_affine cdist "
        "argmin kmeans", "keys or values rounded to discrete levels or assigned to codewords (an argmin over "
                         "distances)"),
     _c("a sketch / hashing",
@@ -148,7 +148,11 @@ CONCEPTS: list[Concept] = [
     _c("a low-rank approximation",
        ["low rank", "rank # ~ basis|approximation*|projection*|subspace*|sketch*|factor*|residual*|summar*|reconstruct*",
         "rank r|k ~ basis|approximation*|projection*|subspace*|factor*|residual*", "singular value*|vector*",
-        "svd", "pca", "principal component*|direction*|subspace*|axis|axes", "eigen*", "subspace*", "nystrom*",
+        "svd", "pca", "principal component*|direction*|subspace*|axis|axes", "eigen*",
+        # a subspace of its own (the keys' dominant one, one spanned or fitted); a head dimension split into
+        # subspaces (a product codebook's) is a partition of channels, which no factorisation computes
+        "dominant|principal|leading|top|spanned|fitted|learned|linear|orthogonal|orthonormal|rank subspace*",
+        "subspace* spanned|of rank|fitted", "nystrom*",
         "leverage score*", "cur decomposition*", "matrix factori*|factoris*", "factoriz*|factoris*",
         "orthonormal|orthogonal|fitted|learned basis", "low dimensional basis|subspace*|projection*", "residual* from|to|of|after ~ basis|"
         "projection*|subspace*|reconstruction*|approximation*", "project* onto ~ subspace*|basis|principal|leading"],

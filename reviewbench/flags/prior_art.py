@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reviewbench.evidence.behaviour import BehaviourMatch
-from reviewbench.evidence.priorart_evidence import ComputationMatch, Credit, credit_for, source_order
+from reviewbench.evidence.priorart_evidence import ComputationMatch, Credit, credit_for, papers_for, source_order
 from reviewbench.evidence.similarity import CodeMatch, Span
 from reviewbench.rubric import EvidenceRules
 from reviewbench.verdict import FlagClaim
@@ -72,15 +72,27 @@ def _base(reference: str, implements: str | None) -> str:
 
 def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], names: dict[str, list[str]],
                     description: str, method_src: str, class_line: tuple[str, int],
-                    rules: EvidenceRules = DEFAULT_RULES) -> list[FlagClaim]:
+                    rules: EvidenceRules = DEFAULT_RULES,
+                    computed: Sequence[ComputationMatch] = ()) -> list[FlagClaim]:
     """``names``: for each reference label, other names by which a description would credit it (earlier
-    submissions: their id and short name); baselines and public references are credited through their papers."""
+    submissions: their id and short name); baselines and public references are credited through their papers.
+
+    ``computed``: retrieval by computation. Where a credited paper's rule explains the code (up to cosmetics) and
+    the code computes no rule of the baseline it behaves like without a mechanism of its own beside it, behaving
+    like that baseline is what the credited rule does (TidalDecode's one-shot selection keeps TOVA's tokens; its
+    layer reuse is no part of TOVA's rule): no flag from behaviour. A baseline's rule the code computes outright
+    (a TOVA port crediting TidalDecode, which it does not compute) still is one."""
     out: list[FlagClaim] = []
     alike = {_base(m.reference, getattr(m, "implements", None)): m.jaccard for m in behaviour}
+    explained_by = [c for c in source_order(list(computed)) if c.credited]
+    close = {c.short_name for c in source_order(list(computed))}
     for m in behaviour:
         if m.jaccard < rules.behaviour_same:
             continue
         cr = _credit(m.reference, None, names, description)
+        papers = {p.short_name for p in papers_for(m.reference)}
+        if not cr.credited and explained_by and papers and not papers & close:
+            continue  # the credited rule explains the code; the baseline's rule does not (an own mechanism beside)
         if not cr.credited:
             out.append(FlagClaim(flag="UNDISCLOSED_PRIOR_ART", quote=class_line[0], location=f"method.py:{class_line[1]}",
                                  raised_by="evidence:behaviour", strength="proof",

@@ -102,7 +102,8 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
     cls = b.method.candidate
     class_line = (f"class {cls.name}", cls.line) if cls else ("", 1)
     flags = fabricated_citation_flags(citations) + prior_art_flags(matches, code, credit_names(ctx), desc,
-                                                                   b.method.source, class_line, ctx.rubric.evidence)
+                                                                   b.method.source, class_line, ctx.rubric.evidence,
+                                                                   pa.computed)
     computed = computation_flags(pa.computed, matches, b.method.source, ctx.rubric.evidence)
     if computed and not any(f.flag == "UNDISCLOSED_PRIOR_ART" and f.strength == "proof" for f in flags):
         flags = [f for f in flags if f.flag != "UNDISCLOSED_PRIOR_ART"] + computed  # the stronger evidence

@@ -337,10 +337,23 @@ def _reads_kept(defs: Defs, kept: set[str]) -> bool:
     for hook in ("select", "on_decode"):
         for fn in defs.by_name.get(hook, []):
             aliases: set[str] = set()
-            for node in ast.walk(fn):
-                if isinstance(node, ast.Assign) and any(
-                        isinstance(n, ast.Attribute) and self_attr(n) and n.attr in kept for n in ast.walk(node.value)):
-                    aliases |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+
+            def reads(value: ast.AST, aliases: set[str] = aliases) -> bool:
+                return any(isinstance(n, ast.Attribute) and self_attr(n) and n.attr in kept or
+                           isinstance(n, ast.Name) and n.id in aliases for n in ast.walk(value))
+
+            grew = True
+            while grew:  # names made from the kept selection (pos = self.sel; idx = f(pos); out.append(idx))
+                before = len(aliases)
+                for node in ast.walk(fn):
+                    if isinstance(node, (ast.Assign, ast.AugAssign)) and reads(node.value):
+                        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                        aliases |= {t.id for t in targets if isinstance(t, ast.Name)}
+                    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                            node.func.attr in ("append", "extend") and isinstance(node.func.value, ast.Name) and \
+                            any(reads(a) for a in node.args):
+                        aliases.add(node.func.value.id)
+                grew = len(aliases) > before
             for node in ast.walk(fn):
                 if isinstance(node, ast.Return) and node.value is not None and any(
                         isinstance(n, ast.Attribute) and self_attr(n) and n.attr in kept or

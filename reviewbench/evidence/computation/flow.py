@@ -793,6 +793,16 @@ class FeatureTagger(ast.NodeVisitor):
         line = node.lineno
         op = CANON.get(name or "", "")
         t = rt | all_args
+        if name in ("topk", "kthvalue"):
+            # how many to pick is a size, not what is ranked: a count cut by a divisor (left // 64 picks a round)
+            # makes no block of the ranked scores
+            tensor_receiver = receiver is not None and not (isinstance(receiver, ast.Name) and
+                                                            receiver.id in self.defs.modules)
+            at = 0 if tensor_receiver else 1
+            k_node = kwarg(node, "k") or (node.args[at] if len(node.args) > at else None)
+            if k_node is not None:
+                ranked = set(rt).union(*(a for a, x in zip(arg_tags, node.args) if x is not k_node))
+                t = ranked | (all_args - {"BID", "BLK"})
         if name in LEARNED_CALLS or self_attr(node.func) and "W" in self.tags.get(f"self.{name}", set()):
             if "K" in t and "W" in self.tags.get(f"self.{name}", set()):
                 self.add("key_projection", line)  # a trained layer of the module applied to the keys
@@ -1144,6 +1154,11 @@ class FeatureTagger(ast.NodeVisitor):
                     self.add("accumulate", node.lineno)
         for tgt in node.targets:
             self._bind(tgt, t)
+        if self.current not in ("__init__", "setup") and any(
+                isinstance(x, ast.Subscript) and "R" in self.tag(x.slice) for x in ast.walk(node.value)):
+            for tgt in node.targets:  # self.sel = (n, positions[ranked]): the positions a ranking chose, kept
+                if isinstance(tgt, ast.Attribute) and self_attr(tgt):
+                    self.kept_rank.add(tgt.attr)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
