@@ -32,6 +32,14 @@ def generic_name(name: str) -> bool:
     return all(re.fullmatch(r"[A-Z]?[a-z]+", w) and w.lower() in ORDINARY for w in name.split())
 
 
+def name_pattern(name: str) -> re.Pattern[str]:
+    """A paper's name as written in prose: its words joined by nothing, a blank or a hyphen, not inside a longer
+    word; case-blind unless the name is ordinary words (``generic_name``)."""
+    parts = [re.escape(p) for p in re.findall(r"[A-Za-z0-9]+", name)]
+    body = r"[-\s]?".join(parts)
+    return re.compile(rf"(?<![A-Za-z0-9]){body}(?![A-Za-z0-9])", 0 if generic_name(name) else re.I)
+
+
 class Paper(BaseModel):
     short_name: str
     title: str

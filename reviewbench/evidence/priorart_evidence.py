@@ -33,6 +33,7 @@ from reviewbench.description import parse_description
 from reviewbench.evidence.computation import computation
 from reviewbench.priorart import Paper, load_index
 from reviewbench.priorart import generic_name as _generic
+from reviewbench.priorart import name_pattern as _name_pattern
 
 CODE_HITS = 4  # hits from the code query before the summary's hits
 M = TypeVar("M")
@@ -110,12 +111,6 @@ ALIASES = {"Random": ["random eviction", "random selection", "random baseline"]}
 def _sentences(text: str) -> list[str]:
     protected = _ABBREV.sub(lambda m: m.group(0).replace(".", "\x00"), text)
     return [s.replace("\x00", ".").strip() for s in _SENT.split(protected) if s and s.strip()]
-
-
-def _name_pattern(name: str) -> re.Pattern[str]:
-    parts = [re.escape(p) for p in re.findall(r"[A-Za-z0-9]+", name)]
-    body = r"[-\s]?".join(parts)
-    return re.compile(rf"(?<![A-Za-z0-9]){body}(?![A-Za-z0-9])", 0 if _generic(name) else re.I)
 
 
 @lru_cache(maxsize=1)

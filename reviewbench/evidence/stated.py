@@ -344,13 +344,9 @@ def _names_of_others() -> list[re.Pattern[str]]:
 
 @lru_cache(maxsize=4)
 def _other_patterns(names: tuple[str, ...]) -> list[re.Pattern[str]]:
-    out = []
-    for n in names:
-        if len(n) <= 3:
-            continue
-        parts = [re.escape(p) for p in re.findall(r"[A-Za-z0-9]+", n)]
-        out.append(re.compile(r"(?<![A-Za-z0-9])" + r"[-\s]?".join(parts) + r"(?![A-Za-z0-9])", re.I))
-    return out
+    from reviewbench.priorart import name_pattern
+
+    return [name_pattern(n) for n in names if len(n) > 3]  # (names not made of ordinary words: case-blind)
 
 
 def stated(sentence: str, mention: Mention, own_names: tuple[str, ...] = ()) -> tuple[bool, str]:
