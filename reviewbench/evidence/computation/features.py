@@ -355,9 +355,7 @@ def _reads_kept(defs: Defs, kept: set[str]) -> bool:
                         aliases.add(node.func.value.id)
                 grew = len(aliases) > before
             for node in ast.walk(fn):
-                if isinstance(node, ast.Return) and node.value is not None and any(
-                        isinstance(n, ast.Attribute) and self_attr(n) and n.attr in kept or
-                        isinstance(n, ast.Name) and n.id in aliases for n in ast.walk(node.value)):
+                if isinstance(node, ast.Return) and node.value is not None and reads(node.value):
                     return True
     return False
 

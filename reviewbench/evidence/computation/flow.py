@@ -977,8 +977,7 @@ class FeatureTagger(ast.NodeVisitor):
         if op == "reduce" and "WK" in t:
             self.add("key_projection", line)  # (filter * keys).sum(-1): the keys' projection on a fitted vector
         if op == "reduce":
-            dim = kwarg(node, "dim") or (node.args[1] if len(node.args) > 1 and receiver is None else
-                                       node.args[0] if node.args and receiver is not None else None)
+            dim = _dim(node, 0 if receiver is not None else 1)
             whole = isinstance(dim, ast.Tuple) and len(dim.elts) > 1  # over tokens and channels: one scale per head
             if "SQ" in t and "FB" in t and t & {"K", "V"} and "A" not in t and "Q" not in t and not whole:
                 self.add("leverage", line)  # squared row norms of a factorisation's basis: leverage scores
