@@ -367,6 +367,14 @@ class FeatureTagger(ast.NodeVisitor):
                 rets.append(n.value)
         return rets, env
 
+    def _on_tensor(self, receiver: ast.expr | None) -> bool:
+        """``x.op(...)`` on a tensor, not ``torch.op(x, ...)`` / ``F.op(x, ...)`` on a module."""
+        return receiver is not None and not (isinstance(receiver, ast.Name) and receiver.id in self.defs.modules)
+
+    def _operand(self, receiver: ast.expr | None, args: list[ast.expr]) -> ast.expr | None:
+        """What a call operates on: the tensor it is called on, else (a module's function) its first argument."""
+        return receiver if self._on_tensor(receiver) else (args[0] if args else None)
+
     def _unit(self, e: ast.expr, depth: int = 0, env: dict[str, ast.expr] | None = None) -> bool:
         """Vectors of norm at most 1 by construction: normalised (``F.normalize``, ``x / x.norm()``), or an average,
         a slice or a layout change of such vectors."""
@@ -386,8 +394,7 @@ class FeatureTagger(ast.NodeVisitor):
             name, receiver = callee(e.func)
             if name == "normalize":
                 return True
-            inner = receiver if receiver is not None and not (
-                isinstance(receiver, ast.Name) and receiver.id in self.defs.modules) else (e.args[0] if e.args else None)
+            inner = self._operand(receiver, e.args)
             if name in ("float", "half", "double", "to", "clone", "detach", "contiguous", "transpose", "permute",
                         "squeeze", "unsqueeze", "mean", "expand", "repeat_interleave", "view", "reshape"):
                 return inner is not None and self._unit(inner, depth + 1, env)
@@ -442,8 +449,7 @@ class FeatureTagger(ast.NodeVisitor):
             if name == "attention" and receiver is not None:
                 red = kwarg(e, "reduce")
                 return red is None or isinstance(red, ast.Constant) and red.value in ("mean", "max")
-            inner = receiver if receiver is not None and not (
-                isinstance(receiver, ast.Name) and receiver.id in self.defs.modules) else (args[0] if args else None)
+            inner = self._operand(receiver, args)
             if name == "group" and len(args) >= 2 and isinstance(args[1], ast.Constant) and \
                     args[1].value in ("mean", "max"):
                 return self._bounded(args[0], depth + 1, env)
@@ -796,9 +802,7 @@ class FeatureTagger(ast.NodeVisitor):
         if name in ("topk", "kthvalue"):
             # how many to pick is a size, not what is ranked: a count cut by a divisor (left // 64 picks a round)
             # makes no block of the ranked scores
-            tensor_receiver = receiver is not None and not (isinstance(receiver, ast.Name) and
-                                                            receiver.id in self.defs.modules)
-            at = 0 if tensor_receiver else 1
+            at = 0 if self._on_tensor(receiver) else 1
             k_node = kwarg(node, "k") or (node.args[at] if len(node.args) > at else None)
             if k_node is not None:
                 ranked = set(rt).union(*(a for a, x in zip(arg_tags, node.args) if x is not k_node))
@@ -806,8 +810,7 @@ class FeatureTagger(ast.NodeVisitor):
         if name in LEARNED_CALLS or self_attr(node.func) and "W" in self.tags.get(f"self.{name}", set()):
             if "K" in t and "W" in self.tags.get(f"self.{name}", set()):
                 self.add("key_projection", line)  # a trained layer of the module applied to the keys
-            if t & {"K", "V", "Q", "A"} and (name not in LEARNED_CALLS or receiver is not None and not (
-                    isinstance(receiver, ast.Name) and receiver.id in self.defs.modules)):
+            if t & {"K", "V", "Q", "A"} and (name not in LEARNED_CALLS or self._on_tensor(receiver)):
                 self.add("learned_scorer", line)  # a trained network of the module applied to per-token data
             t = t | {"W"}  # a trainable layer, fitted weights loaded, or one of them applied
         if name in ("linear", "bilinear") and "W" in t and t & {"K", "V", "Q", "A"}:
@@ -839,8 +842,7 @@ class FeatureTagger(ast.NodeVisitor):
                 self._matmul(arg_tags[0], arg_tags[1], line)
         if name in ("searchsorted", "bucketize") and t & {"P", "I"} and not t & DATA_TAGS:
             return t | {"CNT"}  # how many positions lie before each one: a count per token
-        if name in ("div", "true_divide", "divide") and (receiver is not None and not (
-                isinstance(receiver, ast.Name) and receiver.id in self.defs.modules) and arg_tags or len(arg_tags) >= 2):
+        if name in ("div", "true_divide", "divide") and (self._on_tensor(receiver) and arg_tags or len(arg_tags) >= 2):
             num, den = (rt, arg_tags[0]) if receiver is not None and rt else (arg_tags[0], arg_tags[1])
             if "A" in num and _count_like(den):
                 self.add("count_normalised", line)
@@ -948,8 +950,8 @@ class FeatureTagger(ast.NodeVisitor):
             t = t | {"CHI"}  # per-channel statistics of queries and keys (each reduced over tokens) ranked: channels
         if op == "gather" and "CHI" in t and t & {"Q", "K"}:
             t = t | {"CH"}
-        module = isinstance(receiver, ast.Name) and receiver.id in self.defs.modules  # torch.gather(src, ...)
-        src, rest = (arg_tags[0], arg_tags[1:]) if (receiver is None or module) and arg_tags else (rt, arg_tags)
+        # torch.gather(src, ...) or src.gather(...)
+        src, rest = (arg_tags[0], arg_tags[1:]) if not self._on_tensor(receiver) and arg_tags else (rt, arg_tags)
         if op == "gather" and "K" in src and (src | set().union(*rest)) & {"BLK", "BID"} and any("R" in a for a in rest):
             t = t | {"KR"}  # each block's keys picked by a ranking: its representative keys, a summary of the block
         if op in ("var",) and "Q" in t and "A" not in t:
@@ -959,8 +961,7 @@ class FeatureTagger(ast.NodeVisitor):
         if op in ("var",) and t & {"K", "V"} and not t & {"A", "Q", "N"}:
             self.add("key_variance", line)  # the spread of key or value channels (a spread of norms is not it)
         if op == "abs" and t & {"K", "V"} and not t & {"A", "Q"}:
-            x = receiver if receiver is not None and not (
-                isinstance(receiver, ast.Name) and receiver.id in self.defs.modules) else (node.args[0] if node.args else None)
+            x = self._operand(receiver, node.args)
             if x is not None and not subtracts(x) and not self._centred(x):
                 t = t | {"ABS"}  # magnitudes of keys or values (|k - m| is a distance, not a norm)
         if op == "pow" and (name == "square" or any(isinstance(a, ast.Constant) and a.value == 2 for a in node.args)) \
@@ -1036,8 +1037,7 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("importance_sampling", line)  # tokens drawn with a probability made of the data
             t = t | {"RND"}
         if op == "exp" and "Q" in t and "K" in t:
-            arg = receiver if receiver is not None and not (
-                isinstance(receiver, ast.Name) and receiver.id in self.defs.modules) else (node.args[0] if node.args else None)
+            arg = self._operand(receiver, node.args)
             if _shifted_by_own_extreme(arg):
                 return t | {"A"}  # exp(z - max z) or exp(z - logsumexp z): a softmax written by hand
             self.pending_exp[line] = line  # exp of query-key logits: expected attention, unless divided by its sum
