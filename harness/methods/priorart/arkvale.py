@@ -7,6 +7,8 @@ every head); the first 2 pages (sinks) and the last 2 (window, incl. the partial
 Recall of evicted pages during decoding is not reproduced (one selection is final).
 Settings: pa_arkvale; pa_arkvale?page_size=16; pa_arkvale?sink_pages=0&window_pages=0; pa_arkvale?digest=minmax"""
 
+from typing import ClassVar
+
 import torch
 import torch.nn.functional as F
 
@@ -24,7 +26,7 @@ def whole_blocks_first(block_scores: torch.Tensor, token_scores: torch.Tensor, s
 
 class ArkVale(EvictionMethod):
     name = "pa_arkvale"
-    paper = "ArkVale"
+    paper: ClassVar[str] = "ArkVale"
     query_window = 1
     page_size = 32
     sink_pages = 2

@@ -13,7 +13,7 @@ from harness.api import EvictionMethod, Keep, LayerView
 
 class CAKE(EvictionMethod):
     name = "pa_cake"
-    paper = "CAKE"
+    paper: ClassVar[str] = "CAKE"
     query_window = 32
     gamma = 200.0
     kernel = 5

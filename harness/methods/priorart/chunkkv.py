@@ -6,6 +6,8 @@ in its Algorithm 1). The remaining budget (< one chunk) is filled by the best to
 Layer-wise index reuse is not reproduced (one view at a time).
 Settings: pa_chunkkv; pa_chunkkv?chunk_size=20&kernel=5; pa_chunkkv?share_heads=False; pa_chunkkv?chunk_size=5"""
 
+from typing import ClassVar
+
 import torch
 import torch.nn.functional as F
 
@@ -23,7 +25,7 @@ def whole_blocks_first(block_scores: torch.Tensor, token_scores: torch.Tensor, s
 
 class ChunkKV(EvictionMethod):
     name = "pa_chunkkv"
-    paper = "ChunkKV"
+    paper: ClassVar[str] = "ChunkKV"
     query_window = 32
     chunk_size = 10
     kernel = 1  # 1 = no pooling (Algorithm 1); kvpress's ChunkKVPress over SnapKV pools with 5

@@ -7,6 +7,8 @@ tokens always. Layer fusion (mixing the previous layer's criticality, 0.25) is c
 Remainder below one block: best tokens of the next block by position.
 Settings: pa_critiprefill; pa_critiprefill?block_size=16; pa_critiprefill?query_window=256; pa_critiprefill?block_size=64"""
 
+from typing import ClassVar
+
 import torch
 import torch.nn.functional as F
 
@@ -24,7 +26,7 @@ def whole_blocks_first(block_scores: torch.Tensor, token_scores: torch.Tensor, s
 
 class CritiPrefill(EvictionMethod):
     name = "pa_critiprefill"
-    paper = "CritiPrefill"
+    paper: ClassVar[str] = "CritiPrefill"
     query_window = 512  # the segment size
     block_size = 32
 

@@ -8,6 +8,8 @@ Not reproduced: the CriticalKV value-projection stage the official press chains 
 lacks); the layer budgets of Layer-DefensiveKV (uniform budget here).
 Settings: pa_defensivekv; pa_defensivekv?head_budgets=False; pa_defensivekv?kernel=1; pa_defensivekv?query_window=64"""
 
+from typing import ClassVar
+
 import torch
 import torch.nn.functional as F
 
@@ -16,7 +18,7 @@ from harness.api import EvictionMethod, Keep, LayerView
 
 class DefensiveKV(EvictionMethod):
     name = "pa_defensivekv"
-    paper = "DefensiveKV"
+    paper: ClassVar[str] = "DefensiveKV"
     query_window = 32
     kernel = 5
     head_budgets = True  # Ada-KV flattened top-k across the layer's KV heads

@@ -7,6 +7,8 @@ memory of the paper/vLLM fork (page 16, observation window 32, protected window 
 could not be checked against the code. Cross-layer ranking (the paper sorts over all layers) is per layer here.
 Settings: pa_kvcompress; pa_kvcompress?block_size=32; pa_kvcompress?protected=32&query_window=8; pa_kvcompress?squared=False"""
 
+from typing import ClassVar
+
 import torch
 
 from harness.api import EvictionMethod, Keep, LayerView
@@ -14,7 +16,7 @@ from harness.api import EvictionMethod, Keep, LayerView
 
 class KVCompress(EvictionMethod):
     name = "pa_kvcompress"
-    paper = "KV-Compress"
+    paper: ClassVar[str] = "KV-Compress"
     query_window = 32
     block_size = 16
     protected = 50

@@ -7,6 +7,8 @@ query (query_window 1), the approximate softmax is averaged over each KV head's 
 (Loki keeps none).
 Settings: pa_loki; pa_loki?rank_fraction=0.125; pa_loki?rank_fraction=0.5; pa_loki?query_window=32"""
 
+from typing import ClassVar
+
 import torch
 
 from harness.api import EvictionMethod, Keep, LayerView, reference_attention
@@ -14,7 +16,7 @@ from harness.api import EvictionMethod, Keep, LayerView, reference_attention
 
 class Loki(EvictionMethod):
     name = "pa_loki"
-    paper = "Loki"
+    paper: ClassVar[str] = "Loki"
     query_window = 1
     rank_fraction = 0.25  # d_f / D
 

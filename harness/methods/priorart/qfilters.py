@@ -8,6 +8,8 @@ queries, post-RoPE as the cached keys), all query heads of the KV head's group s
 as the released filters).
 Settings: pa_qfilters; pa_qfilters?query_window=4096; pa_qfilters?query_window=128; pa_qfilters?query_window=32"""
 
+from typing import ClassVar
+
 import torch
 
 from harness.api import EvictionMethod, Keep, LayerView
@@ -15,7 +17,7 @@ from harness.api import EvictionMethod, Keep, LayerView
 
 class QFilters(EvictionMethod):
     name = "pa_qfilters"
-    paper = "Q-Filters"
+    paper: ClassVar[str] = "Q-Filters"
     query_window = 1024
 
     def select(self, view: LayerView) -> Keep:

@@ -7,6 +7,8 @@ selects pages anew for every query and evicts nothing; here one selection is fin
 layers are not reproduced (uniform budget). Remainder under one page: best tokens of the next page by position.
 Settings: pa_quest; pa_quest?page_size=32; pa_quest?page_size=8; pa_quest?group_reduce=mean"""
 
+from typing import ClassVar
+
 import torch
 import torch.nn.functional as F
 
@@ -24,7 +26,7 @@ def whole_blocks_first(block_scores: torch.Tensor, token_scores: torch.Tensor, s
 
 class Quest(EvictionMethod):
     name = "pa_quest"
-    paper = "Quest"
+    paper: ClassVar[str] = "Quest"
     query_window = 1
     page_size = 16
     group_reduce = "max"

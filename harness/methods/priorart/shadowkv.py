@@ -6,6 +6,8 @@ official config); the last 4 chunks (local window) are kept too. The current que
 prompt query. ShadowKV re-selects per decoding step from a low-rank key cache; here one selection is final.
 Settings: pa_shadowkv; pa_shadowkv?outliers_per_1k=0; pa_shadowkv?chunk_size=16; pa_shadowkv?local_chunks=0"""
 
+from typing import ClassVar
+
 import torch
 import torch.nn.functional as F
 
@@ -23,7 +25,7 @@ def whole_blocks_first(block_scores: torch.Tensor, token_scores: torch.Tensor, s
 
 class ShadowKV(EvictionMethod):
     name = "pa_shadowkv"
-    paper = "ShadowKV"
+    paper: ClassVar[str] = "ShadowKV"
     query_window = 1
     chunk_size = 8
     local_chunks = 4

@@ -7,6 +7,8 @@ block score (sum of the last query's attention over the block's tokens) are from
 official code was not available to check them. Remainder below one block: best tokens of the next block.
 Settings: pa_sliminfer; pa_sliminfer?block_size=16; pa_sliminfer?block_size=64; pa_sliminfer?recent_blocks=0"""
 
+from typing import ClassVar
+
 import torch
 import torch.nn.functional as F
 
@@ -24,7 +26,7 @@ def whole_blocks_first(block_scores: torch.Tensor, token_scores: torch.Tensor, s
 
 class SlimInfer(EvictionMethod):
     name = "pa_sliminfer"
-    paper = "SlimInfer"
+    paper: ClassVar[str] = "SlimInfer"
     query_window = 1
     block_size = 32
     recent_blocks = 1  # the block(s) holding the last tokens stay

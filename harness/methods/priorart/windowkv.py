@@ -8,6 +8,8 @@ available: "max" by default. A remainder under one window is filled with the bes
 (the official code leaves it empty). Layer-group index sharing and the layer budget schedule are not reproduced.
 Settings: pa_windowkv; pa_windowkv?strategy=average&query_window=16; pa_windowkv?window_size=16"""
 
+from typing import ClassVar
+
 import torch
 import torch.nn.functional as F
 
@@ -25,7 +27,7 @@ def whole_blocks_first(block_scores: torch.Tensor, token_scores: torch.Tensor, s
 
 class WindowKV(EvictionMethod):
     name = "pa_windowkv"
-    paper = "WindowKV"
+    paper: ClassVar[str] = "WindowKV"
     query_window = 32  # suffix_max (32); the "average" strategy uses suffix_avg (16)
     window_size = 8
     strategy = "max"

@@ -8,6 +8,8 @@ query heads; blocks are taken whole until the threshold or the budget (the remai
 tokens of the next block by position). Defaults: stride 8, block 128, threshold 0.9 (the paper's LLM setting).
 Settings: pa_xattention; pa_xattention?threshold=1.0; pa_xattention?stride=16; pa_xattention?threshold=0.95"""
 
+from typing import ClassVar
+
 import torch
 import torch.nn.functional as F
 
@@ -25,7 +27,7 @@ def whole_blocks_first(block_scores: torch.Tensor, token_scores: torch.Tensor, s
 
 class XAttention(EvictionMethod):
     name = "pa_xattention"
-    paper = "XAttention"
+    paper: ClassVar[str] = "XAttention"
     query_window = 128  # one query block
     block_size = 128
     stride = 8
