@@ -6,6 +6,8 @@ FFY0/DefensiveKV, following the official release). Only the scoring is reproduce
 budgets from entropy/variance preferences are dropped (uniform budget, as asked).
 Settings: pa_cake; pa_cake?gamma=0; pa_cake?gamma=100; pa_cake?kernel=7"""
 
+from typing import ClassVar
+
 import torch.nn.functional as F
 
 from harness.api import EvictionMethod, Keep, LayerView
