@@ -112,7 +112,7 @@ def configured(spec: str) -> EvictionMethod:
         if key not in allowed:
             raise ValueError(f"{spec}: {name} has no tunable {key!r} ({', '.join(sorted(allowed))})")
         params[key] = _convert(raw, allowed[key], key)
-    method = cls()  # type: ignore[abstract]  # the registry holds concrete classes
+    method = cls()  # the registry holds concrete classes
     for key, value in params.items():
         setattr(method, key, value)
     return method

@@ -10,6 +10,10 @@ and the closest member is named.
 
 from __future__ import annotations
 
+import ast
+from functools import lru_cache
+from pathlib import Path
+
 _SNAP = ("query_window=32&kernel=7&pooling=max",  # the paper's LongBench configs (harness default)
          "query_window=64&kernel=5&pooling=avg",  # kvpress SnapKVPress; SnapKVCluster's defaults
          "query_window=32&kernel=5&pooling=avg",  # init_snapkv's defaults
@@ -55,7 +59,62 @@ FAMILIES: dict[str, tuple[str, ...]] = {
 
 BASELINES = tuple(FAMILIES)
 
+PRIOR_ART_DIR = Path(__file__).parent / "methods" / "priorart"
+
 
 def family_of(spec: str) -> str:
     """The baseline a configured spec belongs to: its reference name."""
     return spec.partition("?")[0]
+
+
+@lru_cache(maxsize=1)
+def prior_art_families() -> dict[str, tuple[str, ...]]:
+    """Published rules beyond the baselines (``harness/methods/priorart``), by paper: ``{"CapKV": ("pa_capkv",
+    "pa_capkv?tau=2.0", ...)}``. Read from the files' syntax (each class's ``name`` and ``paper``; the module
+    docstring's ``Settings:`` line, the paper's first), so reviewbench learns them without importing torch; one
+    home: the method's own file."""
+    out: dict[str, list[str]] = {}
+    for f in sorted(PRIOR_ART_DIR.glob("*.py")):
+        if f.name.startswith("_"):
+            continue
+        tree = ast.parse(f.read_text(encoding="utf-8"), filename=str(f))
+        doc = ast.get_docstring(tree) or ""
+        line = next((x for x in doc.splitlines() if x.startswith("Settings:")), "")
+        settings = tuple(x.strip() for x in line.removeprefix("Settings:").split(";") if x.strip())
+        found: list[tuple[str, str]] = []
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                attrs = {}
+                for st in node.body:
+                    if isinstance(st, ast.Assign):
+                        target, value = st.targets[0], st.value
+                    elif isinstance(st, ast.AnnAssign) and st.value is not None:
+                        target, value = st.target, st.value
+                    else:
+                        continue
+                    if isinstance(target, ast.Name) and target.id in ("name", "paper"):
+                        attrs[target.id] = ast.literal_eval(value)
+                if "name" in attrs and "paper" in attrs:
+                    found.append((attrs["name"], attrs["paper"]))
+        for name, paper in found:
+            own = tuple(s for s in settings if family_of(s) == name) or (name,)
+            out.setdefault(paper, []).extend(own)
+    return {paper: tuple(specs) for paper, specs in out.items()}
+
+
+def reference_families() -> dict[str, tuple[str, ...]]:
+    """Every behavioural reference by label: ``baseline:<name>`` (the board baselines' families) and
+    ``priorart:<paper>`` (published rules beyond them)."""
+    return {**{f"baseline:{b}": FAMILIES[b] for b in BASELINES},
+            **{f"priorart:{p}": specs for p, specs in prior_art_families().items()}}
+
+
+def label_of(spec: str) -> str:
+    """The reference label a configured spec stands for (``pa_capkv?tau=2`` -> ``priorart:CapKV``)."""
+    name = family_of(spec)
+    paper = next((p for p, specs in prior_art_families().items() if any(family_of(s) == name for s in specs)), None)
+    return f"priorart:{paper}" if paper else f"baseline:{name}"
+
+
+def all_reference_specs() -> list[str]:
+    return [s for specs in reference_families().values() for s in specs]

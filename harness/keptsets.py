@@ -14,8 +14,8 @@ it every later view, is its own: its calls are not recorded (the bank is its onl
 The items, and six of the attention layers, are chosen by a hash of the split's content, so a method cannot
 tell a recorded call from another (it answers every layer of an item in the same calls); every recorded call is
 also scored. Each layer's view on these calls is the full cache, so the baselines run on the chosen layers
-alone. The baselines' side (every member of every baseline family,
-``harness.fingerprint_grid``) is computed once per (split, model, board, harness, baseline code) and stored
+alone. The references' side (every member of every baseline family and every published rule beyond them,
+``harness.fingerprint_grid``; called "baselines" in the files) is computed once per (split, model, board, harness, baseline code) and stored
 beside the full-cache reference; a member whose layer schedule the benchmark refuses (it overspends) is left out
 and said. Sets are stored bit-packed per (item, budget, layer): one bit per prompt token and head.
 """
@@ -123,7 +123,7 @@ class KeptRecorder:
     def __init__(self, folder: Path, key: dict[str, Any], budgets: list[float], limits: Any, info: Any,
                  layers: int = 6) -> None:
         from harness.fingerprint import open_spec, spec_code_hash
-        from harness.fingerprint_grid import BASELINES, FAMILIES
+        from harness.fingerprint_grid import all_reference_specs
         from harness.runner import MethodRun
 
         self.folder, self.budgets, self.info = folder, budgets, info
@@ -132,7 +132,7 @@ class KeptRecorder:
         attn = list(info.attention_layers)
         self.layers = sorted(sorted(attn, key=lambda i: hashlib.sha256(f"{key.get('data')}|layer{i}".encode())
                                     .hexdigest())[:max(1, layers)])
-        self.specs = [s for b in BASELINES for s in FAMILIES[b]]
+        self.specs = all_reference_specs()
         self.key = {**key, "budgets": budgets, "specs": self.specs, "layers": self.layers,
                     "code_hashes": {s: spec_code_hash(s) for s in self.specs}}
         self.methods: dict[str, KeptSets] = {}

@@ -45,7 +45,7 @@ def load_method(spec: str) -> tuple[str, EvictionMethod, str]:
     from harness.methods import REFERENCE_METHODS
 
     if spec in REFERENCE_METHODS:
-        ref: EvictionMethod = REFERENCE_METHODS[spec]()  # type: ignore[abstract]  # the registry holds concrete classes
+        ref: EvictionMethod = REFERENCE_METHODS[spec]()  # the registry holds concrete classes
         return spec, ref, code_hash(spec)
     file = method_file(spec)
     mod_name = f"submitted_method_{hashlib.sha256(str(file).encode()).hexdigest()[:8]}"

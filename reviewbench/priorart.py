@@ -154,6 +154,10 @@ class PriorArtIndex:
         """The arena's baselines' papers, by harness method name."""
         return {p.baseline: p for p in self.papers if p.baseline}
 
+    def by_name(self, short_name: str) -> Paper | None:
+        """A paper by its short name (as the index writes it)."""
+        return next((p for p in self.papers if p.short_name == short_name), None)
+
 
 @lru_cache(maxsize=1)
 def load_index() -> PriorArtIndex:

@@ -56,6 +56,10 @@ class EvidenceRules(_Strict):
 
     behaviour_same: float = Field(default=0.9, gt=0, le=1)  # mean Jaccard: keeps the same tokens as a reference
     behaviour_related: float = Field(default=0.75, gt=0, le=1)  # with copied code: substantially the same method
+    # a published rule's reference (priorart:) identifies a port only where behaviour tells that rule apart: the
+    # candidate nearer to it than to any other reference by this margin, or keeping its tokens outright
+    behaviour_margin: float = Field(default=0.1, ge=0, le=1)
+    behaviour_identical: float = Field(default=0.97, gt=0, le=1)
     code_same_score: float = Field(default=0.6, gt=0, le=1)  # combined code score: the same code
     code_shared: float = Field(default=0.5, gt=0, le=1)  # token containment: copied code
     novelty_cosmetic: tuple[float, float] = (0.75, 0.4)  # (behaviour, code score) at or above: novelty <= 1

@@ -108,7 +108,8 @@ def test_prior_art_is_retrieved_from_the_code_and_uncredited_hits_are_marked():
 
 @pytest.mark.slow
 def test_behaviour_puts_a_rewrite_next_to_snapkv_and_keeps_window_apart_from_knorm(tmp_path, monkeypatch):
-    from reviewbench.evidence.behaviour import BASELINES, compare as behaviour_compare, fingerprints
+    from harness.fingerprint_grid import BASELINES
+    from reviewbench.evidence.behaviour import compare as behaviour_compare, fingerprints
 
     rewrite = str(DATA / "snapkv_rewrite")
     # the baselines' kept sets as every review reads them: cached by (bank, spec, code hash) after their first run

@@ -34,7 +34,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from harness.fingerprint_grid import BASELINES, FAMILIES
+from harness.fingerprint_grid import all_reference_specs, label_of, reference_families
 
 DETERMINISTIC_MIN = 0.999  # repeat probe: the same views twice keep the same tokens
 CONTENT_INDEPENDENT_MIN = 0.99  # permuted probe: the same tokens kept whatever the content at each position
@@ -270,7 +270,7 @@ def compare_behaviours(cand: Behaviour, references: Mapping[str, Sequence[tuple[
         if best is None:
             continue
         law = cand.law or best[4].law
-        out.append(BehaviourMatch(reference=label, member=best[3] if label.startswith("baseline:") else "",
+        out.append(BehaviourMatch(reference=label, member=best[3] if not label.startswith("submission:") else "",
                                   jaccard=round(best[0], 3), rank_corr=round(best[1], 3),
                                   jaccard_by_budget=[round(x, 3) for x in best[2]],
                                   basis="keep probability" if law else "kept sets", members_compared=len(members)))
@@ -310,7 +310,7 @@ def compare(result: dict[str, Any], candidate: str, references: Mapping[str, str
         if best is None:
             continue
         law = cand.law or behaviour(best[3]).law
-        out.append(BehaviourMatch(reference=label, member=best[3] if label.startswith("baseline:") else "",
+        out.append(BehaviourMatch(reference=label, member=best[3] if not label.startswith("submission:") else "",
                                   jaccard=round(best[0], 3), rank_corr=round(best[1], 3),
                                   jaccard_by_budget=[round(x, 3) for x in best[2]],
                                   basis="keep probability" if law else "kept sets", members_compared=n))
@@ -338,7 +338,8 @@ def _spec_key(spec: str, code: str) -> str:
 
 
 def all_members() -> list[str]:
-    return [s for b in BASELINES for s in FAMILIES[b]]
+    """Every configured reference: each baseline's family, and the published rules beyond them."""
+    return all_reference_specs()
 
 
 def bank_words() -> str:
@@ -474,7 +475,7 @@ def _scored_behaviours(kept: ScoredKept, bank: dict[str, Any], cand: str, earlie
         if b is None:
             errors.setdefault(f"benchmark:{spec}", "not recorded on every scored call (its schedule was refused)")
             continue
-        refs.setdefault(f"baseline:{spec.partition('?')[0]}", []).append((spec, b))
+        refs.setdefault(label_of(spec), []).append((spec, b))
     folder = Path(kept.file).parent
     for label, path in earlier.items():
         f = folder / f"{code_hash(path)}.npz"
@@ -524,7 +525,7 @@ def behaviour_evidence(candidate_dir: Path, earlier: dict[str, Path], top: int =
               "views": fresh["views"] or result["views"]}
     errors = {**result["errors"], **fresh["errors"]}
     budgets = list(BUDGETS)
-    refs = {f"baseline:{b}": list(FAMILIES[b]) for b in BASELINES} | {k: [v] for k, v in earlier_specs.items()}
+    refs = {label: list(specs) for label, specs in reference_families().items()} | {k: [v] for k, v in earlier_specs.items()}
     bank_all = compare(merged, cand, refs) if cand in merged["kept"] else []
     probes = candidate_probes(merged, cand)
     measured = _scored_behaviours(scored, merged, cand, earlier_specs, errors) if scored is not None else None

@@ -252,7 +252,10 @@ def credit(description: str, paper: Paper | None, names: list[str] = []) -> Cred
 
 def papers_for(reference: str) -> list[Paper]:
     """The papers a reference label stands for: ``baseline:snapkv``, ``public:...`` (through what it implements),
-    ``snapkv_qa`` also answers to SnapKV itself."""
+    ``priorart:CapKV`` (a published rule's reference), ``snapkv_qa`` also answers to SnapKV itself."""
+    if reference.startswith("priorart:"):  # a published rule's behavioural reference: its paper
+        paper = load_index().by_name(reference.split(":", 1)[1])
+        return [paper] if paper is not None else []
     base = reference.split(":", 1)[1] if reference.startswith("baseline:") else reference
     known = load_index().baselines()
     out = [known[base]] if base in known else []

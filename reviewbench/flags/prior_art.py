@@ -70,6 +70,27 @@ def _base(reference: str, implements: str | None) -> str:
     return reference.split("?")[0]
 
 
+def _behaviour_ref(m: BehaviourMatch) -> str:
+    """A behavioural reference in words: a published rule's reference names its paper and the member matched."""
+    if not m.reference.startswith("priorart:"):
+        return m.reference
+    papers = papers_for(m.reference)
+    paper = papers[0] if papers else None
+    what = f"{paper.title} (arXiv {paper.arxiv})" if paper and paper.arxiv else paper.title if paper else m.reference
+    return f"the published rule of {what}, as its reference implementation {m.member or m.reference} computes it"
+
+
+def _told_apart(m: BehaviourMatch, behaviour: Sequence[BehaviourMatch], rules: EvidenceRules) -> bool:
+    """A published rule's reference (``priorart:``) names a port only where behaviour tells the rule apart from
+    every other reference (``behaviour_margin``), or the candidate keeps its tokens outright
+    (``behaviour_identical``): many published rules lie close together, and a variant between two of them is
+    neither. The board baselines' families keep their own bar."""
+    if not m.reference.startswith("priorart:") or m.jaccard >= rules.behaviour_identical:
+        return True
+    others = [o.jaccard for o in behaviour if o.reference != m.reference and not o.reference.startswith("submission:")]
+    return all(m.jaccard - j >= rules.behaviour_margin for j in others)
+
+
 def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], names: dict[str, list[str]],
                     description: str, method_src: str, class_line: tuple[str, int],
                     rules: EvidenceRules = DEFAULT_RULES,
@@ -87,7 +108,7 @@ def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], name
     explained_by = [c for c in source_order(list(computed)) if c.credited]
     close = {c.short_name for c in source_order(list(computed))}
     for m in behaviour:
-        if m.jaccard < rules.behaviour_same:
+        if m.jaccard < rules.behaviour_same or not _told_apart(m, behaviour, rules):
             continue
         cr = _credit(m.reference, None, names, description)
         papers = {p.short_name for p in papers_for(m.reference)}
@@ -96,7 +117,7 @@ def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], name
         if not cr.credited:
             out.append(FlagClaim(flag="UNDISCLOSED_PRIOR_ART", quote=class_line[0], location=f"method.py:{class_line[1]}",
                                  raised_by="evidence:behaviour", strength="proof",
-                                 explanation=f"keeps the same tokens as {m.reference} (Jaccard {m.jaccard:.2f} >= "
+                                 explanation=f"keeps the same tokens as {_behaviour_ref(m)} (Jaccard {m.jaccard:.2f} >= "
                                              f"{rules.behaviour_same:g}, rank correlation {m.rank_corr:.2f} on the "
                                              f"behaviour evidence's source); the description does not credit it ({cr.reason})"))
             break
