@@ -26,7 +26,7 @@ from reviewbench.logs.network import split_host
 from reviewbench.logs.static import (RUNTIMES, SHELLS, URL_RE, Access, Facts, Workspace,
                                      has_payload, analyse_python, analyse_shell, resolve)
 from reviewbench.logs.static.common import MAX_SCRIPT, Relevance, make_room
-from reviewbench.logs.static.python import _PY_CODE_WORDS, _SCHEMES, inert_verdict
+from reviewbench.logs.static.python import _PY_CODE_WORDS, _SCHEMES, Changed, inert_verdict
 from reviewbench.logs.static.shell import _split_heredocs
 
 Category = Literal["test_split", "huggingface", "other_agent", "judge_reviews", "network", "gpu_hidden", "quota",
@@ -221,6 +221,12 @@ def number_key(cmd: str) -> str:
     return "".join(parts)
 
 
+def _sets_env(text: str) -> bool:
+    """Whether a written Python text may set an environment variable ("environ" or "putenv" in it): one scan
+    for what both words hold, then the two words (a scan of a script costs ~2 ns a character)."""
+    return "env" in text and ("environ" in text or "putenv" in text)
+
+
 Scripts = tuple[tuple[str, ...], tuple[str | None, ...]]  # written scripts a command runs, and where
 _NOTHING = Facts()  # returned (never modified) for a command that cannot yield a fact
 MAX_FILE_CHARS = 200_000  # of one written file kept for analysis when it is run later
@@ -235,6 +241,9 @@ class AgentState:
     symlinks: dict[str, str] = field(default_factory=dict)  # link -> target
     files: dict[str, str] = field(default_factory=dict)  # path -> content as far as the log shows it
     versions: dict[str, int] = field(default_factory=dict)
+    # path -> (a version judged before or its first text, the current text, how many characters at the start
+    # and at the end the two share): what the edits since changed (``static.python.Changed``)
+    changes: dict[str, Changed] = field(default_factory=dict)
     basenames: set[str] = field(default_factory=set)  # of files written (a command naming one is analysed)
     by_basename: dict[str, set[str]] = field(default_factory=dict)  # file name -> paths written with it
     chars: int = 0
@@ -253,6 +262,7 @@ class AgentState:
             if not self.numbered and ("0" <= path.rpartition("/")[2][:1] <= "9" or _BLANK_DIGIT.search(path)):
                 self.numbered = True  # (only ever set with a new path: the gate's earlier answers are stale anyway)
         self.files[path] = text
+        self.changes.pop(path, None)
         self.chars += len(text)
         self.versions[path] = counter
         name = path.rpartition("/")[2]
@@ -264,17 +274,34 @@ class AgentState:
         while self.chars > MAX_FILES_CHARS and len(self.files) > 1:
             oldest = next(iter(self.files))
             self.chars -= len(self.files.pop(oldest))
+            self.changes.pop(oldest, None)
             self.versions[oldest] = counter
 
     def edit(self, path: str, edits: Sequence[tuple[str, str]], counter: int) -> None:
         """Apply (old, new) replacements; a file the log never showed whole keeps the new text seen so far."""
         text = self.files.get(path, "")
+        known = self.changes.get(path)
+        base, start, end = (known[0], known[2], known[3]) if (
+            known is not None and known[1] is text and known[0] is not text) else (text, len(text), len(text))
         for old, new in edits:
-            if old and old in text:
-                text = text.replace(old, new, 1)
+            at = text.find(old) if old else -1
+            if at >= 0:  # (``text.replace(old, new, 1)``: one scan for ``old``, not three)
+                start, end = min(start, at), min(end, len(text) - at - len(old))
+                text = "".join((text[:at], new, text[at + len(old):]))
             else:
+                start, end = min(start, len(text)), 0
                 text = f"{text}\n{new}" if text else new
         self.write(path, text, counter)
+        if self.files.get(path) is text:  # (not cut to MAX_FILE_CHARS)
+            n = min(len(base), len(text))
+            start = min(start, n)
+            self.changes[path] = (base, text, start, min(end, n - start))
+
+    def judged(self, path: str, text: str) -> None:
+        """The text of ``path`` was judged: later edits are followed from it."""
+        known = self.changes.get(path)
+        if known is None or known[0] is not text:
+            self.changes[path] = (text, text, len(text), 0)
 
 
 class _Bound:
@@ -395,7 +422,7 @@ class Auditor:
         if f is None:
             return
         new_text = ev.content if ev.content is not None else "\n".join(new for _, new in ev.edits)
-        if any(p.endswith(".py") for p in ev.paths) and ("environ" in new_text or "putenv" in new_text):
+        if any(p.endswith(".py") for p in ev.paths) and _sets_env(new_text):
             f.env.update(analyse_python(new_text, ev.cwd).env)  # env set inside a written script
 
     def own_home(self, agent: str | None) -> str | None:
@@ -457,8 +484,11 @@ class Auditor:
             for paths, cwds in hit[2]:  # the written scripts the command runs: all inert where they run, or True
                 for path in paths:
                     code = st.files.get(path)
-                    if code is not None and not all(inert_verdict(code, cwd, rel) for cwd in cwds):
-                        return True
+                    if code is not None:
+                        inert = all(inert_verdict(code, cwd, rel, path, st.changes.get(path)) for cwd in cwds)
+                        st.judged(path, code)
+                        if not inert:
+                            return True
             return hit[0]
         self._volatile = self._not_inert = False
         self._scripts = []
@@ -523,9 +553,12 @@ class Auditor:
         paths = tuple(path for name in st.basenames.intersection(words) for path in st.by_basename.get(name, ()))
         for path in paths:
             code = st.files.get(path)
-            if code is not None and not all(inert_verdict(code, cwd, rel) for cwd in cwds):
-                self._not_inert = True
-                return False
+            if code is not None:
+                inert = all(inert_verdict(code, cwd, rel, path, st.changes.get(path)) for cwd in cwds)
+                st.judged(path, code)
+                if not inert:
+                    self._not_inert = True
+                    return False
         self._scripts.append((paths, tuple(cwds)))
         return True
 
@@ -641,7 +674,7 @@ class Auditor:
         writes = ev.kind in ("write", "patch") and (ev.content is not None or ev.edits)
         if writes and any(p.endswith(".py") for p in ev.paths):
             new_text = ev.content if ev.content is not None else "".join(new for _, new in ev.edits)
-            if "environ" in new_text or "putenv" in new_text:
+            if _sets_env(new_text):
                 return True  # an env set inside a Python script is judged when it is written
         for p in ev.paths:
             if p and self.near_protected(resolve(p, ev.cwd), ev.agent, st):

@@ -160,6 +160,7 @@ def make_room(cache: dict, cap: int) -> None:
 NO_FACTS = Facts()  # what an analysis that found nothing returns (shared: callers read facts, never change them)
 MAX_VERDICT_CHARS = 8_000_000  # of script text kept as keys of the inert verdicts (the oldest go first)
 MAX_INERT_LINES = 100_000  # lines judged inert kept per agent (all forgotten at once past it)
+MAX_INERT_TEXT_CHARS = 4_000_000  # of the last inert version of each script kept (the oldest go first)
 
 
 class Relevance:
@@ -170,9 +171,14 @@ class Relevance:
     It also keeps what was learnt with it: ``verdicts`` (script text -> cwd -> inert; keyed by the text itself,
     whose hash Python keeps on the string, so rerunning a script costs no hashing of its text) and
     ``inert_lines`` (cwd -> lines that hold nothing any test of ``python._python_inert`` looks for: a new
-    version of a script is judged by its new lines). Both are forgotten when the test changes (``forget``)."""
+    version of a script is judged by its new lines), and ``inert_texts`` ((path, cwd, False) -> the last version
+    of a script judged inert there whose lines are all in ``inert_lines``, (path, cwd, True) the last such version
+    written whole: the next version, made by edits or written whole, is compared with one of them, and only the
+    lines between their common start and end are looked at). All are forgotten when the test changes
+    (``forget``); ``inert_texts`` also whenever ``inert_lines`` are."""
 
-    __slots__ = ("test", "anchors", "verdicts", "verdict_chars", "inert_lines", "n_lines")
+    __slots__ = ("test", "anchors", "verdicts", "verdict_chars", "inert_lines", "n_lines", "inert_texts",
+                 "inert_text_chars")
 
     def __init__(self, test: Callable[[str], bool], anchors: frozenset[str] | None = None) -> None:
         self.test = test
@@ -181,6 +187,8 @@ class Relevance:
         self.verdict_chars = 0
         self.inert_lines: dict[str | None, set[str]] = {}
         self.n_lines = 0
+        self.inert_texts: dict[tuple[str, str | None, bool], str] = {}
+        self.inert_text_chars = 0
 
     def __call__(self, path: str) -> bool:
         return self.test(path)
@@ -188,7 +196,8 @@ class Relevance:
     def forget(self) -> None:
         self.verdicts.clear()
         self.inert_lines.clear()
-        self.verdict_chars = self.n_lines = 0
+        self.inert_texts.clear()
+        self.verdict_chars = self.n_lines = self.inert_text_chars = 0
 
     def verdict(self, code: str, cwd: str | None) -> bool | None:
         by_cwd = self.verdicts.get(code)
@@ -205,16 +214,33 @@ class Relevance:
                 self.verdict_chars -= len(oldest)
         by_cwd[cwd] = inert
 
-    def remember_lines(self, cwd: str | None, lines: set[str]) -> None:
+    def remember_inert_text(self, path: str, cwd: str | None, code: str, written: bool) -> None:
+        """``code``, judged inert in ``cwd``, has all its lines in ``inert_lines[cwd]``; ``written``: as a whole
+        (not made by edits), kept also as the last such version."""
+        for key in ((path, cwd, False), (path, cwd, True)) if written else ((path, cwd, False),):
+            old = self.inert_texts.pop(key, None)
+            if old is not None:
+                self.inert_text_chars -= len(old)
+            self.inert_texts[key] = code
+            self.inert_text_chars += len(code)
+        while self.inert_text_chars > MAX_INERT_TEXT_CHARS and len(self.inert_texts) > 1:
+            self.inert_text_chars -= len(self.inert_texts.pop(next(iter(self.inert_texts))))
+
+    def remember_lines(self, cwd: str | None, lines: set[str]) -> bool:
+        """Add lines judged inert in ``cwd``; False when the earlier ones were forgotten to make room."""
+        kept = True
         if self.n_lines + len(lines) > MAX_INERT_LINES:
             self.inert_lines.clear()
-            self.n_lines = 0
+            self.inert_texts.clear()
+            self.n_lines = self.inert_text_chars = 0
+            kept = False
         known = self.inert_lines.get(cwd)
         if known is None:
             self.inert_lines[cwd] = set(lines)
         else:
             known |= lines
         self.n_lines += len(lines)
+        return kept
 
 
 class Workspace(Mapping[str, str]):

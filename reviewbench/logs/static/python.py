@@ -309,14 +309,23 @@ def _literal_matters(lit: str, cwd: str | None, relevant: Callable[[str], bool])
     return ("/" in lit or "~" in lit or ".." in lit) and relevant(resolve(lit, cwd))
 
 
-def _python_inert(code: str, cwd: str | None, relevant: Callable[[str], bool] | None) -> bool:
+# (a text, a later version of it, how many characters at their start and at their end are the same): what the
+# edits of a file since a version changed, followed as they are made (``rules.AgentState.edit``)
+Changed = tuple[str, str, int, int]
+
+
+def _python_inert(code: str, cwd: str | None, relevant: Callable[[str], bool] | None, path: str | None = None,
+                  changed: Changed | None = None) -> bool:
     """True when the analysis of ``code`` cannot yield a fact a rule uses (so the parse is skipped).
 
     With a ``Relevance`` (anchors and a memory of inert lines), a script is judged by the lines no earlier
     script showed (a rerun, an edit, a new version of a script cost the lines that changed): every test below
     is local to one line (trigger words, escapes, one-line literals and what they hold) except the harness
     import, the working directory and long strings, which are judged on the whole text each time. A new line
-    holding an anchor or what may be a payload is not judged alone: the whole text is (``_whole_inert``)."""
+    holding an anchor or what may be a payload is not judged alone: the whole text is (``_whole_inert``).
+    Given the script's ``path``, a new version of a script judged inert before is compared with that version
+    (``_edited_inert``): only the lines where they differ are looked up, and long strings are judged again only
+    when the change may touch them."""
     if relevant is None:
         return not _PY_TRIGGERS.search(code) and not has_payload(code)
     known_lines = getattr(relevant, "inert_lines", None)
@@ -325,10 +334,18 @@ def _python_inert(code: str, cwd: str | None, relevant: Callable[[str], bool] | 
         return _whole_inert(code, cwd, relevant)
     if cwd and cwd.startswith("/") and relevant(cwd.rstrip("/") or "/"):
         return False  # run in or near a protected folder: any relative name may be one of its files
+    texts: dict[tuple[str, str | None, bool], str] | None = getattr(relevant, "inert_texts", None)
+    known = known_lines.get(cwd)
+    if path is not None and texts is not None and known is not None:
+        # a text made by edits is compared with the last version judged, one written whole with the last one
+        # written whole (a rewrite of a script)
+        prev = texts.get((path, cwd, changed is None)) or texts.get((path, cwd, changed is not None))
+        if prev is not None:
+            return _edited_inert(prev, code, cwd, relevant, anchors, known, path, changed)
     if _imports_harness(code):
         return False
-    known = known_lines.get(cwd)
     lines = code.split("\n")
+    kept = True
     if known is None or not known.issuperset(lines):
         new = set(lines) if known is None else set(lines).difference(known)
         verdict = _lines_inert("\n".join(new), cwd, relevant, anchors)
@@ -336,8 +353,83 @@ def _python_inert(code: str, cwd: str | None, relevant: Callable[[str], bool] | 
             return _whole_inert(code, cwd, relevant)
         if not verdict:
             return False
-        relevant.remember_lines(cwd, new)  # type: ignore[attr-defined]
-    return _long_strings_inert(code, cwd, relevant)
+        kept = relevant.remember_lines(cwd, new)  # type: ignore[attr-defined]
+    if not _long_strings_inert(code, cwd, relevant):
+        return False
+    if path is not None and kept:
+        relevant.remember_inert_text(path, cwd, code, changed is None)  # type: ignore[attr-defined]
+    return True
+
+
+def _common_affixes(a: str, b: str) -> tuple[int, int]:
+    """The lengths of the longest common start and end of two texts (not overlapping in the shorter one), by
+    bisection over slices (C comparisons: about two copies of the text in all)."""
+    n = min(len(a), len(b))
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    start, la, lb = lo, len(a), len(b)
+    lo, hi = 0, n - start
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        if a[la - mid:la - lo] == b[lb - mid:lb - lo]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return start, lo
+
+
+# what a change must hold to make ``_imports_harness`` true of a text it was false of: the word, or what may
+# precede it in its statement (a line continued by a backslash, "import"/"from" before blanks and newlines), or
+# nothing but blanks (that "import" and "harness" around the change may now meet)
+_HARNESS_CONTEXT = ("harness", "import", "from", "\\")
+
+
+def _edited_inert(prev: str, code: str, cwd: str | None, relevant: Callable[[str], bool], anchors: frozenset[str],
+                  known: set[str], path: str, changed: Changed | None = None) -> bool:
+    """``_python_inert``'s judgement of ``code`` (past its working-directory test) given ``prev``,
+    an earlier version judged inert in ``cwd`` whose lines are all in ``known``. The harness import is looked for
+    only if either version's changed lines hold what could make one (``_HARNESS_CONTEXT``). Every line of ``code`` outside
+    the lines between their common start and end is a line of ``prev``: the lines not yet known are those
+    lines' (the same set the whole text's lines would give). Long strings: when neither version's changed
+    lines hold triple quotes (which never span lines), both texts have the same triple quotes on the same
+    lines around the change, so every long string is one of ``prev``'s (judged inert) but the one the changed
+    lines may lie in, whole: the words on those lines are judged, and only if one may matter is the whole text
+    judged again. ``changed``: how ``code`` was made from ``prev``, when it was (the common start and end need
+    not be the longest)."""
+    if changed is not None and changed[0] is prev and changed[1] is code:
+        start, same_end = changed[2], changed[3]  # (known from the edits)
+    else:
+        start, same_end = _common_affixes(prev, code)
+    first = code.rfind("\n", 0, start) + 1  # the changed lines: from the line the change starts in ...
+    last = code.find("\n", len(code) - same_end)  # ... to the end of the line it ends in
+    seg = code[first:] if last < 0 else code[first:last]
+    old_last = prev.find("\n", len(prev) - same_end)
+    old_seg = prev[first:] if old_last < 0 else prev[first:old_last]
+    if (not seg.strip() or any(w in seg or w in old_seg for w in _HARNESS_CONTEXT)) and _imports_harness(code):
+        return False
+    lines = seg.split("\n")
+    kept = True
+    if not known.issuperset(lines):
+        new = set(lines).difference(known)
+        verdict = _lines_inert("\n".join(new), cwd, relevant, anchors)
+        if verdict is None:
+            return _whole_inert(code, cwd, relevant)
+        if not verdict:
+            return False
+        kept = relevant.remember_lines(cwd, new)  # type: ignore[attr-defined]
+    if '"""' in seg or "'''" in seg or '"""' in old_seg or "'''" in old_seg or any(
+            ("/" in word or ":" in word) and _literal_matters(word.strip("\"'`(),;"), cwd, relevant)
+            for word in seg.split()):
+        if not _long_strings_inert(code, cwd, relevant):
+            return False
+    if kept:
+        relevant.remember_inert_text(path, cwd, code, changed is None)  # type: ignore[attr-defined]
+    return True
 
 
 def _lines_inert(text: str, cwd: str | None, relevant: Callable[[str], bool], anchors: frozenset[str]) -> bool | None:
@@ -430,11 +522,14 @@ def digest_of(code: str) -> bytes:
     return hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-def inert_verdict(code: str, cwd: str | None, relevant: Relevance) -> bool:
-    """``_python_inert``, kept by the script's text and working directory (what ``analyse_python`` decides by)."""
+def inert_verdict(code: str, cwd: str | None, relevant: Relevance, path: str | None = None,
+                  changed: Changed | None = None) -> bool:
+    """``_python_inert``, kept by the script's text and working directory (what ``analyse_python`` decides by);
+    ``path``: where the script was written (its earlier versions are compared with it)."""
     inert = relevant.verdict(code, cwd)
     if inert is None:
-        inert = _python_inert(code, cwd, relevant)
+        # (without a path, the three-argument call that tests replace ``_python_inert`` with)
+        inert = _python_inert(code, cwd, relevant) if path is None else _python_inert(code, cwd, relevant, path, changed)
         relevant.remember_verdict(code, cwd, inert)
     return inert
 
