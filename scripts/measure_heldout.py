@@ -90,7 +90,7 @@ def static_review(folder: Path):
     flags += misstated_flags(desc, src, [], rubric.evidence)
     ev = EvidenceData(citations=cites, prior_art=pa, code=code, behaviour=None, digest=[], candidate_flags=flags)
     facts = gather_facts(evidence=ev, ledger=None, sections_missing=[], description=desc, earlier_names={},
-                         board=None, board_reason="static")
+                         board=None, board_reason="static", rules=rubric.evidence)
     v = judge(facts, rubric)
     final = decide([], rubric, "other", flags)
     return sorted({f.flag for f in final.standing_flags}), v.scores["novelty"].score, [p.arxiv_id for p in

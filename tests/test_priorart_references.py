@@ -148,3 +148,57 @@ def test_a_disguised_port_of_a_published_rule_is_caught_on_the_bank_and_its_cred
     credited = description.replace("## Builds on\n", "## Builds on\nCAOTE (arXiv 2504.14051): we use its "
                                                       "attention-output error as the token score.\n")
     assert not _flags(ev.matches, credited)
+
+
+def _computed(short: str, level: str = "family", credited: bool = False):
+    from reviewbench.evidence.priorart_evidence import ComputationMatch, Credit
+
+    return ComputationMatch(short_name=short, title=f"{short} paper", arxiv=None, rule="a rule", matched={"attention": 3},
+                            extra=["entropy"], level=level, credited=credited,
+                            credit=Credit(credited=credited, reason="attributed" if credited else "not named"))
+
+
+def test_code_building_on_a_rule_and_behaviour_nearest_that_rule_agree_on_an_uncredited_paper():
+    from reviewbench.flags.prior_art import computation_flags
+
+    src = "a\nb\nscore = attention(x)\n"
+    agree = [_m("priorart:Q-Filters", 0.8), _m("priorart:FINCH", 0.66), _m("baseline:snapkv", 0.6)]
+    flags = computation_flags([_computed("Q-Filters")], agree, src)
+    assert [f.flag for f in flags] == ["UNDISCLOSED_PRIOR_ART"] and flags[0].strength == "proof"
+    assert "Q-Filters" in flags[0].explanation and "0.80" in flags[0].explanation
+    # behaviour between two rules, below related, nearest another paper, or the paper credited: nothing
+    assert not computation_flags([_computed("Q-Filters")], [_m("priorart:Q-Filters", 0.8), _m("priorart:FINCH", 0.75)], src)
+    assert not computation_flags([_computed("Q-Filters")], [_m("priorart:Q-Filters", 0.7), _m("priorart:FINCH", 0.5)], src)
+    assert not computation_flags([_computed("Q-Filters")], [_m("priorart:FINCH", 0.8), _m("priorart:Q-Filters", 0.6)], src)
+    assert not computation_flags([_computed("Q-Filters", credited=True)], agree, src)
+    # what the code adds is a credited paper's own mechanism: that paper explains the code (its rule holds the other's)
+    reuse = _computed("Q-Filters").model_copy(update={"extra": ["layer_reuse"]})
+    credited = _computed("Other", credited=True).model_copy(update={"matched": {"attention": 3, "layer_reuse": 0}})
+    assert not computation_flags([credited, reuse], agree, src)
+    sinks = _computed("Sinks", credited=True).model_copy(update={"matched": {"sinks": 0, "recent": 0}})
+    assert computation_flags([sinks, reuse], agree, src), "crediting a paper for the sinks covers no attention rule"
+    # a baseline's rule works the same way
+    assert computation_flags([_computed("SnapKV") .model_copy(update={"baseline": "snapkv"})],
+                             [_m("baseline:snapkv", 0.85), _m("priorart:CAKE", 0.7)], src)
+
+
+def test_a_published_rule_behaviour_cannot_tell_apart_leaves_novelty_to_the_credited_baseline():
+    """CAKE's reference keeps nearly SnapKV's tokens: a credited SnapKV derivative equally near both is judged by its
+    credited baseline, not made 'the same method' as CAKE."""
+    from reviewbench.evidence.behaviour import BehaviourEvidence
+    from reviewbench.evidence.gather import gather_facts
+    from reviewbench.evidence.priorart_evidence import PriorArtEvidence
+    from reviewbench.stages.evidence import EvidenceData
+
+    beh = BehaviourEvidence(matches=[_m("baseline:snapkv", 0.84), _m("priorart:CAKE", 0.84), _m("priorart:FINCH", 0.6)],
+                            errors={}, budgets=[], bank_version=2)
+    ev = EvidenceData(citations=[], prior_art=PriorArtEvidence(query="", features={}, summary_query="", hits=[], computed=[]), code=[], behaviour=beh, digest=[],
+                      candidate_flags=[])
+    facts = gather_facts(evidence=ev, ledger=None, sections_missing=[], description=_desc("SnapKV (arXiv 2404.14469)."),
+                         earlier_names={}, board=None, board_reason="test")
+    assert [f.reference for f in facts.behaviour] == ["baseline:snapkv"]
+    told = BehaviourEvidence(matches=[_m("priorart:CAKE", 0.95), _m("baseline:snapkv", 0.8)], errors={}, budgets=[],
+                             bank_version=2)
+    facts = gather_facts(evidence=ev.model_copy(update={"behaviour": told}), ledger=None, sections_missing=[],
+                         description=_desc(), earlier_names={}, board=None, board_reason="test")
+    assert [f.reference for f in facts.behaviour] == ["priorart:CAKE", "baseline:snapkv"]

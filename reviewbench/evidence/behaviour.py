@@ -325,6 +325,18 @@ def candidate_probes(result: dict[str, Any], candidate: str) -> BehaviourProbes 
                      result.get("probes", {}).get(candidate)).probes
 
 
+def told_apart(m: BehaviourMatch, matches: Sequence[BehaviourMatch], margin: float, identical: float) -> bool:
+    """Whether behaviour can name ``m``'s reference. A published rule's reference (``priorart:``) is named only where
+    the candidate is nearer to it than to every other reference by ``margin``, or keeps its tokens outright
+    (``identical``): many published rules lie close together (window attention summed, normalised, maxed, weighted
+    by values; CAKE's keeps nearly SnapKV's tokens), and a variant between two of them is neither. The board
+    baselines' families and earlier submissions keep their own bars."""
+    if not m.reference.startswith("priorart:") or m.jaccard >= identical:
+        return True
+    return all(m.jaccard - o.jaccard >= margin for o in matches
+               if o.reference != m.reference and not o.reference.startswith("submission:"))
+
+
 # --- running and caching -----------------------------------------------------------------------------------------
 def _spec_key(spec: str, code: str) -> str:
     """A cached result's key: bank version, protocol, budgets, a reference's settings and the code hash (a folder

@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING
 
 from reviewbench.evidence.facts import (BoardFact, CitationFact, ComputedFact, EvidenceFacts, LedgerFact, PriorArtFact,
                                         SimilarityFact)
+from reviewbench.evidence.behaviour import told_apart
 from reviewbench.evidence.priorart_evidence import credit_for, source_order
+from reviewbench.rubric import EvidenceRules
 
 if TYPE_CHECKING:  # the stages' output models (the judges stage calls this; nothing here imports the stages)
     from reviewbench.stages.evidence import EvidenceData
@@ -16,8 +18,11 @@ if TYPE_CHECKING:  # the stages' output models (the judges stage calls this; not
 
 def gather_facts(*, evidence: EvidenceData | None, ledger: LedgerData | None, sections_missing: list[str],
                  description: str,
-                 earlier_names: dict[str, list[str]], board: BoardFact | None, board_reason: str) -> EvidenceFacts:
-    """Facts from the typed stage outputs (``EvidenceData``, ``LedgerData``)."""
+                 earlier_names: dict[str, list[str]], board: BoardFact | None, board_reason: str,
+                 rules: EvidenceRules | None = None) -> EvidenceFacts:
+    """Facts from the typed stage outputs (``EvidenceData``, ``LedgerData``); ``rules`` (the rubric's) say when
+    behaviour can name a published rule's reference."""
+    rules = rules or EvidenceRules()
     def credit(reference: str, implements: str | None) -> tuple[bool, str]:
         label = f"baseline:{implements}" if reference.startswith("public:") and implements else reference
         c = credit_for(label, description, earlier_names.get(label, []) or earlier_names.get(reference, []))
@@ -39,7 +44,10 @@ def gather_facts(*, evidence: EvidenceData | None, ledger: LedgerData | None, se
                                        detail=f"operation containment {m.op_containment:.2f}"))
         if evidence.behaviour is not None:
             measured = bool(evidence.behaviour.matches)
-            for b in evidence.behaviour.matches[:5]:
+            matches = evidence.behaviour.matches
+            for b in matches[:5]:
+                if not told_apart(b, matches, rules.behaviour_margin, rules.behaviour_identical):
+                    continue  # a published rule behaviour cannot tell from its neighbours names nothing
                 implements = getattr(b, "implements", None) or (
                     b.reference.split(":", 1)[1].split("?")[0] if b.reference.startswith("baseline:") else None)
                 ok, why = credit(b.reference, implements)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reviewbench.evidence.behaviour import BehaviourMatch
+from reviewbench.evidence.behaviour import BehaviourMatch, told_apart
 from reviewbench.evidence.priorart_evidence import ComputationMatch, Credit, credit_for, papers_for, source_order
 from reviewbench.evidence.similarity import CodeMatch, Span
 from reviewbench.rubric import EvidenceRules
@@ -80,17 +80,6 @@ def _behaviour_ref(m: BehaviourMatch) -> str:
     return f"the published rule of {what}, as its reference implementation {m.member or m.reference} computes it"
 
 
-def _told_apart(m: BehaviourMatch, behaviour: Sequence[BehaviourMatch], rules: EvidenceRules) -> bool:
-    """A published rule's reference (``priorart:``) names a port only where behaviour tells the rule apart from
-    every other reference (``behaviour_margin``), or the candidate keeps its tokens outright
-    (``behaviour_identical``): many published rules lie close together, and a variant between two of them is
-    neither. The board baselines' families keep their own bar."""
-    if not m.reference.startswith("priorart:") or m.jaccard >= rules.behaviour_identical:
-        return True
-    others = [o.jaccard for o in behaviour if o.reference != m.reference and not o.reference.startswith("submission:")]
-    return all(m.jaccard - j >= rules.behaviour_margin for j in others)
-
-
 def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], names: dict[str, list[str]],
                     description: str, method_src: str, class_line: tuple[str, int],
                     rules: EvidenceRules = DEFAULT_RULES,
@@ -108,7 +97,8 @@ def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], name
     explained_by = [c for c in source_order(list(computed)) if c.credited]
     close = {c.short_name for c in source_order(list(computed))}
     for m in behaviour:
-        if m.jaccard < rules.behaviour_same or not _told_apart(m, behaviour, rules):
+        if m.jaccard < rules.behaviour_same or not told_apart(m, behaviour, rules.behaviour_margin,
+                                                                 rules.behaviour_identical):
             continue
         cr = _credit(m.reference, None, names, description)
         papers = {p.short_name for p in papers_for(m.reference)}
@@ -159,7 +149,9 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
     candidate keeps few of its tokens: an indication then). Behaviour on the bank alone never weakens it: a method
     can tell the bank from the inputs it is scored on and behave otherwise there (it is said, not counted)."""
     same = [m for m in computed if m.level == "same" and not m.credited]
-    if not same or any(m.level == "same" and m.credited for m in computed if len(m.matched) >= len(same[0].matched)):
+    if not same:
+        return _agreeing_family(computed, behaviour, method_src, rules)
+    if any(m.level == "same" and m.credited for m in computed if len(m.matched) >= len(same[0].matched)):
         return []
     # the most specific of the rules the code computes exactly names it (rarest operations first: a maximum over
     # blocks names CritiPrefill before the chunk sums every block method shares)
@@ -188,3 +180,43 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
                      + f"; the description does not credit it ({m.credit.reason})"
                      + (f"; but it keeps few of that baseline's tokens where it is scored (Jaccard "
                         f"{max(measured):.2f})" if contradicted else bank_note)))]
+
+
+def _label_of(m: ComputationMatch) -> str:
+    return f"baseline:{m.baseline}" if m.baseline else f"priorart:{m.short_name}"
+
+
+def _agreeing_family(computed: Sequence[ComputationMatch], behaviour: Sequence[BehaviourMatch], method_src: str,
+                     rules: EvidenceRules) -> list[FlagClaim]:
+    """Two independent measurements naming one uncredited paper: the code computes its rule plus something of its own
+    ("family"), and the method's behaviour is nearest that paper's reference of all, substantially the same
+    (``behaviour_related``) and told apart from every other reference (``behaviour_margin``). What the code adds
+    does not move what it keeps away from the rule it builds on, and the description credits neither it nor a paper
+    whose rule holds its operations or what it adds (a credited TidalDecode port computes TOVA's selection and keeps
+    TOVA's tokens, its layer reuse TidalDecode's own; crediting StreamingLLM for the sinks covers no attention
+    rule). Behaviour
+    on the bank may add this evidence (a method can only lose it by behaving otherwise there)."""
+    near = [b for b in behaviour if not b.reference.startswith("submission:")]
+    if not near:
+        return []
+    top = max(near, key=lambda b: b.jaccard)
+    if top.jaccard < rules.behaviour_related or any(
+            top.jaccard - b.jaccard < rules.behaviour_margin for b in near if b.reference != top.reference):
+        return []
+    label = _base(top.reference, getattr(top, "implements", None))
+    hit = next((m for m in computed if m.level == "family" and _label_of(m) == label), None)
+    if hit is None or hit.credited or any(c.credited and (_label_of(c) == label or set(c.matched) >= set(hit.matched)
+                                                          or set(hit.extra) & set(c.matched)) for c in computed):
+        return []  # credited, or what it adds is a credited paper's (TidalDecode's reuse around TOVA's selection)
+    lines = method_src.splitlines()
+    at = sorted(n for n in hit.matched.values() if 0 < n <= len(lines)) or [1]
+    ops = ", ".join(f"{op} (line {n})" if n else f"{op} (class attribute)" for op, n in hit.matched.items())
+    return [FlagClaim(
+        flag="UNDISCLOSED_PRIOR_ART", quote=lines[at[-1] - 1].strip() if lines else "", location=f"method.py:{at[-1]}",
+        raised_by="evidence:computation", strength="proof",
+        explanation=(f"the code computes the scoring rule of {hit.short_name} ({hit.title}"
+                     + (f", arXiv {hit.arxiv}" if hit.arxiv else "") + f"): {hit.rule}; found: {ops}; plus "
+                     f"{', '.join(hit.extra) or 'an operation of its own'}; and it keeps that rule's tokens "
+                     f"(Jaccard {top.jaccard:.2f} to {top.reference} on the {top.source}, the nearest of every "
+                     f"reference by at least {rules.behaviour_margin:g}): what it adds changes little of what the rule "
+                     f"keeps; the description does not credit it ({hit.credit.reason})"))]

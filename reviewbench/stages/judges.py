@@ -157,7 +157,8 @@ def facts_for(ctx: StageContext, bench: BenchmarkData | None, standing: Standing
     names = {f"submission:{e.id}": [e.id] + ([e.short_name] if e.short_name else []) for e in ctx.earlier}
     return gather_facts(evidence=ctx.get(EVIDENCE), ledger=ctx.get(LEDGER),
                         sections_missing=bundle.sections_missing if bundle else [],
-                        description=ctx.bundle.description.text, earlier_names=names, board=board, board_reason=why)
+                        description=ctx.bundle.description.text, earlier_names=names, board=board, board_reason=why,
+                        rules=ctx.rubric.evidence)
 
 
 def judge_inputs(ctx: StageContext, show_evidence: bool = True) -> JudgeInputs:
