@@ -127,6 +127,9 @@ def reference_code_hash(spec: str) -> str:
     cls = REFERENCE_METHODS[spec.partition("?")[0]]
     h = hashlib.sha256(spec.encode())
     files = {inspect.getsourcefile(k) for k in cls.__mro__ if k.__module__.startswith("harness.")}
+    for f in list(files):  # the private helpers beside a class's module (priorart/_blocks.py) are its code too
+        if f:
+            files |= {str(p) for p in Path(f).parent.glob("_*.py") if p.name != "__init__.py"}
     files.add(inspect.getsourcefile(harness.api))
     for f in sorted(x for x in files if x):
         h.update(Path(f).read_bytes())
