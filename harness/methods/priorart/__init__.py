@@ -4,6 +4,9 @@ tokens one of them keeps, where it is scored, computes that paper's rule whateve
 One small class per paper (kvpress style), each with the paper's defaults as class attributes and, in its module
 docstring, a ``Settings:`` line: the configurations a porter would plausibly use (first = the paper's). Each class names its paper
 (``paper``: the prior-art index's short name). Found by listing this folder, so adding a file adds a reference.
+They are trusted code, run in the reviewer's process (``harness.fingerprint.open_spec``); the method sandbox binds
+only this file (the method host imports ``harness.methods``), so there the folder lists none and nothing of them is
+shown to a submission.
 """
 
 from __future__ import annotations
