@@ -156,11 +156,7 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
     # the most specific of the rules the code computes exactly names it (rarest operations first: a maximum over
     # blocks names CritiPrefill before the chunk sums every block method shares)
     m = source_order(same)[0]
-    lines = method_src.splitlines()
-    at = sorted(n for n in m.matched.values() if 0 < n <= len(lines)) or [1]
-    line = at[-1]  # the operation that completes the rule (the scoring line, usually)
-    quote = lines[line - 1].strip() if lines else ""
-    ops = ", ".join(f"{op} (line {n})" if n else f"{op} (class attribute)" for op, n in m.matched.items())
+    quote, line, ops = _where(m, method_src)
     same_ref = [b for b in behaviour if m.baseline and _base(b.reference, getattr(b, "implements", None))
                 == f"baseline:{m.baseline}"]
     measured = [b.jaccard for b in same_ref if getattr(b, "source", "bank") == "benchmark"]
@@ -182,6 +178,15 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
                         f"{max(measured):.2f})" if contradicted else bank_note)))]
 
 
+def _where(m: ComputationMatch, method_src: str) -> tuple[str, int, str]:
+    """Where a matched rule stands in method.py: the line that completes it (the scoring line, usually), quoted, and
+    each operation with its line."""
+    lines = method_src.splitlines()
+    line = (sorted(n for n in m.matched.values() if 0 < n <= len(lines)) or [1])[-1]
+    ops = ", ".join(f"{op} (line {n})" if n else f"{op} (class attribute)" for op, n in m.matched.items())
+    return (lines[line - 1].strip() if lines else ""), line, ops
+
+
 def _label_of(m: ComputationMatch) -> str:
     return f"baseline:{m.baseline}" if m.baseline else f"priorart:{m.short_name}"
 
@@ -194,8 +199,7 @@ def _agreeing_family(computed: Sequence[ComputationMatch], behaviour: Sequence[B
     does not move what it keeps away from the rule it builds on, and the description credits neither it nor a paper
     whose rule holds its operations or what it adds (a credited TidalDecode port computes TOVA's selection and keeps
     TOVA's tokens, its layer reuse TidalDecode's own; crediting StreamingLLM for the sinks covers no attention
-    rule). Behaviour
-    on the bank may add this evidence (a method can only lose it by behaving otherwise there)."""
+    rule). Behaviour on the bank may add this evidence (a method can only lose it by behaving otherwise there)."""
     near = [b for b in behaviour if not b.reference.startswith("submission:")]
     if not near:
         return []
@@ -208,11 +212,9 @@ def _agreeing_family(computed: Sequence[ComputationMatch], behaviour: Sequence[B
     if hit is None or hit.credited or any(c.credited and (_label_of(c) == label or set(c.matched) >= set(hit.matched)
                                                           or set(hit.extra) & set(c.matched)) for c in computed):
         return []  # credited, or what it adds is a credited paper's (TidalDecode's reuse around TOVA's selection)
-    lines = method_src.splitlines()
-    at = sorted(n for n in hit.matched.values() if 0 < n <= len(lines)) or [1]
-    ops = ", ".join(f"{op} (line {n})" if n else f"{op} (class attribute)" for op, n in hit.matched.items())
+    quote, line, ops = _where(hit, method_src)
     return [FlagClaim(
-        flag="UNDISCLOSED_PRIOR_ART", quote=lines[at[-1] - 1].strip() if lines else "", location=f"method.py:{at[-1]}",
+        flag="UNDISCLOSED_PRIOR_ART", quote=quote, location=f"method.py:{line}",
         raised_by="evidence:computation", strength="proof",
         explanation=(f"the code computes the scoring rule of {hit.short_name} ({hit.title}"
                      + (f", arXiv {hit.arxiv}" if hit.arxiv else "") + f"): {hit.rule}; found: {ops}; plus "
