@@ -11,8 +11,8 @@ totals the issue asks for: expected flags standing, false flags on honest work, 
 (an accepted arXiv id among the verdict's first three prior works). Stage results are stored in
 calibration/<set>/reviews, so a rerun replays them. ``--set`` picks the held-out set: ``heldout`` (set 1) or
 ``heldout2`` (set 2, written before the changes that followed set 1's measurement) or ``heldout3`` (set 3,
-written without reading the detection code) or ``heldout4`` / ``heldout5`` / ``heldout6`` (sets 4,
-5 and 6, written the same way, each measured once).
+written without reading the detection code) or ``heldout4`` ... ``heldout7`` (sets 4 to
+7, written the same way, each measured once).
 
 ``--static`` reads the code and the description only (code similarity, retrieval by computation, the stated
 mechanism, citations offline; no sandbox: no behaviour bank, no claim re-runs, no audit) in seconds, for this set
@@ -104,7 +104,7 @@ def main() -> int:
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
     ap.add_argument("--static", action="store_true", help="code and description only, no sandbox (seconds)")
     ap.add_argument("--suite", choices=("heldout", "calibration"), default="heldout", help="with --static")
-    ap.add_argument("--set", dest="heldout_set", choices=("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6"), default="heldout",
+    ap.add_argument("--set", dest="heldout_set", choices=("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7"), default="heldout",
                     help="which held-out set (calibration/<set>)")
     args = ap.parse_args()
     global SUITE
