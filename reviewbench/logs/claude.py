@@ -123,6 +123,17 @@ def _whole(line: bytes) -> bool:
     return line[:1] == b"{" and line[-1:] == b"}" and line.isascii()
 
 
+def _call_key(name: str, inp: object) -> int:
+    """A tool call's content, for telling a copy from an edit: its input's items as a set when they are all
+    hashable (the usual flat input: no serialising of a script written whole), else its sorted JSON."""
+    if inp.__class__ is dict:
+        try:
+            return hash((name, frozenset(inp.items())))  # type: ignore[attr-defined]
+        except TypeError:  # a list or an object among the values
+            pass
+    return hash((name, orjson.dumps(inp, option=orjson.OPT_SORT_KEYS)))
+
+
 def parse_claude(info: FileInfo, stats: ParseStats, seen: dict[int, tuple[int, str]]) -> Iterator[Event]:
     """Events of one transcript. ``seen`` (id -> content hash, first source) spans the audit: a copy of a
     record is skipped, a record whose id was seen with other content is audited and reported as edited."""
@@ -201,18 +212,18 @@ def parse_claude(info: FileInfo, stats: ParseStats, seen: dict[int, tuple[int, s
         msg = rec.get("message")
         content = msg.get("content") if isinstance(msg, dict) else None
         src = f"{spath}:{lineno}"
-        if uuid:
+        if uuid and isinstance(content, str):
+            # a typed command's record, by id and text; the tool calls of a list are told apart one by one below
+            # (by id and input: a copy is skipped, an edited copy reported), which is all a list's copy needs
             h = hash(uuid)
-            # a list's copy is known by its line's bytes (same bytes, same content; a copy whose other fields
-            # changed is caught call by call below, by id and input): no re-serialising of every record
-            ck = hash(content) if isinstance(content, str) else hash(line)
+            ck = hash(content)
             first = seen.get(h)
             if first is not None and first[0] == ck:
                 stats.duplicates += 1
                 continue
             if first is None:
                 seen[h] = (ck, src)
-            elif isinstance(content, str):  # (a changed tool call is reported by its id below)
+            else:
                 info.edited.append(f"{src}: record {uuid} differs from its copy at {first[1]}")
         if cwd is None or not isinstance(cwd, str):
             cwd = info.session_cwd  # stream-json: only the init record names the working directory
@@ -241,7 +252,7 @@ def parse_claude(info: FileInfo, stats: ParseStats, seen: dict[int, tuple[int, s
                 if name.__class__ is not str:
                     name = str(name or "")
                 inp = block.get("input")
-                ck = hash((name, orjson.dumps(inp, option=orjson.OPT_SORT_KEYS)))
+                ck = _call_key(name, inp)
                 first = seen.get(h)
                 if first is not None:
                     if first[0] == ck:  # a resumed session's copy, or the stream-json capture of the same run
