@@ -88,6 +88,10 @@ class EvidenceFacts(_Closed):
     prior_art: list[PriorArtFact] = Field(default_factory=list)
     computed: list[ComputedFact] = Field(default_factory=list)  # most specific first
     misstated: list[str] = Field(default_factory=list)  # mechanisms the description states that the code lacks (proof)
+    # the index paper the description says this method, as a whole, is a port / (re)implementation / reproduction /
+    # adaptation of (``priorart_evidence.declared_port``): its short name, "" when none. The one fact read from the
+    # description's prose, and it can only lower a score (the method exists: novelty at most 1)
+    declared_port: str = ""
     ledger: LedgerFact = LedgerFact()
     citations: CitationFact = CitationFact()
     sections_missing: list[str] = Field(default_factory=list)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from reviewbench.evidence.facts import (BoardFact, CitationFact, ComputedFact, EvidenceFacts, LedgerFact, PriorArtFact,
                                         SimilarityFact)
 from reviewbench.evidence.behaviour import told_apart
-from reviewbench.evidence.priorart_evidence import credit_for, source_order
+from reviewbench.evidence.priorart_evidence import credit_for, declared_port, source_order
 from reviewbench.rubric import EvidenceRules
 
 if TYPE_CHECKING:  # the stages' output models (the judges stage calls this; nothing here imports the stages)
@@ -78,8 +78,10 @@ def gather_facts(*, evidence: EvidenceData | None, ledger: LedgerData | None, se
                          contradicted_every_seed=sum(e.status == "contradicted" and e.reproducible
                                                      for e in ledger.ledger),
                          unverifiable=sum(e.status == "unverifiable" for e in ledger.ledger))
+    port = declared_port(description) if description else None
     return EvidenceFacts(code=code, behaviour=behaviour, behaviour_measured=measured, prior_art=prior, ledger=led,
                          citations=cites, sections_missing=sections_missing, board=board, board_reason=board_reason,
                          computed=computed, misstated=misstated, claims=n_claims, citations_found=n_citations,
+                         declared_port=port.short_name if port else "",
                          evidence_missing="" if evidence is not None else
                          "the evidence stage gave no result (not run, skipped or failed)")

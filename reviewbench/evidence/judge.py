@@ -70,6 +70,20 @@ def _credited_derivative(facts: EvidenceFacts, r: EvidenceRules) -> str | None:
 
 
 def novelty(facts: EvidenceFacts, rubric: Rubric) -> CriterionScore:
+    """The measured level (``_measured_novelty``), capped at 1 where the description says the method, as a whole, is a
+    port of a published paper (``EvidenceFacts.declared_port``): the method exists, whatever the code reads as (the
+    reader may not see its distinctive operation); the credit removes the flag, not the prior art. The statement can
+    only lower the score, so no wording can buy novelty with it."""
+    s = _measured_novelty(facts, rubric)
+    if facts.declared_port and not facts.evidence_missing and s.score > 1:
+        return CriterionScore(score=1, rationale=f"anchor 1 at most: the description states that the method is a port "
+                                                 f"of {facts.declared_port} (a published method: the credit removes the "
+                                                 f"flag, not the prior art); measured alone it would be {s.score:g} — "
+                                                 f"{s.rationale}")
+    return s
+
+
+def _measured_novelty(facts: EvidenceFacts, rubric: Rubric) -> CriterionScore:
     r = rubric.evidence
     if facts.evidence_missing:  # nothing measured is not "distinct from everything measured": never a default 3
         return CriterionScore(score=0, rationale=f"not scored: {facts.evidence_missing}, so no distance to any "
@@ -210,6 +224,14 @@ def prior_work(facts: EvidenceFacts, k: int = 5) -> list[PriorWork]:
                                  url=f"https://arxiv.org/abs/{m.arxiv}" if m.arxiv else None,
                                  relation=f"the code computes its rule ({', '.join(m.ops)})"
                                           + ("" if m.credited else "; not credited")))
+    if facts.declared_port and facts.declared_port not in seen:  # the paper it says it ports
+        from reviewbench.priorart import load_index
+
+        p = load_index().by_name(facts.declared_port)
+        if p is not None:
+            seen.add(p.short_name)
+            out.append(PriorWork(title=p.title, arxiv_id=p.arxiv, url=p.url,
+                                 relation="the description states the method is a port of it"))
     near = sorted([*facts.behaviour, *facts.code], key=lambda f: -(f.score if f.via == "behaviour" else f.score * 1.5))
     for f in near:
         label = f"baseline:{f.implements}" if f.implements else f.reference

@@ -483,3 +483,127 @@ def prior_art_hits(method_src: str, method_summary: str, idea: str, description:
     """(code query, hits): ``prior_art`` in the shape the evidence stage reads."""
     ev = prior_art(method_src, method_summary, idea, description, k)
     return ev.query, ev.hits
+
+
+# --- a declared port: the description says the whole method is a published one ----------------------------------
+
+class DeclaredPort(BaseModel):
+    """The description's own statement that the method *as a whole* is a port, implementation, reproduction or
+    adaptation of a published paper (not of a part of it): the method exists, whatever its code reads as."""
+
+    short_name: str
+    arxiv: str | None = None
+    quote: str  # the sentence that says so
+    section: str  # where it stands ("title", "idea", "builds_on"...)
+
+
+# nouns that make "X's <noun>" the whole method (a part of it otherwise: its window, pooling, sinks, allocation...)
+_WHOLE = re.compile(r"(?:method|algorithm|approach|technique|scheme|policy|system|pipeline|rule|selection|"
+                    r"eviction|compression|selector|design)s?$", re.I)
+_PORT_NOUN = (r"(?:port|re-?implementation|implementation|reproduction|replication|adaptation|transcription|"
+              r"translation|re-?creation)")
+_PORT_VERB = (r"(?:port|re-?implement|implement|reproduce|replicate|adapt|transcribe|translate|transplant|"
+              r"re-?create)(?:s|ed|d)?")
+# the method itself as the subject: "this is", "our method is", "we present", or nothing (the sentence opens with it)
+_SUBJECT = (r"(?:(?:this|it|here|the method|our method|this method|the submission|this submission|the code|our code|"
+            r"the rule|our rule|the selector|our selector|the eviction|our eviction)\s+(?:is|was)\s+"
+            r"|we\s+(?:present|give|provide|submit|offer|contribute|describe)\s+|here\s+is\s+)?")
+_ADJ = r"(?:[\w-]+\s+){0,3}?"
+_BEFORE_NOUN = re.compile(rf"^\W*{_SUBJECT}(?:an?\s+|the\s+|our\s+)?{_ADJ}{_PORT_NOUN}\s+of\s+(?:the\s+)?[\s*_\"'\u201c]*$", re.I)
+_BEFORE_VERB = re.compile(rf"^\W*(?:we|this method|this submission|the method|our method|it|here,?\s+we|this work)\s+"
+                          rf"(?:[\w-]+ly\s+|simply\s+|just\s+)?{_PORT_VERB}\s+(?:the\s+)?$", re.I)
+_BEFORE_FROM = re.compile(rf"^\W*(?:this|it|the method|our method|this method|the submission|this submission|the code|"
+                          rf"our code|the rule|our rule)\s+(?:is|was)\s+(?:an?\s+)?{_ADJ}(?:ported|re-?implemented|"
+                          rf"implemented|reproduced|replicated|adapted|transcribed|translated|taken|derived|"
+                          rf"port|adaptation|reimplementation)\s+(?:directly\s+|unchanged\s+)?(?:from|of)\s+"
+                          rf"(?:the\s+)?[\s*_\"'\u201c]*$", re.I)
+_BEFORE_IS = re.compile(r"^\W*(?:this|it|the method|our method|this method|the submission|this submission|"
+                        r"the rule|our rule|the selector|our selector)\s+(?:is|was)\s+(?:exactly\s+|simply\s+|just\s+|"
+                        r"precisely\s+|essentially\s+)?$", re.I)
+_AFTER_PARTICIPLE = re.compile(r"^\s*,?\s*(?:is\s+|was\s+)?(?:faithfully\s+|directly\s+|simply\s+)?(?:ported|"
+                               r"re-?implemented|reproduced|replicated|adapted|transcribed|transplanted)\b"
+                               r"(?:\s+(?:to|for|as|on|onto|in|into)\b|\s*[,(.]|\s*$)", re.I)
+_BUILDS_WHOLE = re.compile(r"\b(?:the\s+)?(?:whole|entire|full|complete)\s+(?:method|algorithm|scoring rule|rule|"
+                           r"selection rule|selection|score|scoring|approach|policy)\b|\bthe method(?:,)?\s+(?:ported|"
+                           r"reimplemented|reproduced|implemented)\b|^\W*(?:ported|reimplemented|reproduced)\b", re.I)
+# what makes a port sentence not a whole-method port: an addition of the author's own, a hypothetical, another
+# work's port, a negation
+_ADDED = re.compile(r"\b(?:plus|adds?|added|adding|extend(?:s|ed|ing)?|extension|combined|combines?|on top of|new|"
+                    r"novel|our own|augment(?:s|ed|ing)?|additional|beyond|together with|instead)\b", re.I)
+_HYPO = re.compile(r"\b(?:could|would|might|may|should|if|whether|future|plan(?:s|ned)? to|cannot|can't)\b", re.I)
+_OTHERS_PORT = re.compile(r"\b(?:has been|have been|exists?|existing|include[sd]?|including|such as|e\.g|"
+                          r"for example|for instance|see also)\b", re.I)
+
+
+def _after_mention(sentence: str, at: int, name: str) -> str:
+    """The text after a mention at ``at``: the name, a parenthesised citation and an arXiv id skipped."""
+    rest = sentence[at:]
+    m = re.match(rf"(?:{re.escape(name)}|\d{{4}}\.\d{{4,5}})", rest, re.I)
+    rest = rest[m.end():] if m else re.sub(r"^\S+", "", rest, count=1)
+    while True:
+        p = re.match(r"\s*(?:\([^()]*\)|\[[^\]]*\]|,\s*arxiv\s*:?\s*\d{4}\.\d{4,5}|\s*\*\*?)", rest, re.I)
+        if not p or not p.group(0).strip():
+            return rest
+        rest = rest[p.end():]
+
+
+def _whole_object(after: str) -> bool:
+    """After "port of X": the object is X itself (followed by "to", a comma, the end...) or X's whole method
+    ("X's selection rule"), not a part of it ("X's pooling", "X's observation window")."""
+    poss = re.match(r"\s*(?:['\u2019]s?|s['\u2019])\s+([\w\s-]{1,60}?)(?=\s+(?:to|for|as|on|onto|in|into|with|from|"
+                    r"unchanged|,)\b|[,.;:()]|$)", after)
+    if poss:
+        return bool(_WHOLE.search(poss.group(1).strip()))
+    return not re.match(r"\s*['\u2019]", after)
+
+
+def _port_mention(sentence: str, at: int, name: str, section: str) -> bool:
+    before = sentence[:at]
+    after = _after_mention(sentence, at, name)
+    if _contrasted(sentence, at) or _HYPO.search(sentence) or _OTHERS_PORT.search(before):
+        return False
+    if _ADDED.search(sentence):
+        return False
+    if section == "builds_on":  # the entry's own words after the name (a parenthesis included)
+        return bool(_BUILDS_WHOLE.search(sentence[at:]))
+    if _BEFORE_NOUN.search(before) or _BEFORE_VERB.search(before) or _BEFORE_FROM.search(before):
+        return _whole_object(after)
+    if _BEFORE_IS.search(before):  # "this is X", "this is X's selection rule, unchanged"
+        return _whole_object(after)
+    if not before.strip(" #*-_\t") and _AFTER_PARTICIPLE.match(after):  # "X, ported as one-shot eviction"
+        return True
+    return False
+
+
+def declared_port(description: str) -> DeclaredPort | None:
+    """The paper the description says this method is a port of, as a whole (``DeclaredPort``), or None.
+
+    A sentence of the title, Idea, Method summary, Relation to prior work or Builds on states that the method is a
+    port, (re)implementation, reproduction or adaptation of an index paper: "This is a port of X to ...", "A faithful
+    reimplementation of X", "We port X to board C", "X, ported as one-shot eviction", "This is X's selection rule,
+    unchanged", "Our method is adapted from X", a Builds-on entry "X: the whole scoring rule" / "(the method
+    ported)". Not one: a part of X ("a port of X's pooling", "the window is adapted from X"), an addition of the
+    author's own in the same sentence ("a port of X plus a new redundancy term"), a negation or contrast ("not a
+    port of X", "unlike a port of X"), a hypothetical ("a port of X would need ..."), another work's port ("X has
+    been ported to vLLM", "methods include a port of X")."""
+    desc, _ = parse_description(description)
+    parts: list[tuple[str, str]] = []
+    if desc.title:
+        parts.append(("title", desc.title))
+    for key in ("idea", "method_summary", "relation_to_prior_work", "builds_on"):
+        s = desc.sections.get(key)
+        if s is not None:
+            parts += [(key, sent) for sent in _sentences(s.text)]
+    if not parts:
+        parts = [("text", sent) for sent in _sentences(description)]
+    low = description.lower()
+    papers = [p for p in load_index().papers
+              if any(k and k in low for k in (p.short_name.lower(), p.arxiv or ""))]
+    for key, sent in parts:
+        for p in papers:
+            for at in _mentions(sent, p, []):
+                name = p.short_name if sent[at:at + len(p.short_name)].lower() == p.short_name.lower() else \
+                    (p.arxiv or p.short_name)
+                if _port_mention(sent, at, name, key):
+                    return DeclaredPort(short_name=p.short_name, arxiv=p.arxiv, quote=sent.strip()[:300], section=key)
+    return None

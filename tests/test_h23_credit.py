@@ -1,0 +1,108 @@
+"""Issue 23 (set 6 follow-ups): a declared port caps novelty; "query-free" / "attention-free" against code whose score
+reads the queries; an author-year mention names the paper whose year it gives; "on par" and credit wording.
+
+Every snippet and sentence here is written for these tests (none is a held-out case or a sentence of one).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reviewbench.evidence.facts import ComputedFact, EvidenceFacts, SimilarityFact
+from reviewbench.evidence.gather import gather_facts
+from reviewbench.evidence.judge import novelty, prior_work
+from reviewbench.evidence.priorart_evidence import credit, declared_port
+from reviewbench.priorart import load_index
+from reviewbench.rubric import load_rubric
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _rubric():
+    return load_rubric(ROOT / "rubrics" / "default.toml")
+
+
+def _desc(idea: str, builds_on: str = "") -> str:
+    return (f"# Some eviction rule\n\n## Idea\n{idea}\n\n## Method summary\n- A score per token, top-k kept.\n\n"
+            f"## Limitations\nNone measured.\n\n## Builds on\n{builds_on or '- nothing'}\n")
+
+
+# --- 1. a declared port: the description says the whole method is a published one ------------------------------
+
+PORT_SENTENCES = [
+    ("This is a port of MagicPIG (arXiv 2410.16179) to decode-time eviction.", "MagicPIG"),
+    ("A faithful reimplementation of SnapKV for this harness.", "SnapKV"),
+    ("We port TOVA to board C unchanged.", "TOVA"),
+    ("GemFilter, ported as one-shot eviction.", "GemFilter"),
+    ("This is GemFilter's selection rule, unchanged except for the deviation above.", "GemFilter"),
+    ("The method is a reproduction of H2O (Zhang et al., 2023) on the harness's interface.", "H2O"),
+    ("We reimplement Scissorhands' persistence-of-importance rule as published.", "Scissorhands"),
+    ("Our method is adapted from KeyDiff (arXiv 2504.15364) to the layer view.", "KeyDiff"),
+    ("An adaptation of PyramidKV to board B, with the paper's defaults.", "PyramidKV"),
+    ("We implement Keyformer as described in its paper.", "Keyformer"),
+    ("This submission reproduces StreamingLLM on board C.", "StreamingLLM"),
+    ("A straightforward port of Ada-KV's head-wise allocation method to the harness.", "Ada-KV"),
+]
+
+NOT_A_PORT = [
+    "We build on SnapKV's observation window and add a redundancy penalty of our own.",
+    "The pooling is adapted from SnapKV; the score is computed from value norms.",
+    "Unlike a port of TOVA, our score weighs each query by its distance.",
+    "This is not a port of H2O: the accumulation is decayed per head.",
+    "A port of SnapKV would need the question span, which board C does not give.",
+    "H2O has been ported to many frameworks; we score by value norms.",
+    "We reuse StreamingLLM's sinks and implement our own two-hop attention.",
+    "Our implementation of SnapKV's pooling (kernel 7) smooths the contrastive score.",
+    "A port of KVzip's reconstruction pass to board B_offline.",
+    "Related methods include a port of TOVA to vLLM.",
+    "This work extends Ada-KV's head budgets with a per-layer schedule.",
+    "We adapt SnapKV's observation window to decode-time eviction.",
+    "A port of SnapKV plus a key-diversity term of ours.",
+]
+
+
+@pytest.mark.parametrize("sentence,paper", PORT_SENTENCES)
+def test_a_sentence_stating_the_method_is_a_port_names_the_paper(sentence: str, paper: str) -> None:
+    dp = declared_port(_desc(sentence))
+    assert dp is not None and dp.short_name == paper, sentence
+
+
+@pytest.mark.parametrize("sentence", NOT_A_PORT)
+def test_a_part_an_addition_a_contrast_or_another_works_port_is_no_declared_port(sentence: str) -> None:
+    assert declared_port(_desc(sentence)) is None, sentence
+
+
+def test_builds_on_entries_say_port_only_for_the_whole_method() -> None:
+    assert declared_port(_desc("A score.", "- CAKE (arXiv 2503.12491): the whole scoring rule")).short_name == "CAKE"
+    assert declared_port(_desc("A score.", "- LagKV, arXiv 2504.04704 (the method ported)")).short_name == "LagKV"
+    assert declared_port(_desc("A score.", "- SnapKV (arXiv 2404.14469): the observation window only")) is None
+    assert declared_port(_desc("A score.", "- H2O: accumulated attention, which we decay")) is None
+
+
+def test_a_declared_port_caps_novelty_at_one_whatever_the_code_reads_as() -> None:
+    rubric = _rubric()
+    # the reader sees only a hash (a family member of a credited rule): measured alone, novelty 2
+    fam = [ComputedFact(short_name="HashEvict", title="t", arxiv=None, level="family", ops=["hashing"],
+                        extra=["head_average"], credited=True)]
+    assert novelty(EvidenceFacts(computed=fam), rubric).score == 2
+    capped = novelty(EvidenceFacts(computed=fam, declared_port="MagicPIG"), rubric)
+    assert capped.score == 1 and "port of MagicPIG" in capped.rationale
+    # nothing measured near (3 alone): still at most 1
+    assert novelty(EvidenceFacts(declared_port="Keyformer"), rubric).score == 1
+    # it only lowers: a same-method distance stays 0
+    same = [SimilarityFact(reference="baseline:tova", implements="tova", via="behaviour", score=0.97, credited=True,
+                           credit_reason="attributed")]
+    assert novelty(EvidenceFacts(behaviour=same, declared_port="TOVA"), rubric).score == 0
+    # and the paper it ports is named among the prior works
+    assert any("MagicPIG" in w.title for w in prior_work(EvidenceFacts(computed=fam, declared_port="MagicPIG"))[:3])
+
+
+def test_gathered_facts_carry_the_declared_port_and_an_honest_builder_gets_none() -> None:
+    port = gather_facts(evidence=None, ledger=None, sections_missing=[], earlier_names={}, board=None,
+                        board_reason="", description=_desc(PORT_SENTENCES[0][0]))
+    assert port.declared_port == "MagicPIG"
+    honest = gather_facts(evidence=None, ledger=None, sections_missing=[], earlier_names={}, board=None,
+                          board_reason="", description=_desc(NOT_A_PORT[0], "- SnapKV: the observation window"))
+    assert honest.declared_port == ""
