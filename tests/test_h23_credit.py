@@ -106,3 +106,92 @@ def test_gathered_facts_carry_the_declared_port_and_an_honest_builder_gets_none(
     honest = gather_facts(evidence=None, ledger=None, sections_missing=[], earlier_names={}, board=None,
                           board_reason="", description=_desc(NOT_A_PORT[0], "- SnapKV: the observation window"))
     assert honest.declared_port == ""
+
+
+# --- 3. "query-free" / "attention-free" against a score that reads the queries -------------------------------------
+
+HEAD = "import torch\n\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n\n"
+# a score that reads the queries: the window's attention, max over the window (names chosen to say nothing)
+READS_QUERIES = HEAD + '''class Kappa(EvictionMethod):
+    query_window = 16
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.attention()
+        s = view.group(a.amax(dim=1), "mean")
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+# partial logits: the queries times a few key channels (no softmax, no helper)
+PARTIAL_LOGITS = HEAD + '''class Lambda(EvictionMethod):
+    query_window = 8
+
+    def select(self, view: LayerView) -> Keep:
+        q = view.queries.float().mean(dim=1)
+        k = view.keys.float()
+        top = q.abs().topk(8, dim=-1).indices
+        part = torch.einsum("hd,htd->ht", q.gather(-1, top), k.gather(-1, top[:, None].expand(-1, k.shape[1], -1)))
+        return Keep.from_topk(part, view.budget, view.valid)
+'''
+# a score of the keys alone; the class still asks for a query window (the harness hands it over; it is never read)
+KEYS_ONLY = HEAD + '''class Mu(EvictionMethod):
+    query_window = 8
+
+    def select(self, view: LayerView) -> Keep:
+        k = view.keys.float()
+        s = (k - k.mean(dim=1, keepdim=True)).norm(dim=-1)
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+
+def _method(summary: str, idea: str = "A score per token.") -> str:
+    return (f"# Drift keeping\n\n## Idea\n{idea}\n\n## Method summary\n{summary}\n\n## Limitations\nNone.\n\n"
+            f"## Builds on\n- nothing\n")
+
+
+DENYING = [
+    "The score is query-free: each key's distance from the mean key.",
+    "No queries are read; each key is scored by its distance from the mean key.",
+    "The ranking is attention-free and costs one pass over the keys.",
+    "It never computes attention: keys far from their mean are kept.",
+    "Unlike SnapKV, our score needs no attention at all.",
+    "The queries are never read by the score.",
+    "Scores use no queries and no attention, only the keys.",
+    "The score does not depend on the queries.",
+]
+NOT_DENYING = [
+    "Without queries (board C before decoding starts) it falls back to the newest tokens.",
+    "When no queries are handed over, the newest tokens are kept.",
+    "It uses no question queries; the closing window scores the tokens.",
+    "SnapKV is attention-free in its fallback only, and we do not claim more.",
+    "It is not query-free: the window's queries score every token.",
+    "No attention to position is paid beyond the sinks.",
+    "The score is query-agnostic: the question is not known when it runs.",
+    "A query-free variant could follow in future work.",
+]
+
+
+@pytest.mark.parametrize("summary", DENYING)
+def test_a_stated_query_or_attention_free_score_the_code_contradicts_is_misstated(summary: str) -> None:
+    from reviewbench.flags.misstated import misstated_flags
+
+    for code in (READS_QUERIES, PARTIAL_LOGITS):
+        flags = [f for f in misstated_flags(_method(summary), code) if f.flag == "MISSTATED_METHOD"]
+        assert flags and flags[0].strength == "proof", (summary, code[:200])
+        assert "depends on" in flags[0].explanation and "method.py:" in flags[0].explanation
+    # the same words over a score of the keys alone: true, no flag
+    assert not misstated_flags(_method(summary), KEYS_ONLY)
+
+
+@pytest.mark.parametrize("summary", NOT_DENYING)
+def test_a_condition_a_part_a_negation_or_another_works_is_no_denial(summary: str) -> None:
+    from reviewbench.flags.misstated import misstated_flags
+
+    assert not [f for f in misstated_flags(_method(summary), READS_QUERIES) if "reads no query" in f.explanation
+                or "no attention" in f.explanation], summary
+
+
+def test_a_denial_in_the_idea_alone_is_an_indication() -> None:
+    from reviewbench.flags.misstated import misstated_flags
+
+    flags = misstated_flags(_method("Keys are scored and the top ones kept.", "The score is attention-free."),
+                            READS_QUERIES)
+    assert [f.strength for f in flags] == ["indication"]

@@ -242,6 +242,60 @@ CONCEPTS: list[Concept] = [
 BY_LABEL = {c.label: c for c in CONCEPTS}
 
 
+# --- what the description says the method does NOT read (a denial), against a score that reads it ---------------
+
+# Features of ``evidence.computation`` that make a score depend on the queries: attention (computed, or partial logits
+# of selected channels) and what is read off it, and statistics of the queries. The choice of queries (last,
+# window, question, all) counts only where the code computes with them (a line of its own, not the class attribute
+# the harness reads to hand them over).
+ATTENTION_FEATURES = frozenset({
+    "attention", "max_attention", "attention_threshold", "attention_variance", "attention_propagation",
+    "attention_output", "attention_coverage", "count_normalised", "antidiagonal", "exp_logit", "channel_selection",
+    "last_attended", "recurrence_interval"})
+QUERY_FEATURES = ATTENTION_FEATURES | frozenset({"query_statistics", "query_svd", "future_rope"})
+QUERY_CHOICE = frozenset({"last_query", "window_queries", "question_queries", "all_queries"})
+
+_FILLER = r"(?:(?:any|the|its|their|all|of|a)\s+)?"
+_Q = r"quer(?:y|ies)(?:\s+vectors?)?"
+_A = r"attention(?:\s+(?:scores?|weights?|maps?|matri(?:x|ces)|probabilit(?:y|ies)|logits?|computation))?"
+_NOT_VERB = (r"(?:(?:does|do|did)\s+not|never)\s+(?:use|uses|read|reads|need|needs|touch|touches|look\s+at|looks\s+at|"
+             r"depend\s+on|depends\s+on|consult|consults|require|requires|compute|computes|materiali[sz]es?)\s+")
+_PASSIVE = r"\s+(?:are|is)\s+(?:never|not)\s+(?:used|read|needed|computed|touched|consulted|materiali[sz]ed|required)\b"
+
+
+def _denial_patterns(noun: str, free: str) -> tuple[re.Pattern[str], ...]:
+    # matched on normalised text (lower case, punctuation as spaces): "query-free" reads "query free"
+    return tuple(re.compile(r"(?<![a-z0-9])" + p + r"(?![a-z0-9])") for p in (
+        rf"{free}\s+(?:free|less)", rf"free\s+of\s+{_FILLER}{noun}", rf"(?:no|without|nor|zero)\s+{_FILLER}{noun}",
+        rf"{_NOT_VERB}{_FILLER}{noun}", rf"ignor\w*\s+{_FILLER}{noun}", rf"independent\s+of\s+{_FILLER}{noun}",
+        rf"{noun}{_PASSIVE}"))
+
+
+def _denial(label: str, patterns: tuple[re.Pattern[str], ...], shows: frozenset[str], needs: str) -> Concept:
+    return Concept(label, patterns, shows, frozenset(), frozenset(), needs)
+
+
+DENIALS: list[Concept] = [
+    _denial("no queries", _denial_patterns(_Q, r"query"), QUERY_FEATURES, "a score that reads no query"),
+    _denial("no attention", _denial_patterns(_A, r"attention") + (re.compile(r"(?<![a-z0-9])no\s+softmax(?![a-z0-9])"),),
+            ATTENTION_FEATURES, "a score that computes no attention"),
+]
+
+
+def denials(sentence: str) -> list[Mention]:
+    """The denials of ``DENIALS`` a sentence makes of the queries or of attention as a whole: "query-free", "no
+    queries", "attention-free", "without attention", "does not compute attention", "the queries are never read". Not
+    one: a qualified part ("no question queries", "without the future queries": other queries may still be read),
+    "query-agnostic" / "query-independent" (independent of the user's question, not of the query vectors), "without
+    attention to" (an idiom); a double negation is ``stated``'s to refuse."""
+    out = []
+    for m in mentions(sentence, DENIALS):
+        if m.concept.label == "no attention" and re.match(r"\s*(?:to|paid)\b", sentence[m.end:], re.I):
+            continue
+        out.append(m)
+    return out
+
+
 # --- normalisation and matching -----------------------------------------------------------------------------
 
 def normalise(text: str) -> str:
@@ -516,3 +570,23 @@ def implied_features(text: str) -> set[str]:
     """The features a paper's own prose states (its index entry's title, key idea and keywords)."""
     norm = normalise(text)
     return {f for f, pats in _feature_patterns().items() if any(p.search(norm) for p in pats)}
+
+
+# a case the method handles, not what its score reads ("without queries (boards B, C) it falls back to recency",
+# "when no queries are given, ...")
+CONDITION = re.compile(r"\b(?:when|whenever|if|unless|otherwise|in the absence|absent|in case|falls? back|fallback|"
+                       r"fell back)\b", re.I)
+
+
+def denied(sentence: str, mention: Mention, own_names: tuple[str, ...] = ()) -> tuple[bool, str]:
+    """``stated`` for a denial: whether it says this method reads no queries / computes no attention. A sentence that
+    states a condition or a fallback ("without queries it falls back to recency") describes a case, not the score.
+    The other denials of the sentence are blanked first, so "no queries and no attention" is two denials, not a
+    double negation."""
+    if CONDITION.search(sentence):
+        return False, "a condition or a fallback, not what the score reads"
+    masked = list(sentence)
+    for o in denials(sentence):
+        if (o.start, o.end) != (mention.start, mention.end):
+            masked[o.start:o.end] = " " * (o.end - o.start)
+    return stated("".join(masked), mention, own_names)

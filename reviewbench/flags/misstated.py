@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from reviewbench.description import parse_description
 from reviewbench.evidence.behaviour import BehaviourMatch
 from reviewbench.evidence.computation import called_names, computation
-from reviewbench.evidence.stated import BY_LABEL, mentions, stated, structures
+from reviewbench.evidence.stated import BY_LABEL, QUERY_CHOICE, denials, denied, mentions, stated, structures
 from reviewbench.rubric import EvidenceRules
 from reviewbench.verdict import FlagClaim
 
@@ -92,6 +92,56 @@ def misstatements(description: str, method_src: str) -> list[Misstatement]:
     return list(found.values())
 
 
+@dataclass(frozen=True)
+class Denial:
+    """The description says the method reads no queries (or computes no attention); the code's score does."""
+
+    what: str  # "no queries" / "no attention"
+    sentence: str
+    line: int  # in DESCRIPTION.md
+    strict: bool  # stated in the Method summary
+    phrase: str
+    feature: str  # what the code computes with the queries
+    code_line: int  # where (method.py)
+
+
+def contradicted_denials(description: str, method_src: str) -> list[Denial]:
+    """Denials (``evidence.stated.denials``: "query-free", "no queries", "attention-free", "without attention")
+    stated for this method in the Method summary or Idea (``denied``: not negated, not another work's, not a
+    hypothetical) while the code's data flow shows its score reading the queries: attention, partial logits of
+    selected channels, what is read off attention, query statistics (``QUERY_FEATURES``), or a choice of queries it
+    computes with on a line of its own. The opposite of a missing mechanism: the code computes what the description
+    says it does not, so the data flow is the proof (strict when stated in the Method summary)."""
+    from reviewbench.evidence.priorart_evidence import _sentences
+
+    desc, _ = parse_description(description)
+    feats = computation(method_src).features
+    own = tuple(w for w in re.findall(r"[A-Za-z][A-Za-z0-9-]{3,}", desc.title or "") if not w.islower())
+    found: dict[str, Denial] = {}
+    for key in STATE_SECTIONS:
+        sec = desc.sections.get(key)
+        if sec is None:
+            continue
+        for sent in _sentences(sec.text):
+            for m in denials(sent):
+                shown = sorted(((f, n) for f, n in feats.items()
+                                if f in m.concept.shows or (m.concept.label == "no queries" and f in QUERY_CHOICE
+                                                            and n > 0)), key=lambda x: (x[1] <= 0, x[1]))
+                if not shown:
+                    continue
+                ok, _why = denied(sent, m, own)
+                if not ok:
+                    continue
+                strict = key == "method_summary"
+                prev = found.get(m.concept.label)
+                if any(d.sentence == sent.strip() for d in found.values()):
+                    continue  # "no queries and no attention": one contradiction, one flag
+                if prev is None or (strict and not prev.strict):
+                    found[m.concept.label] = Denial(m.concept.label, sent.strip(), _line_of(description, sent.strip()),
+                                                    strict, m.text, shown[0][0], shown[0][1])
+    return list(found.values())
+
+
 def _computes(method_src: str) -> tuple[str, str]:
     """What the code computes, in words, and the line of its last scoring operation (the second quote)."""
     feats = computation(method_src).features
@@ -124,11 +174,25 @@ def misstated_flags(description: str, method_src: str, behaviour: Sequence[Behav
     when the method behaves as a baseline whose rule lacks the mechanism too); each quotes its sentence and names
     the operation the mechanism needs."""
     found = misstatements(description, method_src)
-    if not found:
+    denied_ = contradicted_denials(description, method_src)
+    if not found and not denied_:
         return []
     rules = rules or EvidenceRules()
     computes, code_quote = _computes(method_src)
     out: list[FlagClaim] = []
+    lines = method_src.splitlines()
+    for d in denied_:
+        where = (f"method.py:{d.code_line} `{lines[d.code_line - 1].strip()}`" if 0 < d.code_line <= len(lines)
+                 else "method.py (a class attribute)")
+        what = "a score that reads no query" if d.what == "no queries" else "a score that computes no attention"
+        on = "the queries" if d.what == "no queries" else "attention"
+        why = (f"the description states {what} (DESCRIPTION.md:{d.line}: \"{d.phrase}\"), but the code's score "
+               f"depends on {on}: it computes {d.feature} ({where}); it computes {computes}")
+        if not d.strict:
+            why += "; stated in the Idea only, so a judge must confirm"
+        out.append(FlagClaim(flag="MISSTATED_METHOD", quote=d.sentence[:300], location=f"DESCRIPTION.md:{d.line}",
+                             raised_by="evidence:description", strength="proof" if d.strict else "indication",
+                             explanation=why))
     for m in found:
         base = _same_baseline_lacking(m.mechanism, behaviour, rules)
         same = [b for b in behaviour if base and b.reference.split(":", 1)[-1].split("?")[0] == base]
