@@ -195,3 +195,23 @@ def test_a_denial_in_the_idea_alone_is_an_indication() -> None:
     flags = misstated_flags(_method("Keys are scored and the top ones kept.", "The score is attention-free."),
                             READS_QUERIES)
     assert [f.strength for f in flags] == ["indication"]
+
+
+# --- an author-year mention names the paper of the year it gives --------------------------------------------------
+
+def test_surname_and_year_name_the_paper_of_that_year_when_the_surname_has_two() -> None:
+    papers = [p for p in load_index().papers if p.first_author and p.year]
+    by_surname: dict[str, list] = {}
+    for p in papers:
+        by_surname.setdefault(p.first_author.split()[-1], []).append(p)
+    pairs = [(a, b) for ps in by_surname.values() for a in ps for b in ps if a is not b and b.year == a.year + 1]
+    checked = 0
+    for a, b in pairs:
+        surname = a.first_author.split()[-1]
+        text = f"## Builds on\n- {surname} et al., {a.year}: the score we use\n"
+        ca, cb = credit(text, a), credit(text, b)
+        if surname.lower() in {"zhang", "wang", "li", "liu", "chen"} or not ca.credited:
+            continue  # a common surname (or a year shared by two papers) names nobody
+        assert not cb.credited, (surname, a.short_name, b.short_name)
+        checked += 1
+    assert checked >= 1  # the index has such a pair (Shi 2024 / Shi 2025 when this was written)

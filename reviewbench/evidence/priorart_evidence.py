@@ -148,7 +148,10 @@ def _mentions(sentence: str, paper: Paper, names: list[str]) -> list[int]:
         for m in re.finditer(rf"\b{re.escape(surname)}\s+et\s+al\.?,?\s*\(?((?:19|20)\d{{2}})", sentence):
             year = int(m.group(1))
             unique = _index_pairs().get((surname.lower(), paper.year), 0) == 1
-            if abs(year - paper.year) <= 1 and unique and surname.lower() not in COMMON_SURNAMES:
+            # the year one off (a preprint's year against the venue's), unless another paper by that surname has
+            # the year given: "Shi et al., 2024" names Shi's 2024 paper, not Shi's 2025 one
+            nearer = year != paper.year and _index_pairs().get((surname.lower(), year), 0) > 0
+            if abs(year - paper.year) <= 1 and unique and not nearer and surname.lower() not in COMMON_SURNAMES:
                 at.append(m.start())
     return sorted(set(at))
 
