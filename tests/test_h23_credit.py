@@ -215,3 +215,64 @@ def test_surname_and_year_name_the_paper_of_that_year_when_the_surname_has_two()
         assert not cb.credited, (surname, a.short_name, b.short_name)
         checked += 1
     assert checked >= 1  # the index has such a pair (Shi 2024 / Shi 2025 when this was written)
+
+
+# --- 2. a credited paper whose rule the code computes covers the baseline rule inside it ----------------------------
+
+from reviewbench.evidence.behaviour import BehaviourMatch  # noqa: E402
+from reviewbench.evidence.computation import computation  # noqa: E402
+from reviewbench.evidence.priorart_evidence import computation_matches  # noqa: E402
+from reviewbench.flags.prior_art import computation_flags, prior_art_flags  # noqa: E402
+
+# a filter layer's last-query attention, summed over heads, and the later layers keep its positions (kept on the module)
+_FILTER = HEAD + '''class Sieve(EvictionMethod):
+    query_window = 1
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.attention()[:, -1]
+        idx = a.sum(dim=0).topk(min(view.budget, view.n_tokens)).indices
+        if view.layer > 9 and self.picked is not None:
+            pos = self.picked
+            return Keep.same_for_all_heads(torch.searchsorted(view.positions[0], pos), view.n_kv_heads)
+        if view.layer == 9:
+            {store}
+        return Keep.same_for_all_heads(idx, view.n_kv_heads)
+'''
+REUSE_ATTR = _FILTER.replace("{store}", "self.picked = view.positions[0, idx]")
+REUSE_DICT = _FILTER.replace("{store}", "self.cache[view.n_tokens] = view.positions[0, idx]").replace(
+    "self.picked is not None", "view.n_tokens in self.cache").replace("pos = self.picked", "pos = self.cache[view.n_tokens]")
+NO_REUSE = HEAD + '''class Sift(EvictionMethod):
+    query_window = 1
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.attention()[:, -1]
+        return Keep.same_for_all_heads(a.sum(dim=0).topk(min(view.budget, view.n_tokens)).indices, view.n_kv_heads)
+'''
+PORT_OF_FILTER = _desc("A port of GemFilter (arXiv 2409.17422) to one-shot eviction.",
+                       "- GemFilter (arXiv 2409.17422): the selection rule and the filter layer")
+KEEPS_TOVAS = [BehaviourMatch(reference="baseline:tova", member="tova", jaccard=0.99, rank_corr=0.99)]
+
+
+def _flags(code: str, desc: str) -> list[str]:
+    c = computation(code)
+    computed = computation_matches(c.features, desc, c.paths)
+    return [f.flag for f in computation_flags(computed, KEEPS_TOVAS, code)
+            + prior_art_flags(KEEPS_TOVAS, [], {}, desc, code, ("class", 1), computed=computed)]
+
+
+def test_a_credited_filter_layer_port_is_not_flagged_for_the_baseline_rule_its_selection_computes() -> None:
+    assert "layer_reuse" in computation(REUSE_ATTR).features
+    assert _flags(REUSE_ATTR, PORT_OF_FILTER) == []
+
+
+def test_the_baseline_rule_alone_crediting_the_filter_layer_paper_is_still_flagged() -> None:
+    # no layer reuse: the credited paper's own operation is absent, so its credit covers nothing of the code
+    assert "UNDISCLOSED_PRIOR_ART" in _flags(NO_REUSE, PORT_OF_FILTER)
+
+
+@pytest.mark.xfail(strict=True, reason="the code reader (evidence/computation, not this branch's) does not read "
+                                       "positions picked by a ranking and stored under a key of a dict on the module "
+                                       "(self.cache[key] = positions[idx]) as layer reuse, as it does for an attribute")
+def test_a_selection_kept_in_a_dict_on_the_module_is_layer_reuse_too() -> None:
+    assert "layer_reuse" in computation(REUSE_DICT).features
+    assert _flags(REUSE_DICT, PORT_OF_FILTER) == []
