@@ -276,3 +276,70 @@ def test_the_baseline_rule_alone_crediting_the_filter_layer_paper_is_still_flagg
 def test_a_selection_kept_in_a_dict_on_the_module_is_layer_reuse_too() -> None:
     assert "layer_reuse" in computation(REUSE_DICT).features
     assert _flags(REUSE_DICT, PORT_OF_FILTER) == []
+
+
+# --- 4. "on par" needs a narrow CI over enough items; credit is a statement of use -------------------------------
+
+from reviewbench.evidence.facts import BoardFact, BudgetGain  # noqa: E402
+from reviewbench.evidence.judge import effectiveness  # noqa: E402
+from reviewbench.overall import BoardMeasurement  # noqa: E402
+
+
+def _board(n_items: int, gains: list[tuple[float, float, float]]) -> BoardFact:
+    m = BoardMeasurement.model_construct(method="x", overall=0.50, n_items=n_items, per_budget=[], errors=[])
+    return BoardFact(measurement=m, best_id="baseline:snapkv", best_overall=0.51, random_overall=0.2,
+                     weakest_overall=0.35, gains=[BudgetGain(budget=b, gain=g, lower=lo, upper=hi)
+                                                  for b, (g, lo, hi) in zip((0.05, 0.2), gains)], margin=0.005)
+
+
+@pytest.mark.parametrize("n,ci,score", [
+    (10, (-0.01, -0.04, 0.02), 3),     # half-width 0.03, 10 items: on par
+    (10, (-0.01, -0.042, 0.02), 2),    # half-width 0.031: too wide to tell
+    (9, (-0.01, -0.02, 0.0), 2),       # narrow, but 9 items
+    (60, (-0.03, -0.2, 0.14), 2),      # many items, a CI of +-0.17: too wide
+    (60, (-0.06, -0.08, -0.04), 2),    # clearly below: never on par
+])
+def test_on_par_only_with_a_ci_that_spans_zero_and_is_narrow(n: int, ci: tuple[float, float, float],
+                                                             score: int) -> None:
+    e = effectiveness(EvidenceFacts(board=_board(n, [ci])), _rubric().evidence)
+    assert e.score == score, e.rationale
+    assert ("on par with the best" in e.rationale) == (score == 3)
+
+
+def test_the_rubric_anchor_for_on_par_says_the_ci_must_be_narrow() -> None:
+    anchors = next(c for c in _rubric().criteria if c.id == "effectiveness").anchors
+    assert "narrow" in anchors[3] or "within" in anchors[3]
+
+
+CREDITS = [
+    ("We build on H2O: the accumulated attention is H2O's, decayed per round.", "H2O"),
+    ("The observation window and pooling are adapted from SnapKV (arXiv 2404.14469).", "SnapKV"),
+    ("Our per-head allocation follows Ada-KV.", "Ada-KV"),
+    ("The scoring is TOVA's, applied to a window of 4 queries.", "TOVA"),
+    ("Sinks are kept as in StreamingLLM.", "StreamingLLM"),
+    ("The layer schedule is PyramidKV.", "PyramidKV"),
+    ("We reuse KVzip's reconstruction pass for the queries.", "KVzip"),
+    ("This rule is derived from Keyformer's Gumbel-softmax score.", "Keyformer"),
+]
+NOT_CREDITS = [
+    ("Unlike TOVA, the score looks at a window of queries.", "TOVA"),
+    ("Accumulated-attention eviction exists: H2O.", "H2O"),
+    ("Related methods include SnapKV and PyramidKV.", "SnapKV"),
+    ("We do not use SnapKV's pooling.", "SnapKV"),
+    ("Ada-KV allocates budgets across heads; ours is fixed per head.", "Ada-KV"),
+    ("The score outperforms StreamingLLM at 10 %.", "StreamingLLM"),
+    ("Methods such as KVzip need a second pass, which this avoids.", "KVzip"),
+    ("Keyformer has been evaluated on longer prompts than ours.", "Keyformer"),
+]
+
+
+@pytest.mark.parametrize("sentence,paper", CREDITS)
+def test_a_sentence_stating_use_or_derivation_credits(sentence: str, paper: str) -> None:
+    p = load_index().by_name(paper)
+    assert credit(_desc("A score per token.") + f"\n## Relation to prior work\n{sentence}\n", p).credited, sentence
+
+
+@pytest.mark.parametrize("sentence,paper", NOT_CREDITS)
+def test_a_contrast_a_mention_an_exists_sentence_or_a_negation_is_no_credit(sentence: str, paper: str) -> None:
+    p = load_index().by_name(paper)
+    assert not credit(_desc("A score per token.") + f"\n## Relation to prior work\n{sentence}\n", p).credited, sentence

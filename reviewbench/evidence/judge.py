@@ -166,7 +166,7 @@ def effectiveness(facts: EvidenceFacts, rules: EvidenceRules | None = None) -> C
                f"the CI is wider than ±{r.par_ci_halfwidth:g}")
         return CriterionScore(score=2, rationale=f"anchor 2 (conservative): {head}; the CI of the gain spans 0 at "
                                                  f"{len(par)} budget(s), but there are too few items to tell whether it "
-                                                 f"is on par with the best ({why}) — {vs}")
+                                                 f"matches the best ({why}) — {vs}")
     return CriterionScore(score=2, rationale=f"anchor 2: {head}, above the weaker baselines but clearly below the "
                                              f"best — {vs}")
 
