@@ -5,7 +5,10 @@ so no injection can move it, and the same facts always give the same verdict. Ea
 evidence it rests on. What it can establish is bounded by what was measured: novelty from the distance to the
 nearest reference and from the published rules the code computes (a rule and nothing of its own: at most 1,
 credited or not — the method exists; the rule plus one operation: at most 2), capped at the rubric's
-``novelty_max`` (measured distance cannot show that an idea is new to the field); effectiveness from the board
+``novelty_max`` (measured distance cannot show that an idea is new to the field), and at most 1 where the
+description says the method as a whole is a port of a published paper (``EvidenceFacts.declared_port``, found by a
+deterministic reader like the credit: the one fact from prose that bears on novelty, and it can only lower it);
+effectiveness from the board
 measurement against the board's entries ("on par" only with a CI narrow enough over enough items); soundness
 from the claim ledger, the citation check, a stated mechanism the code lacks, and the sections the description
 has, its rationale naming what was not there. Flags are not its business: the deterministic
