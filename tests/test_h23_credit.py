@@ -60,6 +60,7 @@ NOT_A_PORT = [
     "This work extends Ada-KV's head budgets with a per-layer schedule.",
     "We adapt SnapKV's observation window to decode-time eviction.",
     "A port of SnapKV plus a key-diversity term of ours.",
+    "This is SnapKV with an entropy weight on each window query.",
 ]
 
 
@@ -79,6 +80,9 @@ def test_builds_on_entries_say_port_only_for_the_whole_method() -> None:
     assert declared_port(_desc("A score.", "- LagKV, arXiv 2504.04704 (the method ported)")).short_name == "LagKV"
     assert declared_port(_desc("A score.", "- SnapKV (arXiv 2404.14469): the observation window only")) is None
     assert declared_port(_desc("A score.", "- H2O: accumulated attention, which we decay")) is None
+    # several on one line: the words after each name are that paper's
+    two = declared_port(_desc("A score.", "- StreamingLLM (sinks), Keyformer (the whole scoring rule)"))
+    assert two is not None and two.short_name == "Keyformer"
 
 
 def test_a_declared_port_caps_novelty_at_one_whatever_the_code_reads_as() -> None:

@@ -560,7 +560,8 @@ def _whole_object(after: str) -> bool:
     return not re.match(r"\s*['\u2019]", after)
 
 
-def _port_mention(sentence: str, at: int, name: str, section: str) -> bool:
+def _port_mention(sentence: str, at: int, name: str, section: str, stop: int | None = None) -> bool:
+    """``stop``: where the next paper's mention starts (a Builds-on line may list several)."""
     before = sentence[:at]
     after = _after_mention(sentence, at, name)
     if _contrasted(sentence, at) or _HYPO.search(sentence) or _OTHERS_PORT.search(before):
@@ -568,10 +569,12 @@ def _port_mention(sentence: str, at: int, name: str, section: str) -> bool:
     if _ADDED.search(sentence):
         return False
     if section == "builds_on":  # the entry's own words after the name (a parenthesis included)
-        return bool(_BUILDS_WHOLE.search(sentence[at:]))
+        return bool(_BUILDS_WHOLE.search(sentence[at:stop]))
     if _BEFORE_NOUN.search(before) or _BEFORE_VERB.search(before) or _BEFORE_FROM.search(before):
         return _whole_object(after)
     if _BEFORE_IS.search(before):  # "this is X", "this is X's selection rule, unchanged"
+        if re.match(r"\s*(?:with|plus|and|but|except|where|whose|that|which)\b", after, re.I):
+            return False  # "this is X with Y": a variant of X, which the measurement places
         return _whole_object(after)
     if not before.strip(" #*-_\t") and _AFTER_PARTICIPLE.match(after):  # "X, ported as one-shot eviction"
         return True
@@ -607,6 +610,7 @@ def declared_port(description: str) -> DeclaredPort | None:
             for at in _mentions(sent, p, []):
                 name = p.short_name if sent[at:at + len(p.short_name)].lower() == p.short_name.lower() else \
                     (p.arxiv or p.short_name)
-                if _port_mention(sent, at, name, key):
+                later = [o for q in papers if q is not p for o in _mentions(sent, q, []) if o > at]
+                if _port_mention(sent, at, name, key, min(later, default=None)):
                     return DeclaredPort(short_name=p.short_name, arxiv=p.arxiv, quote=sent.strip()[:300], section=key)
     return None
