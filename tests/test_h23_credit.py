@@ -170,6 +170,8 @@ NOT_DENYING = [
     "No attention to position is paid beyond the sinks.",
     "The score is query-agnostic: the question is not known when it runs.",
     "A query-free variant could follow in future work.",
+    "The score needs no attention over the whole prompt: only the last 16 queries' attention is kept.",
+    "It is attention-free at decode time; the prefill selection uses the window's attention.",
 ]
 
 

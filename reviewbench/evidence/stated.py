@@ -292,8 +292,15 @@ def denials(sentence: str) -> list[Mention]:
     for m in mentions(sentence, DENIALS):
         if m.concept.label == "no attention" and re.match(r"\s*(?:to|paid)\b", sentence[m.end:], re.I):
             continue
+        if _SCOPED.match(sentence[m.end:]):
+            continue  # "no attention over the whole prompt", "attention-free at decode time": a part, not the score
         out.append(m)
     return out
+
+
+# a denial whose scope the next words restrict (where, when, over what): it denies a part only
+_SCOPED = re.compile(r"\s*(?:over|across|from|of|on|beyond|outside|to|for|at(?!\s+all\b)|in|during|between|except|other|than|"
+                     r"but|until|before|after|once|inside|within|when|while|if|unless|per|apart|besides)\b", re.I)
 
 
 # --- normalisation and matching -----------------------------------------------------------------------------
