@@ -227,6 +227,19 @@ def _sets_env(text: str) -> bool:
     return "env" in text and ("environ" in text or "putenv" in text)
 
 
+def _written_inert(paths: Iterable[str], cwds: Iterable[str | None], st: AgentState, rel: Relevance) -> bool:
+    """Whether each file the agent wrote at ``paths`` that is still known is judged inert in every folder of
+    ``cwds`` (judged against its earlier versions: ``st.changes``); each judged text is remembered as judged."""
+    for path in paths:
+        code = st.files.get(path)
+        if code is not None:
+            inert = all(inert_verdict(code, cwd, rel, path, st.changes.get(path)) for cwd in cwds)
+            st.judged(path, code)
+            if not inert:
+                return False
+    return True
+
+
 Scripts = tuple[tuple[str, ...], tuple[str | None, ...]]  # written scripts a command runs, and where
 _NOTHING = Facts()  # returned (never modified) for a command that cannot yield a fact
 MAX_FILE_CHARS = 200_000  # of one written file kept for analysis when it is run later
@@ -482,13 +495,8 @@ class Auditor:
                 return hit[0]
             rel = self._relevance(ev.agent, st)
             for paths, cwds in hit[2]:  # the written scripts the command runs: all inert where they run, or True
-                for path in paths:
-                    code = st.files.get(path)
-                    if code is not None:
-                        inert = all(inert_verdict(code, cwd, rel, path, st.changes.get(path)) for cwd in cwds)
-                        st.judged(path, code)
-                        if not inert:
-                            return True
+                if not _written_inert(paths, cwds, st, rel):
+                    return True
             return hit[0]
         self._volatile = self._not_inert = False
         self._scripts = []
@@ -551,14 +559,9 @@ class Auditor:
             cwds.update(resolve(t, ev.cwd) for t in targets)
         rel = self._relevance(ev.agent, st)
         paths = tuple(path for name in st.basenames.intersection(words) for path in st.by_basename.get(name, ()))
-        for path in paths:
-            code = st.files.get(path)
-            if code is not None:
-                inert = all(inert_verdict(code, cwd, rel, path, st.changes.get(path)) for cwd in cwds)
-                st.judged(path, code)
-                if not inert:
-                    self._not_inert = True
-                    return False
+        if not _written_inert(paths, cwds, st, rel):
+            self._not_inert = True
+            return False
         self._scripts.append((paths, tuple(cwds)))
         return True
 
