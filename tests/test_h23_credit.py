@@ -276,9 +276,6 @@ def test_the_baseline_rule_alone_crediting_the_filter_layer_paper_is_still_flagg
     assert "UNDISCLOSED_PRIOR_ART" in _flags(NO_REUSE, PORT_OF_FILTER)
 
 
-@pytest.mark.xfail(strict=True, reason="the code reader (evidence/computation, not this branch's) does not read "
-                                       "positions picked by a ranking and stored under a key of a dict on the module "
-                                       "(self.cache[key] = positions[idx]) as layer reuse, as it does for an attribute")
 def test_a_selection_kept_in_a_dict_on_the_module_is_layer_reuse_too() -> None:
     assert "layer_reuse" in computation(REUSE_DICT).features
     assert _flags(REUSE_DICT, PORT_OF_FILTER) == []

@@ -1155,7 +1155,9 @@ class FeatureTagger(ast.NodeVisitor):
             self._bind(tgt, t)
         if self.current not in ("__init__", "setup") and any(
                 isinstance(x, ast.Subscript) and "R" in self.tag(x.slice) for x in ast.walk(node.value)):
-            for tgt in node.targets:  # self.sel = (n, positions[ranked]): the positions a ranking chose, kept
+            for tgt in node.targets:  # self.sel = (n, positions[ranked]) or self.sel[key] = positions[ranked]: the
+                if isinstance(tgt, ast.Subscript):  # positions a ranking chose, kept on the module (one per key)
+                    tgt = tgt.value
                 if isinstance(tgt, ast.Attribute) and self_attr(tgt):
                     self.kept_rank.add(tgt.attr)
 
