@@ -293,29 +293,9 @@ def compare(result: dict[str, Any], candidate: str, references: Mapping[str, str
             seen[spec] = Behaviour(result["kept"][spec], views, budgets, probes.get(spec))
         return seen[spec]
 
-    cand = behaviour(candidate)
-    out = []
-    for label, given in references.items():
-        specs = [given] if isinstance(given, str) else given
-        best: tuple[float, float, list[float], str] | None = None
-        n = 0
-        for spec in specs:
-            if spec not in result["kept"]:
-                continue
-            ref = behaviour(spec)
-            jac, cor, per = similarity(cand, ref)
-            n += 1
-            if best is None or (jac, cor) > (best[0], best[1]):
-                best = (jac, cor, per, spec)
-        if best is None:
-            continue
-        law = cand.law or behaviour(best[3]).law
-        out.append(BehaviourMatch(reference=label, member=best[3] if not label.startswith("submission:") else "",
-                                  jaccard=round(best[0], 3), rank_corr=round(best[1], 3),
-                                  jaccard_by_budget=[round(x, 3) for x in best[2]],
-                                  basis="keep probability" if law else "kept sets", members_compared=n))
-    out.sort(key=lambda m: (-m.jaccard, -m.rank_corr, m.reference))
-    return out
+    members = {label: [(spec, behaviour(spec)) for spec in ([given] if isinstance(given, str) else given)
+                       if spec in result["kept"]] for label, given in references.items()}
+    return compare_behaviours(behaviour(candidate), members)
 
 
 def candidate_probes(result: dict[str, Any], candidate: str) -> BehaviourProbes | None:
