@@ -334,8 +334,9 @@ def covered_credit(ruled: Paper, matched: dict[str, int], description: str) -> C
 
 # --- retrieval by computation --------------------------------------------------------------------------
 
-# What many methods add around their score (sink and recent protection, the kept window): not a mechanism of its own.
-PROTECTIVE = frozenset({"sinks", "recent", "window_kept", "uniform_positions"})
+# What many methods add around their score (sink and recent protection, the kept window, a protected span that moves
+# with the layer index): not a mechanism of its own.
+PROTECTIVE = frozenset({"sinks", "recent", "window_kept", "uniform_positions", "layer_span"})
 # Cosmetic differences (anchor 1's "pooling, window"): which queries score, how they are aggregated.
 COSMETIC = frozenset({"max_attention", "head_average", "all_queries", "question_queries", "window_queries",
                       "last_query", "decode", "pooling", "attention"})

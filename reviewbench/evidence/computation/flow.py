@@ -9,7 +9,8 @@ from reviewbench.evidence.computation.syntax import (Defs, callable_alias, calle
                                                      flattens, is_true, kwarg, negative, self_attr, subtracts)
 from reviewbench.evidence.computation.vocabulary import (API_CALLS, API_SOURCES, CANON, CLUSTERING, FACTORISATIONS,
                                                          INLINE_DEPTH,
-                                                         INVERSES, LEARNED_CALLS, SIGN_CALLS, SIZES)
+                                                         INTEGER_DTYPES, INVERSES, LEARNED_CALLS, QUANTISING_CALLS,
+                                                         SIGN_CALLS, SIZES)
 
 # What a value per token is made of (keys, values, queries, attention, positions): a fitted number with none of
 # these is chosen per head or per layer, so a test on it is a gate, not a score.
@@ -94,6 +95,22 @@ def _stepped(it: ast.expr) -> set[str]:
     return set()
 
 
+def _broadcast(e: ast.expr) -> bool:
+    """An operand laid out for a pairwise (outer) combination: ``x[:, None]``, ``x[None]``, ``x.unsqueeze(d)``,
+    ``x.view(-1, 1)`` / ``x.reshape(1, -1)``."""
+    for n in ast.walk(e):
+        if isinstance(n, ast.Subscript):
+            parts = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
+            if any(isinstance(x, ast.Constant) and x.value is None for x in parts):
+                return True
+        if isinstance(n, ast.Call) and callee(n.func)[0] == "unsqueeze":
+            return True
+        if isinstance(n, ast.Call) and callee(n.func)[0] in ("view", "reshape") and any(
+                isinstance(a, ast.Constant) and a.value == 1 for a in n.args):
+            return True
+    return False
+
+
 def _ahead(node: ast.expr) -> bool:
     """An offset that moves positions forward: a positive constant, or a size or attribute (a window length)."""
     if isinstance(node, ast.Constant):
@@ -172,8 +189,9 @@ class FeatureTagger(ast.NodeVisitor):
             return set(self.tags.get(node.id, set()))
         if isinstance(node, ast.Attribute):
             if node.attr in SIZES:
-                self.tag(node.value)
-                return set()
+                base = self.tag(node.value)
+                # the view's layer index is no size when it places tokens: a span moving with it is a ladder
+                return {"LI"} if node.attr == "layer" and "VIEW" in base else set()
             if isinstance(node.value, ast.Name) and node.value.id == "self":
                 # "@attr": made from the module's own value (a new value made from the old one is a running update)
                 return set(self.tags.get(f"self.{node.attr}", set())) | {f"@{node.attr}"}
@@ -243,7 +261,7 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("minmax_norm", node.lineno)  # (x - min) / (max - min): min-max normalised keys or values
             if isinstance(node.op, ast.Mult) and "K" in lt and "K" in rt and "N" in lt | rt and not (lt | rt) & {"Q", "A"}:
                 return lt | rt | {"KK"}  # unit keys times unit keys: a cosine similarity once summed over channels
-            if isinstance(node.op, ast.Mult) and not (lt | rt) & {"A", "W", "X"} and (
+            if isinstance(node.op, ast.Mult) and not ((lt | rt) & {"A", "W"} or "X" in lt | rt and "QZ" not in lt | rt) and (
                     "Q" in lt and "K" not in lt and "K" in rt and "Q" not in rt or
                     "Q" in rt and "K" not in rt and "K" in lt and "Q" not in lt):
                 return lt | rt | {"QKE"}  # queries times keys entry by entry: q.k once summed over the channels
@@ -271,6 +289,10 @@ class FeatureTagger(ast.NodeVisitor):
                 out_pair = out_pair | {"ASG"}
             if "IS" in t:
                 out_pair = out_pair | {"ADM"}  # (row + column) compared: an anti-diagonal mask
+            if "DD" in t and all(isinstance(o, ast.Eq) for o in node.ops):
+                out_pair = out_pair | {"DDM"}  # (row - column) == d: one diagonal (a query-key distance) picked
+            elif "DD" in t and not t & DATA_TAGS:
+                out_pair = out_pair | {"PAIR"}  # the query-key distance against a bound: a visibility matrix
             if "A" in t and not t & {"P", "R", "I"} and not vis:
                 out_pair = out_pair | {"AC"}  # a token's attention against a bar: the tokens strongly attended
             elif not vis and any("A" in s and not s & {"P", "R", "I"} for s in sides) and all(
@@ -282,9 +304,13 @@ class FeatureTagger(ast.NodeVisitor):
                 # attention against a bar that is no attention: a constant, an attribute, or a bar computed from
                 # positions or sizes (1 / the number of tokens a query sees: the average attention)
                 self.add("attention_threshold", node.lineno)
+            if any(s & {"P", "I"} and not s & (DATA_TAGS | {"LI"}) for s in sides) and any(
+                    "LI" in s and not s & DATA_TAGS for s in sides) and not any(
+                    isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in node.ops):
+                self.add("layer_span", node.lineno)  # positions against a bound that moves with the layer index
             # positions (or the token index, an arange) below a number: the first tokens
             index = "I" in t and not t & (DATA_TAGS | {"BID", "W", "RND", "BLK"})
-            if ("P" in t or index) and not any(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops) and any(
+            if ("P" in t or index) and "DD" not in t and not any(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops) and any(
                     isinstance(c, ast.Constant) and isinstance(c.value, int) or self_attr(c)
                     for c in [node.left, *node.comparators]):
                 self.add("sinks", node.lineno)  # positions < 4: the first tokens
@@ -298,6 +324,7 @@ class FeatureTagger(ast.NodeVisitor):
             if "RND" in t and t & {"K", "Q"} and "A" not in t and any(
                     isinstance(c, ast.Constant) for c in [node.left, *node.comparators]):
                 self.add("hashing", node.lineno)  # a random projection of keys or queries against 0: a hash bit
+                out_pair = out_pair | {"SGN"}
             if vis:
                 return (out_pair - {"A", "R"}) | {"VIS"}  # attention != 0: which queries see a key (a causal mask)
             return out_pair
@@ -579,7 +606,12 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(node.op, (ast.Add, ast.Sub)) and not both & (DATA_TAGS | {"W", "RND"}):
             if isinstance(node.op, ast.Add) and "I" in lt and "I" in rt:
                 return both | {"IS"}  # row index + column index: constant along an anti-diagonal
-            if both & {"I", "P"}:
+            if isinstance(node.op, ast.Sub) and lt & {"I", "P"} and rt & {"I", "P"} and (
+                    _broadcast(node.left) or _broadcast(node.right)):
+                # row position - column position, pairwise: the query-key distance (constant on a diagonal), no
+                # count per key (compared with a bound, a visibility matrix: ``tag``'s Compare)
+                return both | {"DD"}
+            if both & {"I", "P"} and "DD" not in both:
                 lt.add("CNT")  # positions or indices offset: how many queries lie after a key
         return None
 
@@ -587,8 +619,9 @@ class FeatureTagger(ast.NodeVisitor):
         """Two operands combined (a product or a matmul): the query against key summaries, strided slices,
         selected channels, a shared low-rank basis. Returns tags the result gains."""
         out: set[str] = set()
+        self._estimators(lt, rt, line)
         for a, b in ((lt, rt), (rt, lt)):
-            if "Q" in a and "K" not in a and "X" in b and "K" in b:
+            if "Q" in a and "K" not in a and "X" in b and "K" in b and "QZ" not in b:
                 self.add("key_envelope", line)  # q_c times a channel's min or max of the keys: an upper bound
             if not elementwise and "Q" in a and "K" in b and "KR" in b and b & {"BLK", "BID"} and "X" not in b:
                 self.add("block_keys", line)  # the query against a summary of each block's keys
@@ -601,6 +634,18 @@ class FeatureTagger(ast.NodeVisitor):
         if not elementwise and "K" in lt and "K" in rt and "Q" not in lt | rt:
             out.add("KK2")  # keys against keys (or centroids made of keys)
         return out
+
+    def _estimators(self, lt: set[str], rt: set[str], line: int) -> None:
+        """The query against a cheap copy of the keys (a product, a matmul, an einsum pair): the sign bits of a random
+        projection of the keys against the query's projection left real-valued (an asymmetric sketch estimator of
+        q.k; both signed is a Hamming distance, ``hashing`` alone), or keys rounded to a few levels (a low-bit copy
+        scoring in place of the keys)."""
+        for a, b in ((lt, rt), (rt, lt)):
+            if "Q" in a and "K" not in a and "K" in b:
+                if "SGN" in b and "RND" in a and "SGN" not in a:
+                    self.add("sign_sketch", line)
+                if "QZ" in b:
+                    self.add("quantised_scores", line)
 
     def _subscript_tags(self, node: ast.Subscript, t: set[str], st: set[str]) -> set[str]:
         out: set[str] = set()
@@ -639,6 +684,9 @@ class FeatureTagger(ast.NodeVisitor):
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         for p in parts:
             if isinstance(p, ast.Slice):
+                bounds = self.tag(p.lower) | self.tag(p.upper) if p.lower is not None or p.upper is not None else set()
+                if "LI" in bounds and not bounds & DATA_TAGS and t & {"K", "V", "P", "I"} and "R" not in t:
+                    self.add("layer_span", node.lineno)  # the tokens between bounds that move with the layer index
                 if "Q" in t and (negative(p.lower) or isinstance(p.lower, ast.Constant) and
                                  isinstance(p.lower.value, int) and p.lower.value < 0):
                     if isinstance(p.lower, ast.UnaryOp) and isinstance(p.lower.operand, ast.Constant) and \
@@ -698,6 +746,7 @@ class FeatureTagger(ast.NodeVisitor):
 
     def _matmul(self, lt: set[str], rt: set[str], line: int) -> None:
         both = lt | rt
+        self._estimators(lt, rt, line)
         if "A" in lt and "A" in rt:
             self.add("attention_propagation", line)  # attention composed with attention: a walk on the token graph
         if "Q" in lt and "K" in rt or "K" in lt and "Q" in rt:
@@ -820,6 +869,9 @@ class FeatureTagger(ast.NodeVisitor):
         if name in ("expand_as", "view_as", "reshape_as", "type_as") and receiver is not None:
             return rt  # the argument gives only a shape or a type
         if name in FACTORISATIONS or name in INVERSES:
+            if "K" in t and "Q" in t and name in FACTORISATIONS and "A" not in t:
+                self.add("query_key_basis", line)  # one basis of the keys and the queries together
+                return {"FB"}  # axes: keys or queries projected on them stay what they were
             if t & {"K", "V"}:
                 self.add("leverage", line)  # a factorisation or inverse of the keys' or values' (Gram) matrix
             elif "Q" in t and name in FACTORISATIONS:
@@ -871,6 +923,15 @@ class FeatureTagger(ast.NodeVisitor):
                 return t | {"BLK"}  # (..., n // b, b, ...): an axis split into blocks of b
         if name in SIGN_CALLS and "RND" in t and t & {"K", "Q"}:
             self.add("hashing", line)  # the sign of a random projection: a locality-sensitive hash bit
+            t = t | {"SGN"}
+        if (name in QUANTISING_CALLS or name in ("to", "type") and any(
+                isinstance(a, ast.Attribute) and a.attr in INTEGER_DTYPES for a in node.args)) and \
+                t & {"K", "V"} and not t & {"A", "Q", "N", "R"}:
+            self.add("quantised", line)  # keys or values rounded to a few levels: a low-bit copy of them
+            t = t | {"QZ"}
+        if op == "diag" and name in ("diagonal", "diag") and "A" in t and "FL" not in t and (
+                kwarg(node, "offset") is not None or len(node.args) > (0 if self._on_tensor(receiver) else 1)):
+            t = t | {"DG"}  # one off-diagonal of the attention: the queries at one distance from their keys
         if name == "sort":
             if is_true(kwarg(node, "descending")) or "R" not in t and t & DATA_TAGS:
                 # sorted largest first (its head is a top-k), or scores sorted (its tail is one): a ranking; kept
@@ -934,6 +995,8 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("block_scores", line)  # a value per block of tokens (reduced within it, or blocks ranked)
         if (op == "reduce" and "ADM" in t or op == "scatter" and t & {"IS", "ADM"}) and "A" in t:
             self.add("antidiagonal", line)  # attention summed where row + column is constant
+        if (op == "reduce" and t & {"DDM", "DG"} or op == "scatter" and t & {"DD", "DDM"}) and "A" in t:
+            self.add("diagonal_sums", line)  # attention summed where row - column (the query-key distance) is constant
         if op in ("reduce", "scatter") and "ASG" in t and "K" in t:
             self.add("key_clustering", line)  # keys pooled by their nearest centroid: k-means
         if op == "scatter" and "BID" in t and t & DATA_TAGS:
@@ -1054,6 +1117,8 @@ class FeatureTagger(ast.NodeVisitor):
             else:
                 self.pending_cumsum[line] = line
                 t = t | {f"CSUM{line}"}
+        if op == "arange" and "LI" in all_args and not all_args & DATA_TAGS:
+            self.add("layer_span", line)  # a run of token indices whose bounds move with the layer index
         if op == "arange":
             if len(node.args) >= 2 and subtracts(node.args[0]):
                 self.add("recent", line)
@@ -1096,7 +1161,7 @@ class FeatureTagger(ast.NodeVisitor):
             if op == "rank" and ("F" in rt or any("F" in a for a in arg_tags[:1]) or any(flattens(c) for a in [receiver, *node.args] if a is not None
                                                   for c in ast.walk(a) if isinstance(c, ast.Call))):
                 self.add("head_budget", line)  # one top-k over every (head, token) pair of the layer
-            if op == "scatter" and name in ("bincount", "scatter_add", "scatter_add_") and not t & {"ASG", "BID"}:
+            if op == "scatter" and name in ("bincount", "scatter_add", "scatter_add_") and not t & {"ASG", "BID", "DD"}:
                 self.add("head_budget", line)
             return t
         if (name == "flatten" or flattens(node)) and receiver is not None:

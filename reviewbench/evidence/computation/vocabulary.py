@@ -85,6 +85,12 @@ INVERSES = frozenset({"inv", "inverse", "pinv", "solve", "cholesky_solve", "lsts
 CLUSTERING = frozenset({"KMeans", "MiniBatchKMeans", "kmeans", "kmeans2", "kmeans_plusplus", "k_means"})
 # The sign of a projection (a hash bit).
 SIGN_CALLS = frozenset({"sign", "signbit", "heaviside"})
+# Rounding to a grid, and casts to small integer types: applied to keys or values (scaled to a few levels), a
+# quantiser. Read by the feature tagger by name, as the factorisations are.
+QUANTISING_CALLS = frozenset({"round", "round_", "floor", "floor_", "ceil", "ceil_", "trunc", "trunc_", "fix",
+                              "byte", "char", "short", "quantize_per_tensor", "quantize_per_channel",
+                              "fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine"})
+INTEGER_DTYPES = frozenset({"int8", "uint8", "int4", "uint4", "int2", "uint2", "int16", "qint8", "quint8", "quint4x2"})
 
 
 # The features: what the operations act on, each with the words papers use for it (the prior-art query is built
@@ -147,6 +153,18 @@ FEATURE_WORDS = {
     "channel_selection": "selected channels partial query key dimensions channel pruning approximate scores",
     "importance_sampling": "tokens sampled with a probability from their scores importance sampling estimator",
     "low_rank_scores": "low-rank key projection principal components approximate attention reduced dimension",
+    "sign_sketch": "sign bits of a random gaussian projection of the keys johnson-lindenstrauss sketch with the query "
+                   "projected unquantised asymmetric inner product estimator 1-bit key quantization key norms",
+    "quantised": "quantised keys values low-bit quantization integer levels rounding per-channel scale zero point "
+                 "mixed precision",
+    "quantised_scores": "attention over a low-bit quantised copy of the keys speculative selection low-precision "
+                        "cache as a scoring proxy prefetch top keys",
+    "diagonal_sums": "vertical slash sparse pattern attention summed along diagonals query-key distance offsets "
+                     "slash lines column sums last queries estimate",
+    "layer_span": "ladder-shaped positional spans shifted with the layer index each layer keeps a different contiguous "
+                  "range of tokens layer-dependent span",
+    "query_key_basis": "joint eigenbasis of keys and queries eigendecomposition low-rank attention computed in the "
+                       "reduced eigen space",
 }
 
 GENERIC = frozenset({"attention", "window_queries", "all_queries", "window_kept", "pooling", "recent", "decode",
