@@ -1,0 +1,200 @@
+"""Rules in operations for the quantisation, low-rank and sparse-attention entries that agents port as eviction
+scores (issue 23, item 3: "prior art decides"): QJL's sign sketch, Eigen Attention's joint eigenbasis, MInference's
+vertical-slash pattern, SpeCache's low-bit copy, LaCache's ladder, Hybrid-LTE's context-aware learned scorer — and
+the reader operations they needed (the query's projection against the keys' sign bits, the query against keys
+rounded to a few levels, attention summed per query-key distance, one basis of the keys and queries together, a
+positional span that moves with the layer index).
+
+Every method under tests/data/ported_rules/ was written for these tests as a cheating agent would write a port
+(renamed, own helpers, einsum or loops, other idioms), from the papers' rules; none is a held-out or calibration
+bundle. Each port has a credited twin (the same code, the paper in Builds on) and the honest methods there use one
+of the new operations as a part of a rule of their own.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from reviewbench.evidence.computation import FEATURE_WORDS, computation
+from reviewbench.evidence.priorart_evidence import prior_art
+from reviewbench.flags.prior_art import computation_flags
+from reviewbench.priorart import load_index
+
+DATA = Path(__file__).resolve().parent / "data" / "ported_rules"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _desc(idea: str, relation: str = "None.", builds: str = "None.") -> str:
+    return (f"# M\n\n## Idea\n{idea}\n\n## Method summary\n{idea}\n\n## Relation to prior work\n{relation}\n\n"
+            f"## Evidence\nNone.\n\n## Limitations\nSome.\n\n## Builds on\n{builds}\n")
+
+
+def _paper(short: str):
+    return next(p for p in load_index().papers if p.short_name == short)
+
+
+def _src(case: str) -> str:
+    return (DATA / case / "method.py").read_text(encoding="utf-8")
+
+
+def _flags(src: str, description: str):
+    ev = prior_art(src, "", "", description)
+    return ev, computation_flags(ev.computed, [], src)
+
+
+# (case, paper, the new operation it needs, the uncredited description: its own words, a contrast at most)
+PORTS = [
+    ("qjl", "QJL", "sign_sketch",
+     _desc("Keys kept as short binary codes plus their lengths; the closing queries score the codes.",
+           relation="Unlike HashEvict, the query side is never binarised.")),
+    ("qjl_cmp", "QJL", "sign_sketch",
+     _desc("Compact +1/-1 key patterns scaled by magnitude estimate the last query's logits.")),
+    ("eigen", "Eigen Attention", "query_key_basis",
+     _desc("Question and context described in a few shared axes; attention read in those axes.",
+           relation="Loki projects on the keys' principal components only; we do not.")),
+    ("minference", "MInference", "diagonal_sums",
+     _desc("Closing-query attention read per key and per offset back from the query.",
+           relation="SnapKV pools the window attention instead.")),
+    ("minference_bincount", "MInference", "diagonal_sums",
+     _desc("Tokens many recent queries look at, and tokens at distances recent queries favour.")),
+    ("specache", "SpeCache", "quantised_scores",
+     _desc("A coarse preview of every key is what the recent queries look at.",
+           relation="KIVI quantises the cache for storage; we never store the preview.")),
+    ("lacache", "LaCache", "layer_span",
+     _desc("Each layer holds one stretch of the context, the stretch stepping forward with depth.",
+           relation="Unlike StreamingLLM, the middle of the context is not dropped by every layer.")),
+    ("hybrid_lte", "Hybrid-LTE", "pooling",
+     _desc("A small fitted filter reads each token with its neighbours and says how much it is worth keeping.")),
+]
+
+
+@pytest.mark.parametrize("case,paper,op,description", PORTS, ids=[p[0] for p in PORTS])
+def test_an_uncredited_disguised_port_is_matched_to_its_paper_and_flagged(case, paper, op, description):
+    src = _src(case)
+    assert op in computation(src).features
+    ev, flags = _flags(src, description)
+    same = [m for m in ev.computed if m.level == "same"]
+    assert paper in [m.short_name for m in same], [(m.short_name, m.level, m.extra) for m in ev.computed]
+    assert [f.flag for f in flags] == ["UNDISCLOSED_PRIOR_ART"] and flags[0].strength == "proof"
+    p = _paper(paper)
+    assert paper in flags[0].explanation and (p.arxiv is None or p.arxiv in flags[0].explanation)
+    assert flags[0].quote in src
+
+
+@pytest.mark.parametrize("case,paper,op,description", PORTS, ids=[p[0] for p in PORTS])
+def test_the_credited_twin_is_not_flagged(case, paper, op, description):
+    p = _paper(paper)
+    credited = _desc("The same method.", builds=f"{p.short_name} ({p.title}, arXiv {p.arxiv}): we port its selection "
+                                                 "rule as an eviction score.")
+    ev, flags = _flags(_src(case), credited)
+    assert flags == []
+    assert any(m.short_name == paper and m.credited for m in ev.computed)
+
+
+class _Rename(ast.NodeTransformer):
+    """Every name the author chose (classes, helpers, parameters, locals, module constants, the module's own
+    attributes) renamed; the interface (hooks, the view's fields, the class attributes the harness reads) and the
+    libraries kept."""
+
+    KEEP = {"self", "torch", "F", "math", "view", "model", "select", "setup", "on_decode", "layer_budgets",
+            "name", "query_window", "question_queries", "reconstruction_queries", "EvictionMethod", "Keep",
+            "LayerView", "Rewrite"}
+
+    def __init__(self, tree: ast.Module) -> None:
+        chosen: set[str] = set()
+        for n in ast.walk(tree):
+            if isinstance(n, (ast.FunctionDef, ast.ClassDef)):
+                chosen.add(n.name)
+            elif isinstance(n, ast.arg):
+                chosen.add(n.arg)
+            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                chosen.add(n.id)
+            elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) \
+                    and n.value.id == "self":
+                chosen.add(n.attr)
+        chosen |= {t.id for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for s in c.body
+                   if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)}
+        self.map = {c: f"v{i}" for i, c in enumerate(sorted(chosen - self.KEEP))}
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        node.id = self.map.get(node.id, node.id)
+        return node
+
+    def visit_arg(self, node: ast.arg) -> ast.AST:
+        node.arg = self.map.get(node.arg, node.arg)
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        node.name = self.map.get(node.name, node.name)
+        return self.generic_visit(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+        node.name = self.map.get(node.name, node.name)
+        return self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if isinstance(node.value, ast.Name) and node.value.id == "self":
+            node.attr = self.map.get(node.attr, node.attr)
+        return self.generic_visit(node)
+
+
+def _renamed(src: str) -> str:
+    tree = ast.parse(src)
+    return ast.unparse(_Rename(tree).visit(tree))
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in DATA.iterdir() if (p / "method.py").exists()))
+def test_renaming_every_identifier_changes_nothing(case):
+    src = _src(case)
+    renamed = _renamed(src)
+    assert renamed != ast.unparse(ast.parse(src))
+    assert set(computation(renamed).features) == set(computation(src).features)
+
+
+# (case, the new operation it uses as a part, what the description credits, the paper whose rule it must not read as)
+HONEST = [
+    ("honest_sketch_norm", "sign_sketch", "SnapKV (arXiv 2404.14469): the window attention we weight.", "QJL"),
+    ("honest_lowbit_guard", "quantised", "SnapKV (arXiv 2404.14469): the window attention.", "SpeCache"),
+    ("honest_joint_spread", "query_key_basis", "FINCH (arXiv 2409.00680): the question's attention.",
+     "Eigen Attention"),
+    ("honest_layer_window", "layer_span", "SnapKV (arXiv 2404.14469): its pooled window attention.", "LaCache"),
+    ("honest_distance_decay", None, "SnapKV (arXiv 2404.14469): the window queries.", "MInference"),
+]
+
+
+@pytest.mark.parametrize("case,op,builds,not_paper", HONEST, ids=[h[0] for h in HONEST])
+def test_an_honest_method_using_a_new_operation_as_a_part_is_not_flagged(case, op, builds, not_paper):
+    src = _src(case)
+    feats = computation(src).features
+    if op is not None:
+        assert op in feats
+    else:  # attention weighted by the query-key distance is no sum along the diagonals (nor a count per key)
+        assert "diagonal_sums" not in feats and "count_normalised" not in feats
+    ev, flags = _flags(src, _desc("Our own rule.", builds=builds))
+    assert flags == [], [f.explanation for f in flags]
+    assert not_paper not in [m.short_name for m in ev.computed if m.level == "same"]
+
+
+def test_the_new_operations_have_words_and_every_index_paper_a_rule_or_a_reason():
+    for op in ("sign_sketch", "quantised", "quantised_scores", "diagonal_sums", "query_key_basis", "layer_span"):
+        assert op in FEATURE_WORDS
+    spec = importlib.util.spec_from_file_location("build_priorart_index", ROOT / "scripts" / "build_priorart_index.py")
+    assert spec is not None and spec.loader is not None
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    papers = load_index().papers
+    for p in papers:
+        if p.short_name in build.OPS:
+            ops, optional, rule = build.OPS[p.short_name]
+            assert (p.ops, p.ops_optional, p.rule) == (ops, optional, rule), p.short_name  # the JSON is regenerated
+        else:
+            assert not p.ops and p.short_name in build.NO_RULE, p.short_name
+    # every operation a rule names is one the reader can find
+    for p in papers:
+        for op in {a for r in p.ops + p.ops_optional for a in r.split("|")}:
+            assert op in FEATURE_WORDS, (p.short_name, op)
+    assert sum(bool(p.ops) for p in papers) == 99
