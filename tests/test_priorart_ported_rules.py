@@ -198,3 +198,40 @@ def test_the_new_operations_have_words_and_every_index_paper_a_rule_or_a_reason(
         for op in {a for r in p.ops + p.ops_optional for a in r.split("|")}:
             assert op in FEATURE_WORDS, (p.short_name, op)
     assert sum(bool(p.ops) for p in papers) == 99
+
+
+# SpeCache's low-bit copy written in the quantiser idioms a porter may choose: each is read as keys rounded to a
+# grid, and the query against them as the paper's rule
+_LOWBIT = '''import torch
+
+from harness.api import EvictionMethod, Keep, LayerView
+
+
+class Preview(EvictionMethod):
+    query_window = 8
+
+    def select(self, view: LayerView) -> Keep:
+        k = view.keys.float()
+        lo, hi = k.amin(dim=1, keepdim=True), k.amax(dim=1, keepdim=True)
+        step = (hi - lo).clamp_min(1e-6) / 3
+        CODES
+        approx = codes * step + lo
+        q = view.group(view.queries.float(), "mean")
+        s = torch.einsum("hnd,htd->hnt", q, approx).softmax(-1).sum(1)
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+
+@pytest.mark.parametrize("codes", [
+    "codes = (k - lo) // step",
+    "codes = torch.div(k - lo, step, rounding_mode='floor')",
+    "codes = torch.bucketize(k, torch.linspace(-2.0, 2.0, 4))",
+    "codes = ((k - lo) / step).to(torch.uint8).float()",
+    "codes = torch.clamp(((k - lo) / step + 0.5).floor(), 0, 3)",
+])
+def test_a_low_bit_copy_is_read_in_every_quantiser_idiom(codes):
+    src = _LOWBIT.replace("CODES", codes)
+    feats = computation(src).features
+    assert {"quantised", "quantised_scores"} <= set(feats) and "key_envelope" not in feats
+    ev, flags = _flags(src, _desc("A preview of the keys ranks the tokens."))
+    assert "SpeCache" in flags[0].explanation

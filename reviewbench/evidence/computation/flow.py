@@ -603,6 +603,9 @@ class FeatureTagger(ast.NodeVisitor):
                     self.add("last_attended", line)  # the strongly attended mask times the step: when last attended
         if isinstance(node.op, ast.FloorDiv) and both & {"I", "P"} and not both & DATA_TAGS:
             return both | {"BID"}  # token index // block size: a block id per token
+        if isinstance(node.op, ast.FloorDiv) and lt & {"K", "V"} and not both & {"A", "Q", "N", "R"}:
+            self.add("quantised", line)  # keys // step: keys floored to a grid, a low-bit copy of them
+            return both | {"QZ"}
         if isinstance(node.op, (ast.Add, ast.Sub)) and not both & (DATA_TAGS | {"W", "RND"}):
             if isinstance(node.op, ast.Add) and "I" in lt and "I" in rt:
                 return both | {"IS"}  # row index + column index: constant along an anti-diagonal
@@ -925,7 +928,9 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("hashing", line)  # the sign of a random projection: a locality-sensitive hash bit
             t = t | {"SGN"}
         if (name in QUANTISING_CALLS or name in ("to", "type") and any(
-                isinstance(a, ast.Attribute) and a.attr in INTEGER_DTYPES for a in node.args)) and \
+                isinstance(a, ast.Attribute) and a.attr in INTEGER_DTYPES for a in node.args) or
+                name in ("div", "divide") and kwarg(node, "rounding_mode") is not None or
+                name in ("bucketize", "searchsorted") and not self._on_tensor(receiver)) and \
                 t & {"K", "V"} and not t & {"A", "Q", "N", "R"}:
             self.add("quantised", line)  # keys or values rounded to a few levels: a low-bit copy of them
             t = t | {"QZ"}
