@@ -79,7 +79,8 @@ BASELINES = [
 # code (its FEATURE_WORDS vocabulary), so retrieval by computation can name the paper. ``ops``: what an
 # implementation must compute ("a|b": either); ``optional``: what one may also show without being another method;
 # ``rule``: the same in a sentence. Written from the papers' algorithms (the key ideas above and priorart.md), never
-# from a submission. Papers whose rule the vocabulary cannot state (trained models, systems, quantisation) have none.
+# from a submission. Papers with no token-selection rule of their own (storage, training, architectures, serving,
+# evaluation), or whose rule needs what one layer view does not give, have none: NO_RULE below says why, per paper.
 OPS: dict[str, tuple[list[str], list[str], str]] = {
     "SnapKV": (["attention", "window_queries", "pooling"], ["head_average", "max_attention"],
                "softmax(Q_window K^T) summed over the window queries, 1-D pooled along tokens, top-k per head; "
