@@ -61,6 +61,17 @@ PORTS = [
            relation="SnapKV pools the window attention instead.")),
     ("minference_bincount", "MInference", "diagonal_sums",
      _desc("Tokens many recent queries look at, and tokens at distances recent queries favour.")),
+    ("minference_gather", "MInference", "diagonal_sums",
+     _desc("Attention read at each offset back from the closing queries, and per key.")),
+    ("minference_index", "MInference", "diagonal_sums",
+     _desc("Band-wise attention: the closing queries' attention along bands, plus per key.")),
+    ("eigen_cov", "Eigen Attention", "query_key_basis",
+     _desc("A common frame for the window's queries and the keys; the attention is read in it.")),
+    ("qjl_where", "QJL", "sign_sketch",
+     _desc("Keys kept as +1/-1 patterns of a fixed mixing, with their lengths; the queries are mixed alike.")),
+    ("lacache_mask", "LaCache", "layer_span",
+     _desc("Each layer keeps a moving stretch of the middle, the first tokens and the newest ones.",
+           builds="StreamingLLM (arXiv 2309.17453): the first tokens and the recent window.")),
     ("specache", "SpeCache", "quantised_scores",
      _desc("A coarse preview of every key is what the recent queries look at.",
            relation="KIVI quantises the cache for storage; we never store the preview.")),
@@ -162,6 +173,8 @@ HONEST = [
     ("honest_joint_spread", "query_key_basis", "FINCH (arXiv 2409.00680): the question's attention.",
      "Eigen Attention"),
     ("honest_layer_window", "layer_span", "SnapKV (arXiv 2404.14469): its pooled window attention.", "LaCache"),
+    ("honest_depth_windows", None, "StreamingLLM (arXiv 2309.17453): sinks and a recent window, its length grown "
+                                   "with depth.", "LaCache"),
     ("honest_distance_decay", None, "SnapKV (arXiv 2404.14469): the window queries.", "MInference"),
 ]
 
@@ -172,8 +185,9 @@ def test_an_honest_method_using_a_new_operation_as_a_part_is_not_flagged(case, o
     feats = computation(src).features
     if op is not None:
         assert op in feats
-    else:  # attention weighted by the query-key distance is no sum along the diagonals (nor a count per key)
-        assert "diagonal_sums" not in feats and "count_normalised" not in feats
+    else:  # attention weighted by the query-key distance is no sum along the diagonals (nor a count per key); a
+        # recent window whose length grows with depth is no span of the middle moving with it
+        assert not {"diagonal_sums", "count_normalised", "layer_span"} & set(feats)
     ev, flags = _flags(src, _desc("Our own rule.", builds=builds))
     assert flags == [], [f.explanation for f in flags]
     assert not_paper not in [m.short_name for m in ev.computed if m.level == "same"]

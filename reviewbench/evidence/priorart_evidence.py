@@ -419,6 +419,10 @@ def _matches(features: dict[str, int], description: str) -> list[ComputationMatc
             continue
         matched: dict[str, int] = {}
         explained = set(p.ops_optional) | PROTECTIVE
+        if _alternatives(p.ops) <= PROTECTIVE:
+            # a rule of positions only (sinks, a window): a span moving with the layer index is no protection around
+            # its score, it is a rule of its own (a ladder)
+            explained -= {"layer_span"} - set(p.ops_optional)
         for req in p.ops:
             alts = req.split("|")
             explained.update(alts)

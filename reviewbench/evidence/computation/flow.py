@@ -304,10 +304,14 @@ class FeatureTagger(ast.NodeVisitor):
                 # attention against a bar that is no attention: a constant, an attribute, or a bar computed from
                 # positions or sizes (1 / the number of tokens a query sees: the average attention)
                 self.add("attention_threshold", node.lineno)
-            if any(s & {"P", "I"} and not s & (DATA_TAGS | {"LI"}) for s in sides) and any(
-                    "LI" in s and not s & DATA_TAGS for s in sides) and not any(
-                    isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in node.ops):
-                self.add("layer_span", node.lineno)  # positions against a bound that moves with the layer index
+            if len(exprs) == 2 and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Gt, ast.GtE, ast.Lt, ast.LtE)):
+                # positions at or after a start that moves with the layer index (pos >= lo, lo < pos), the start not
+                # a recent window's (n - w: a window whose length varies is no span of the middle)
+                ge = isinstance(node.ops[0], (ast.Gt, ast.GtE))
+                pos, bound = (0, 1) if ge else (1, 0)
+                if sides[pos] & {"P", "I"} and not sides[pos] & (DATA_TAGS | {"LI"}) and "LI" in sides[bound] and \
+                        not sides[bound] & DATA_TAGS and not self._tail_bound(exprs[bound]):
+                    self.add("layer_span", node.lineno)
             # positions (or the token index, an arange) below a number: the first tokens
             index = "I" in t and not t & (DATA_TAGS | {"BID", "W", "RND", "BLK"})
             if ("P" in t or index) and "DD" not in t and not any(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops) and any(
@@ -557,6 +561,15 @@ class FeatureTagger(ast.NodeVisitor):
             return mt
         return None
 
+    def _tail_bound(self, e: ast.expr) -> bool:
+        """``n - w`` (possibly under ``max`` / ``clamp`` or bound to a name first): the start of the last w tokens."""
+        r = self._resolved(e)
+        if isinstance(r, ast.BinOp):
+            return isinstance(r.op, ast.Sub)
+        if isinstance(r, ast.Call) and callee(r.func)[0] in ("max", "min", "clamp", "clamp_min", "clip", "int"):
+            return any(self._tail_bound(a) for a in r.args)
+        return False
+
     def _centred(self, e: ast.expr) -> bool:
         """A name bound to a difference (``c = k - k.mean(...)``): its square is a spread, not a norm."""
         r = self._resolved(e)
@@ -653,6 +666,17 @@ class FeatureTagger(ast.NodeVisitor):
     def _subscript_tags(self, node: ast.Subscript, t: set[str], st: set[str]) -> set[str]:
         out: set[str] = set()
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if "A" in t:
+            # attention read at paired index tensors, one offset from the other (a[:, rows, cols - d]): the entries
+            # at one query-key distance, a diagonal
+            index = [p for p in parts if not isinstance(p, ast.Slice) and not (
+                isinstance(p, ast.Constant) and p.value in (None, Ellipsis))]
+            tags = [self.tag(p) for p in index]
+            lines = [x for x in tags if x & {"I", "P"} and not x & (DATA_TAGS | {"R", "W", "RND"})]
+            if len(lines) >= 2 and (any("DD" in x for x in lines) or any(
+                    isinstance(p, ast.BinOp) and isinstance(p.op, (ast.Add, ast.Sub)) for p, x in zip(index, tags)
+                    if x in lines)):
+                out.add("DG")
         for axis, p in enumerate(parts):
             if not isinstance(p, ast.Slice):
                 continue
@@ -687,9 +711,10 @@ class FeatureTagger(ast.NodeVisitor):
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         for p in parts:
             if isinstance(p, ast.Slice):
-                bounds = self.tag(p.lower) | self.tag(p.upper) if p.lower is not None or p.upper is not None else set()
-                if "LI" in bounds and not bounds & DATA_TAGS and t & {"K", "V", "P", "I"} and "R" not in t:
-                    self.add("layer_span", node.lineno)  # the tokens between bounds that move with the layer index
+                lower = self.tag(p.lower) if p.lower is not None else set()
+                if "LI" in lower and not lower & DATA_TAGS and t & {"K", "V", "P", "I"} and "R" not in t and \
+                        p.lower is not None and not self._tail_bound(p.lower):
+                    self.add("layer_span", node.lineno)  # the tokens from a start that moves with the layer index
                 if "Q" in t and (negative(p.lower) or isinstance(p.lower, ast.Constant) and
                                  isinstance(p.lower.value, int) and p.lower.value < 0):
                     if isinstance(p.lower, ast.UnaryOp) and isinstance(p.lower.operand, ast.Constant) and \
@@ -1020,6 +1045,8 @@ class FeatureTagger(ast.NodeVisitor):
             t = t | {"CH"}
         # torch.gather(src, ...) or src.gather(...)
         src, rest = (arg_tags[0], arg_tags[1:]) if not self._on_tensor(receiver) and arg_tags else (rt, arg_tags)
+        if op == "gather" and "A" in src and any("DD" in a for a in rest):
+            t = t | {"DG"}  # attention gathered at a query-key distance from each query: the entries of a diagonal
         if op == "gather" and "K" in src and (src | set().union(*rest)) & {"BLK", "BID"} and any("R" in a for a in rest):
             t = t | {"KR"}  # each block's keys picked by a ranking: its representative keys, a summary of the block
         if op in ("var",) and "Q" in t and "A" not in t:
@@ -1122,8 +1149,9 @@ class FeatureTagger(ast.NodeVisitor):
             else:
                 self.pending_cumsum[line] = line
                 t = t | {f"CSUM{line}"}
-        if op == "arange" and "LI" in all_args and not all_args & DATA_TAGS:
-            self.add("layer_span", line)  # a run of token indices whose bounds move with the layer index
+        if op == "arange" and len(node.args) >= 2 and "LI" in arg_tags[0] and not all_args & DATA_TAGS and \
+                not self._tail_bound(node.args[0]):
+            self.add("layer_span", line)  # a run of token indices from a start that moves with the layer index
         if op == "arange":
             if len(node.args) >= 2 and subtracts(node.args[0]):
                 self.add("recent", line)
