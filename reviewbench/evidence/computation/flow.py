@@ -261,7 +261,8 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("minmax_norm", node.lineno)  # (x - min) / (max - min): min-max normalised keys or values
             if isinstance(node.op, ast.Mult) and "K" in lt and "K" in rt and "N" in lt | rt and not (lt | rt) & {"Q", "A"}:
                 return lt | rt | {"KK"}  # unit keys times unit keys: a cosine similarity once summed over channels
-            if isinstance(node.op, ast.Mult) and not ((lt | rt) & {"A", "W"} or "X" in lt | rt and "QZ" not in lt | rt) and (
+            envelope = "X" in lt | rt and "QZ" not in lt | rt  # a channel's min or max, not a dequantised copy
+            if isinstance(node.op, ast.Mult) and not ((lt | rt) & {"A", "W"} or envelope) and (
                     "Q" in lt and "K" not in lt and "K" in rt and "Q" not in rt or
                     "Q" in rt and "K" not in rt and "K" in lt and "Q" not in lt):
                 return lt | rt | {"QKE"}  # queries times keys entry by entry: q.k once summed over the channels
@@ -314,7 +315,8 @@ class FeatureTagger(ast.NodeVisitor):
                     self.add("layer_span", node.lineno)
             # positions (or the token index, an arange) below a number: the first tokens
             index = "I" in t and not t & (DATA_TAGS | {"BID", "W", "RND", "BLK"})
-            if ("P" in t or index) and "DD" not in t and not any(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops) and any(
+            if ("P" in t or index) and "DD" not in t and not any(
+                    isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops) and any(
                     isinstance(c, ast.Constant) and isinstance(c.value, int) or self_attr(c)
                     for c in [node.left, *node.comparators]):
                 self.add("sinks", node.lineno)  # positions < 4: the first tokens
