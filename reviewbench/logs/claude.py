@@ -126,9 +126,9 @@ def _whole(line: bytes) -> bool:
 def _call_key(name: str, inp: object) -> int:
     """A tool call's content, for telling a copy from an edit: its input's items as a set when they are all
     hashable (the usual flat input: no serialising of a script written whole), else its sorted JSON."""
-    if inp.__class__ is dict:
+    if isinstance(inp, dict):
         try:
-            return hash((name, frozenset(inp.items())))  # type: ignore[attr-defined]
+            return hash((name, frozenset(inp.items())))
         except TypeError:  # a list or an object among the values
             pass
     return hash((name, orjson.dumps(inp, option=orjson.OPT_SORT_KEYS)))
