@@ -24,6 +24,7 @@ crediting an unrelated paper covers nothing.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any, Literal, TypeVar
 
@@ -94,9 +95,11 @@ def code_query(source: str) -> str:
 
 _ABBREV = re.compile(r"\b(et al|e\.g|i\.e|cf|vs|Fig|Sec|Eq|approx)\.", re.I)
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[\"'])|\n\s*[-*+]\s+|\n{2,}")
+# "while" that opens a time, not a contrast: "while decoding", "while in the window"
+_WHILE_TEMPORAL = r"\s+(?:\w+ing|in|inside|within|during|still)\b"
 CONTRAST = re.compile(r"\b(unlike|in contrast (?:to|with)|contrary to|as opposed to|rather than|instead of"
                       r"|differ(?:s|ent)? from|compared (?:to|with)|versus|vs\.?|outperform(?:s|ing)?|beat(?:s|ing)?"
-                      r"|better than|worse than|improv(?:e|es|ing) (?:on|over|upon)|than|whereas|while|but not"
+                      r"|better than|worse than|improv(?:e|es|ing) (?:on|over|upon)|than|whereas|while(?!" + _WHILE_TEMPORAL + r")|but not"
                       r"|beyond)\b", re.I)
 NEGATION = re.compile(r"\b(not|never|no|nothing|without|neither|nor)\b|n't\b", re.I)
 CITATION_MARK = re.compile(r"\bet al\b|\(\s*(?:19|20)\d{2}\s*\)|,\s*(?:19|20)\d{2}\b|arxiv|\b\d{4}\.\d{4,5}\b"
@@ -182,7 +185,7 @@ MENTION_ONLY = re.compile(r"\b(exists?|existed|has been|have been|is known|are k
 # The author's own method set against the other work in another clause ("X profiles heads offline; ours is per prompt").
 OURS = re.compile(r"\b(ours|our (?:method|rule|approach|score|scorer|selection|version|budget|allocation)"
                   r"|we instead|instead,? we|here,? instead|this method|this work|our own)\b", re.I)
-_CLAUSE = re.compile(r"[;:\u2014]|\s-\s|\bbut\b|\bwhereas\b|\bwhile\b|\balthough\b", re.I)
+_CLAUSE = re.compile(r"[;:\u2014]|\s-\s|\bbut\b|\bwhereas\b|\bwhile\b(?!" + _WHILE_TEMPORAL + r")|\balthough\b", re.I)
 
 
 def _clause_at(sentence: str, at: int) -> tuple[str, int]:
@@ -322,14 +325,43 @@ def covers(credited: Paper, ruled: Paper, matched: dict[str, int]) -> str | None
 
 
 def covered_credit(ruled: Paper, matched: dict[str, int], description: str) -> Credit | None:
-    """A credit of another paper that covers ``ruled``'s matched computation (``covers``), as a Credit."""
-    for p, c in credited_papers(description):
+    """A credit of another paper that covers ``ruled``'s matched computation (``covers``), as a Credit; else the
+    credits together (``covered_jointly``)."""
+    credited = credited_papers(description)
+    for p, c in credited:
         why = covers(p, ruled, matched)
         if why:
             return Credit(credited=True, reason=f"covered by the credit of {p.short_name}"
                                                 + (f" (arXiv {p.arxiv})" if p.arxiv else "") + f": {why}",
                           quote=c.quote, section=c.section)
+    joint = covered_jointly([p for p, _ in credited], ruled)
+    if joint:
+        names = ", ".join(p.short_name for p in joint)
+        return Credit(credited=True, reason=f"covered by the credits of {names} together: each operation of "
+                                            f"{ruled.short_name}'s rule ({', '.join(ruled.ops)}) is one their rules "
+                                            f"require, or protection around a score",
+                      quote=next(c.quote for p, c in credited if p is joint[0]),
+                      section=next(c.section for p, c in credited if p is joint[0]))
     return None
+
+
+def covered_jointly(credited: Sequence[Paper], ruled: Paper) -> list[Paper]:
+    """The credited papers whose rules, together, require every operation of ``ruled``'s rule that is not
+    protection around a score (sinks, a recent window...): a port of DMS's delayed decision crediting DMS (decode)
+    and H2O (attention) computes nothing SCOPE adds. Empty when they do not, when one paper alone would have (see
+    ``covers``), or when ``ruled``'s rule is protection only (a ladder, a window: a rule of positions)."""
+    if _alternatives(ruled.ops) <= PROTECTIVE:
+        return []
+    ruled_by = [p for p in credited if p.ops and p.short_name != ruled.short_name]
+    need = [set(r.split("|")) for r in ruled.ops if not set(r.split("|")) <= PROTECTIVE]
+    used: list[Paper] = []
+    for alts in need:
+        by = next((p for p in ruled_by if alts & _alternatives(p.ops)), None)
+        if by is None:
+            return []
+        if by not in used:
+            used.append(by)
+    return used if len(used) > 1 else []
 
 
 # --- retrieval by computation --------------------------------------------------------------------------

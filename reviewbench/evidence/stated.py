@@ -407,7 +407,10 @@ def _names_of_others() -> list[re.Pattern[str]]:
 def _other_patterns(names: tuple[str, ...]) -> list[re.Pattern[str]]:
     from reviewbench.priorart import name_pattern
 
-    return [name_pattern(n) for n in names if len(n) > 3]  # (names not made of ordinary words: case-blind)
+    # names not made of ordinary words: case-blind; a name of three characters or fewer only as written, in capitals
+    # ("DMS learns a gate", "H2O accumulates": an acronym; "cam" or "nsa" in prose is none)
+    return [name_pattern(n) if len(n) > 3 else re.compile(rf"(?<![A-Za-z0-9]){re.escape(n)}(?![A-Za-z0-9])")
+            for n in names if len(n) > 3 or n[:1].isupper()]
 
 
 def stated(sentence: str, mention: Mention, own_names: tuple[str, ...] = ()) -> tuple[bool, str]:
