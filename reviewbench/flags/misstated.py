@@ -21,7 +21,7 @@ nearly low-rank" is no claim about the code), or only the data flow misses it: a
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from reviewbench.description import parse_description
@@ -53,6 +53,20 @@ def _line_of(text: str, sentence: str) -> int:
     return 1
 
 
+def _own_sentences(description: str) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+    """(section key, sentence, the method's own name words) of each sentence of the sections that state what the
+    method does (``STATE_SECTIONS``); the title's capitalised words name the method itself, not another work."""
+    from reviewbench.evidence.priorart_evidence import _sentences
+
+    desc, _ = parse_description(description)
+    own = tuple(w for w in re.findall(r"[A-Za-z][A-Za-z0-9-]{3,}", desc.title or "") if not w.islower())
+    for key in STATE_SECTIONS:
+        sec = desc.sections.get(key)
+        if sec is not None:
+            for sent in _sentences(sec.text):
+                yield key, sent, own
+
+
 def misstatements(description: str, method_src: str) -> list[Misstatement]:
     """Mechanisms the description states for its own method that the code does not compute (one per mechanism).
 
@@ -62,32 +76,24 @@ def misstatements(description: str, method_src: str) -> list[Misstatement]:
     none of whose features the data flow shows is a candidate; strict (a proof) when no operation the code calls
     and no shape of the code could compute it either, and it is stated in the Method summary (the Idea alone
     motivates: an observation there, "keys are nearly low-rank", is no claim about the code)."""
-    from reviewbench.evidence.priorart_evidence import _sentences
-
-    desc, _ = parse_description(description)
     calls = called_names(method_src)
     shapes = structures(method_src)
     features = set(computation(method_src).features) | (shapes & {"centred"})  # a shape that computes it outright
-    own = tuple(w for w in re.findall(r"[A-Za-z][A-Za-z0-9-]{3,}", desc.title or "") if not w.islower())
     found: dict[str, Misstatement] = {}
-    for key in STATE_SECTIONS:
-        sec = desc.sections.get(key)
-        if sec is None:
-            continue
-        for sent in _sentences(sec.text):
-            for m in mentions(sent):
-                c = m.concept
-                if c.shows & features:
-                    continue
-                ok, _why = stated(sent, m, own)
-                if not ok:
-                    continue
-                strict = (not c.words_only and not (c.could & calls) and not (c.structure & shapes)
-                          and key == "method_summary")
-                prev = found.get(c.label)
-                if prev is None or (strict and not prev.strict):
-                    found[c.label] = Misstatement(c.label, sent.strip(), _line_of(description, sent.strip()), strict,
-                                                  c.needs, m.text)
+    for key, sent, own in _own_sentences(description):
+        for m in mentions(sent):
+            c = m.concept
+            if c.shows & features:
+                continue
+            ok, _why = stated(sent, m, own)
+            if not ok:
+                continue
+            strict = (not c.words_only and not (c.could & calls) and not (c.structure & shapes)
+                      and key == "method_summary")
+            prev = found.get(c.label)
+            if prev is None or (strict and not prev.strict):
+                found[c.label] = Misstatement(c.label, sent.strip(), _line_of(description, sent.strip()), strict,
+                                              c.needs, m.text)
     # a mechanism the data flow shows for any concept stated alongside is not contradicted by its siblings
     return list(found.values())
 
@@ -112,33 +118,25 @@ def contradicted_denials(description: str, method_src: str) -> list[Denial]:
     selected channels, what is read off attention, query statistics (``QUERY_FEATURES``), or a choice of queries it
     computes with on a line of its own. The opposite of a missing mechanism: the code computes what the description
     says it does not, so the data flow is the proof (strict when stated in the Method summary)."""
-    from reviewbench.evidence.priorart_evidence import _sentences
-
-    desc, _ = parse_description(description)
     feats = computation(method_src).features
-    own = tuple(w for w in re.findall(r"[A-Za-z][A-Za-z0-9-]{3,}", desc.title or "") if not w.islower())
     found: dict[str, Denial] = {}
-    for key in STATE_SECTIONS:
-        sec = desc.sections.get(key)
-        if sec is None:
-            continue
-        for sent in _sentences(sec.text):
-            for m in denials(sent):
-                shown = sorted(((f, n) for f, n in feats.items()
-                                if f in m.concept.shows or (m.concept.label == "no queries" and f in QUERY_CHOICE
-                                                            and n > 0)), key=lambda x: (x[1] <= 0, x[1]))
-                if not shown:
-                    continue
-                ok, _why = denied(sent, m, own)
-                if not ok:
-                    continue
-                strict = key == "method_summary"
-                prev = found.get(m.concept.label)
-                if any(d.sentence == sent.strip() for d in found.values()):
-                    continue  # "no queries and no attention": one contradiction, one flag
-                if prev is None or (strict and not prev.strict):
-                    found[m.concept.label] = Denial(m.concept.label, sent.strip(), _line_of(description, sent.strip()),
-                                                    strict, m.text, shown[0][0], shown[0][1])
+    for key, sent, own in _own_sentences(description):
+        for m in denials(sent):
+            shown = sorted(((f, n) for f, n in feats.items()
+                            if f in m.concept.shows or (m.concept.label == "no queries" and f in QUERY_CHOICE
+                                                        and n > 0)), key=lambda x: (x[1] <= 0, x[1]))
+            if not shown:
+                continue
+            ok, _why = denied(sent, m, own)
+            if not ok:
+                continue
+            strict = key == "method_summary"
+            prev = found.get(m.concept.label)
+            if any(d.sentence == sent.strip() for d in found.values()):
+                continue  # "no queries and no attention": one contradiction, one flag
+            if prev is None or (strict and not prev.strict):
+                found[m.concept.label] = Denial(m.concept.label, sent.strip(), _line_of(description, sent.strip()),
+                                                strict, m.text, shown[0][0], shown[0][1])
     return list(found.values())
 
 
