@@ -7,7 +7,6 @@ import ast
 import asyncio
 import json
 import math
-import random
 import tomllib
 from datetime import date
 from pathlib import Path
@@ -21,6 +20,7 @@ from reviewbench.evidence.similarity import (PUBLIC_DATA, baseline_sources, cana
                                              op_fingerprint, public_data, public_references)
 from reviewbench.flags.prior_art import prior_art_flags
 from reviewbench.priorart import load_index, tokens
+from renaming import renamed
 
 ROOT = Path(__file__).parent.parent
 PORTS = Path(__file__).parent.parent / "calibration" / "ports"
@@ -108,57 +108,6 @@ def test_a_public_match_names_its_source_in_the_flag_unless_credited():
     assert prior_art_flags([], code, {}, credited, src, ("class NewestLook", 9)) == []
 
 
-class _Renamer(ast.NodeTransformer):
-    """Renames every name the module defines (functions, classes, parameters, locals, attributes of self)."""
-
-    def __init__(self, tree: ast.Module) -> None:
-        keep = {"self", "view", "torch", "F", "math", "nn", "fn", "Keep", "LayerView", "EvictionMethod", "ModelInfo",
-                "rope_angles", "name", "query_window", "select", "layer_budgets", "question_queries",
-                "reconstruction_queries", "setup", "on_decode", "range", "len", "min", "max", "int", "float", "tuple",
-                "bool", "super", "ValueError", "round", "list"}
-        defined = set()
-        for n in ast.walk(tree):
-            if isinstance(n, (ast.FunctionDef, ast.ClassDef)):
-                defined.add(n.name)
-            elif isinstance(n, ast.arg):
-                defined.add(n.arg)
-            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                defined.add(n.id)
-            elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self":
-                defined.add(n.attr)
-        rng = random.Random(0)
-        self.map = {d: f"x{rng.randrange(10**6)}_{i}" for i, d in enumerate(sorted(defined - keep))}
-
-    def visit_Name(self, node):
-        node.id = self.map.get(node.id, node.id)
-        return node
-
-    def visit_arg(self, node):
-        node.arg = self.map.get(node.arg, node.arg)
-        return node
-
-    def visit_FunctionDef(self, node):
-        node.name = self.map.get(node.name, node.name)
-        self.generic_visit(node)
-        return node
-
-    def visit_ClassDef(self, node):
-        node.name = self.map.get(node.name, node.name)
-        self.generic_visit(node)
-        return node
-
-    def visit_Attribute(self, node):
-        if isinstance(node.value, ast.Name) and node.value.id == "self":
-            node.attr = self.map.get(node.attr, node.attr)
-        self.generic_visit(node)
-        return node
-
-
-def _renamed(src: str) -> str:
-    tree = ast.parse(src)
-    return ast.unparse(_Renamer(tree).visit(tree))
-
-
 def _reordered(src: str) -> str:
     """Module-level definitions and class methods in reverse order."""
     tree = ast.parse(src)
@@ -174,11 +123,11 @@ def _reordered(src: str) -> str:
 def test_renaming_and_reordering_leave_what_the_code_computes_unchanged(port):
     src = (PORTS / port["file"]).read_text()
     ops = set(op_fingerprint(src).hashes)
-    assert set(op_fingerprint(_renamed(src)).hashes) == ops
+    assert set(op_fingerprint(renamed(src)).hashes) == ops
     assert set(op_fingerprint(_reordered(src)).hashes) == ops
-    assert set(computation(_renamed(_reordered(src))).features) == set(computation(src).features)
+    assert set(computation(renamed(_reordered(src))).features) == set(computation(src).features)
     tok = set(fingerprint(src).hashes)
-    assert len(set(fingerprint(_renamed(src)).hashes) & tok) >= 0.9 * len(tok)
+    assert len(set(fingerprint(renamed(src)).hashes) & tok) >= 0.9 * len(tok)
 
 
 INLINED = '''
@@ -290,7 +239,7 @@ def test_the_right_paper_is_in_the_top3_for_blinded_baselines_and_disguised_port
 def test_renaming_does_not_change_the_prior_art_query():
     for p in PORT_LIST:
         src = (PORTS / p["file"]).read_text()
-        assert prior_art(_renamed(src), "", "", "").query == prior_art(src, "", "", "").query
+        assert prior_art(renamed(src), "", "", "").query == prior_art(src, "", "", "").query
 
 
 def test_the_summary_is_searched_apart_and_comes_after_the_code():

@@ -23,6 +23,7 @@ from reviewbench.evidence.computation import FEATURE_WORDS, computation
 from reviewbench.evidence.priorart_evidence import prior_art
 from reviewbench.flags.prior_art import computation_flags
 from reviewbench.priorart import load_index
+from renaming import renamed
 
 DATA = Path(__file__).resolve().parent / "data" / "ported_rules"
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,64 +107,12 @@ def test_the_credited_twin_is_not_flagged(case, paper, op, description):
     assert any(m.short_name == paper and m.credited for m in ev.computed)
 
 
-class _Rename(ast.NodeTransformer):
-    """Every name the author chose (classes, helpers, parameters, locals, module constants, the module's own
-    attributes) renamed; the interface (hooks, the view's fields, the class attributes the harness reads) and the
-    libraries kept."""
-
-    KEEP = {"self", "torch", "F", "math", "view", "model", "select", "setup", "on_decode", "layer_budgets",
-            "name", "query_window", "question_queries", "reconstruction_queries", "EvictionMethod", "Keep",
-            "LayerView", "Rewrite"}
-
-    def __init__(self, tree: ast.Module) -> None:
-        chosen: set[str] = set()
-        for n in ast.walk(tree):
-            if isinstance(n, (ast.FunctionDef, ast.ClassDef)):
-                chosen.add(n.name)
-            elif isinstance(n, ast.arg):
-                chosen.add(n.arg)
-            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                chosen.add(n.id)
-            elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) \
-                    and n.value.id == "self":
-                chosen.add(n.attr)
-        chosen |= {t.id for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for s in c.body
-                   if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)}
-        self.map = {c: f"v{i}" for i, c in enumerate(sorted(chosen - self.KEEP))}
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        node.id = self.map.get(node.id, node.id)
-        return node
-
-    def visit_arg(self, node: ast.arg) -> ast.AST:
-        node.arg = self.map.get(node.arg, node.arg)
-        return node
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
-        node.name = self.map.get(node.name, node.name)
-        return self.generic_visit(node)
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
-        node.name = self.map.get(node.name, node.name)
-        return self.generic_visit(node)
-
-    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
-        if isinstance(node.value, ast.Name) and node.value.id == "self":
-            node.attr = self.map.get(node.attr, node.attr)
-        return self.generic_visit(node)
-
-
-def _renamed(src: str) -> str:
-    tree = ast.parse(src)
-    return ast.unparse(_Rename(tree).visit(tree))
-
-
 @pytest.mark.parametrize("case", sorted(p.name for p in DATA.iterdir() if (p / "method.py").exists()))
 def test_renaming_every_identifier_changes_nothing(case):
     src = _src(case)
-    renamed = _renamed(src)
-    assert renamed != ast.unparse(ast.parse(src))
-    assert set(computation(renamed).features) == set(computation(src).features)
+    other = renamed(src)
+    assert other != ast.unparse(ast.parse(src))
+    assert set(computation(other).features) == set(computation(src).features)
 
 
 # (case, the new operation it uses as a part, what the description credits, the paper whose rule it must not read as)
