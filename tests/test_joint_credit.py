@@ -111,3 +111,12 @@ def test_while_that_opens_a_time_is_no_contrast(line: str, credited: bool) -> No
 
     papers = {p.short_name: p for p in load_index().papers}
     assert credit(f"# T\n\n## Idea\nA tally.\n\n## Builds on\n{line}\n", papers["H2O"]).credited is credited
+
+
+def test_scoring_operations_spread_over_several_credits_cover_nothing() -> None:
+    # crediting every baseline whose rule holds one part must not clear a published combination of those parts
+    papers = {p.short_name: p for p in load_index().papers}
+    baselines = [p for p in papers.values() if p.baseline and p.ops]
+    combined = [p.short_name for p in papers.values() if p.ops and not p.baseline and covered_jointly(baselines, p)]
+    assert combined == []
+    assert covered_jointly([papers["SnapKV"], papers["Expected Attention"], papers["Ada-KV"]], papers["LAVa"]) == []

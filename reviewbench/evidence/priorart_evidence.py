@@ -337,37 +337,43 @@ def covered_credit(ruled: Paper, matched: dict[str, int], description: str) -> C
     joint = covered_jointly([p for p, _ in credited], ruled)
     if joint:
         names = ", ".join(p.short_name for p in joint)
-        return Credit(credited=True, reason=f"covered by the credits of {names} together: each operation of "
-                                            f"{ruled.short_name}'s rule ({', '.join(ruled.ops)}) is one their rules "
-                                            f"require, or protection around a score",
+        return Credit(credited=True, reason=f"covered by the credits of {names} together: {joint[0].short_name}'s rule "
+                                            f"holds the scoring operations of {ruled.short_name}'s ({', '.join(ruled.ops)}), "
+                                            f"{joint[1].short_name}'s the phase it runs in",
                       quote=next(c.quote for p, c in credited if p is joint[0]),
                       section=next(c.section for p, c in credited if p is joint[0]))
     return None
 
 
 def covered_jointly(credited: Sequence[Paper], ruled: Paper) -> list[Paper]:
-    """The credited papers whose rules, together, require every operation of ``ruled``'s rule that is not
-    protection around a score (sinks, a recent window...): a port of DMS's delayed decision crediting DMS (decode)
-    and H2O (attention) computes nothing SCOPE adds. Empty when they do not, when one paper alone would have (see
-    ``covers``), or when ``ruled``'s rule is protection only (a ladder, a window: a rule of positions)."""
+    """Two credited papers that together hold ``ruled``'s rule: one whose rule requires every scoring operation of
+    it, and another whose rule requires the phase it runs in (decode time): a port of DMS's decode-time decision
+    that credits DMS and H2O (the attention it tallies) computes nothing SCOPE adds. Only the phase may come from a
+    second paper: scoring operations spread over several credits (SnapKV's attention, Expected Attention's value
+    norms, Ada-KV's head budgets) do not make LAVa's rule credited, or crediting every baseline would clear every
+    combination of them. Protection around a score (sinks, a recent window) needs no credit; a rule of positions
+    only is never covered this way. Empty when not covered so, or when ``ruled`` needs no phase."""
     if _alternatives(ruled.ops) <= PROTECTIVE:
         return []
     ruled_by = [p for p in credited if p.ops and p.short_name != ruled.short_name]
     need = [set(r.split("|")) for r in ruled.ops if not set(r.split("|")) <= PROTECTIVE]
-    used: list[Paper] = []
-    for alts in need:
-        by = next((p for p in ruled_by if alts & _alternatives(p.ops)), None)
-        if by is None:
-            return []
-        if by not in used:
-            used.append(by)
-    return used if len(used) > 1 else []
+    core = [alts for alts in need if not alts <= PHASE]
+    phase = [alts for alts in need if alts <= PHASE]
+    if not phase:
+        return []
+    scorer = next((p for p in ruled_by if all(alts & _alternatives(p.ops) for alts in core)), None)
+    if scorer is None:
+        return []
+    timed = next((p for p in ruled_by if p is not scorer and all(alts & _alternatives(p.ops) for alts in phase)), None)
+    return [scorer, timed] if timed is not None else []
 
 
 # --- retrieval by computation --------------------------------------------------------------------------
 
 # What many methods add around their score (sink and recent protection, the kept window, a protected span that moves
 # with the layer index): not a mechanism of its own.
+# The phase a rule runs in (decode time): where a score is applied, not how it scores.
+PHASE = frozenset({"decode"})
 PROTECTIVE = frozenset({"sinks", "recent", "window_kept", "uniform_positions", "layer_span"})
 # Cosmetic differences (anchor 1's "pooling, window"): which queries score, how they are aggregated.
 COSMETIC = frozenset({"max_attention", "head_average", "all_queries", "question_queries", "window_queries",
