@@ -11,8 +11,8 @@ totals the issue asks for: expected flags standing, false flags on honest work, 
 (an accepted arXiv id among the verdict's first three prior works). Stage results are stored in
 calibration/<set>/reviews, so a rerun replays them. ``--set`` picks the held-out set: ``heldout`` (set 1) or
 ``heldout2`` (set 2, written before the changes that followed set 1's measurement) or ``heldout3`` (set 3,
-written without reading the detection code) or ``heldout4`` ... ``heldout7`` (sets 4 to
-7, written the same way, each measured once).
+written without reading the detection code) or ``heldout4`` ... (later sets, written the same way, each
+measured once; any calibration/heldout* folder with a key.toml).
 
 ``--static`` reads the code and the description only (code similarity, retrieval by computation, the stated
 mechanism, citations offline; no sandbox: no behaviour bank, no claim re-runs, no audit) in seconds, for this set
@@ -104,8 +104,9 @@ def main() -> int:
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
     ap.add_argument("--static", action="store_true", help="code and description only, no sandbox (seconds)")
     ap.add_argument("--suite", choices=("heldout", "calibration"), default="heldout", help="with --static")
-    ap.add_argument("--set", dest="heldout_set", choices=("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7"), default="heldout",
-                    help="which held-out set (calibration/<set>)")
+    sets = sorted(p.name for p in (ROOT / "calibration").glob("heldout*") if (p / "key.toml").is_file())
+    ap.add_argument("--set", dest="heldout_set", choices=sets, default="heldout",
+                    help="which held-out set (calibration/<set>, any folder there with a key.toml)")
     args = ap.parse_args()
     global SUITE
     SUITE = ROOT / "calibration" / args.heldout_set
