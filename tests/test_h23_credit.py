@@ -44,6 +44,8 @@ PORT_SENTENCES = [
     ("We implement Keyformer as described in its paper.", "Keyformer"),
     ("This submission reproduces StreamingLLM on board C.", "StreamingLLM"),
     ("A straightforward port of Ada-KV's head-wise allocation method to the harness.", "Ada-KV"),
+    ("A port of the token selection algorithm of TOVA to decode time.", "TOVA"),
+    ("An implementation of the eviction policy of Scissorhands, with its defaults.", "Scissorhands"),
 ]
 
 NOT_A_PORT = [
@@ -61,6 +63,8 @@ NOT_A_PORT = [
     "We adapt SnapKV's observation window to decode-time eviction.",
     "A port of SnapKV plus a key-diversity term of ours.",
     "This is SnapKV with an entropy weight on each window query.",
+    "A port of the observation window of SnapKV to board C.",
+    "An implementation of the pooling step of SnapKV, kernel 5.",
 ]
 
 
@@ -73,6 +77,16 @@ def test_a_sentence_stating_the_method_is_a_port_names_the_paper(sentence: str, 
 @pytest.mark.parametrize("sentence", NOT_A_PORT)
 def test_a_part_an_addition_a_contrast_or_another_works_port_is_no_declared_port(sentence: str) -> None:
     assert declared_port(_desc(sentence)) is None, sentence
+
+
+def test_the_opening_under_a_heading_of_the_authors_own_is_read_as_the_idea() -> None:
+    def with_opening(text: str) -> str:
+        return f"# An eviction rule\n\n## About this submission\n{text}\n\n" + _desc("A score.").split("\n", 1)[1]
+
+    dp = declared_port(with_opening("This is a port of Keyformer to board A, as published."))
+    assert dp is not None and dp.short_name == "Keyformer" and dp.section == "idea"
+    assert declared_port(with_opening("Keyformer has been ported to several serving stacks.")) is None
+    assert declared_port(with_opening("We asked whether a port of Keyformer would help; it would not.")) is None
 
 
 def test_builds_on_entries_say_port_only_for_the_whole_method() -> None:

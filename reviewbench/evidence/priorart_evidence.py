@@ -544,8 +544,9 @@ class DeclaredPort(BaseModel):
 
 
 # nouns that make "X's <noun>" the whole method (a part of it otherwise: its window, pooling, sinks, allocation...)
-_WHOLE = re.compile(r"(?:method|algorithm|approach|technique|scheme|policy|system|pipeline|rule|selection|"
-                    r"eviction|compression|selector|design)s?$", re.I)
+_WHOLE_NOUN = (r"(?:method|algorithm|approach|technique|scheme|policy|system|pipeline|rule|selection|eviction|"
+               r"compression|selector|design)s?")
+_WHOLE = re.compile(rf"{_WHOLE_NOUN}$", re.I)
 _PORT_NOUN = (r"(?:port|re-?implementation|implementation|reproduction|replication|adaptation|transcription|"
               r"translation|re-?creation)")
 _PORT_VERB = (r"(?:port|re-?implement|implement|reproduce|replicate|adapt|transcribe|translate|transplant|"
@@ -555,7 +556,9 @@ _SUBJECT = (r"(?:(?:this|it|here|the method|our method|this method|the submissio
             r"the rule|our rule|the selector|our selector|the eviction|our eviction)\s+(?:is|was)\s+"
             r"|we\s+(?:present|give|provide|submit|offer|contribute|describe)\s+|here\s+is\s+)?")
 _ADJ = r"(?:[\w-]+\s+){0,3}?"
-_BEFORE_NOUN = re.compile(rf"^\W*{_SUBJECT}(?:an?\s+|the\s+|our\s+)?{_ADJ}{_PORT_NOUN}\s+of\s+(?:the\s+)?[\s*_\"'\u201c]*$", re.I)
+# "a port of X", or of X's whole method named first: "a port of the dynamic page selection of X"
+_BEFORE_NOUN = re.compile(rf"^\W*{_SUBJECT}(?:an?\s+|the\s+|our\s+)?{_ADJ}{_PORT_NOUN}\s+of\s+(?:the\s+)?"
+                          rf"(?:{_ADJ}{_WHOLE_NOUN}\s+(?:of|from|in)\s+)?[\s*_\"'\u201c]*$", re.I)
 _BEFORE_VERB = re.compile(rf"^\W*(?:we|this method|this submission|the method|our method|it|here,?\s+we|this work)\s+"
                           rf"(?:[\w-]+ly\s+|simply\s+|just\s+)?{_PORT_VERB}\s+(?:the\s+)?$", re.I)
 _BEFORE_FROM = re.compile(rf"^\W*(?:this|it|the method|our method|this method|the submission|this submission|the code|"
@@ -624,6 +627,12 @@ def _port_mention(sentence: str, at: int, name: str, section: str, stop: int | N
     return False
 
 
+def _opening(description: str, first_section_line: int) -> str:
+    """The text before the first section the arena asks for, less the title and the headings."""
+    lines = description.splitlines()[:first_section_line - 1]
+    return "\n".join(ln for ln in lines if not ln.lstrip().startswith("#"))
+
+
 def declared_port(description: str) -> DeclaredPort | None:
     """The paper the description says this method is a port of, as a whole (``DeclaredPort``), or None.
 
@@ -643,6 +652,8 @@ def declared_port(description: str) -> DeclaredPort | None:
         s = desc.sections.get(key)
         if s is not None:
             parts += [(key, sent) for sent in _sentences(s.text)]
+    if desc.sections:  # the opening text under headings of the author's own ("What this is"), read as its idea
+        parts += [("idea", sent) for sent in _sentences(_opening(description, min(s.line for s in desc.sections.values())))]
     if not parts:
         parts = [("text", sent) for sent in _sentences(description)]
     low = description.lower()
