@@ -203,6 +203,19 @@ def test_every_concept_names_what_it_needs_and_phrasings_are_many():
             "a Kalman / Bayesian filter"} <= labels
 
 
+def test_sketch_alone_is_any_compressed_summary_and_a_random_hashed_or_counting_one_is_hashing():
+    """"Sketch" names a quantised or low-rank copy as often as a hash: only a qualified sketch claims hashing."""
+    def labels(s: str) -> set[str]:
+        return {m.concept.label for m in mentions(s)}
+
+    for loose in ["Our sketch of each key is a 3-bit grid with a rank-2 residual.", "A rough sketch of the idea follows.",
+                  "The score reads a compact sketch of the keys kept per head."]:
+        assert "a sketch / hashing" not in labels(loose), loose
+    for hashed in ["Keys are sketched with a seeded Gaussian matrix.", "A streaming sketch counts attention mass.",
+                   "Each key's sign sketch is compared with the query's.", "We keep a CountSketch of the scores."]:
+        assert "a sketch / hashing" in labels(hashed), hashed
+
+
 def test_stated_reads_negation_after_the_mention_and_connectors_after_an_interpretation():
     s = "Clustering is not used; the scores are pooled."
     m = next(x for x in mentions(s) if x.concept.label == "clustering")

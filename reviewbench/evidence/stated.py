@@ -140,7 +140,10 @@ CONCEPTS: list[Concept] = [
        "argmin kmeans", "keys or values rounded to discrete levels or assigned to codewords (an argmin over "
                         "distances)"),
     _c("a sketch / hashing",
-       ["count min", "countmin*", "countsketch*", "sketch*", "hash*", "locality sensitive", "lsh", "simhash", "minhash",
+       # "sketch" alone names any compressed summary (a quantised or low-rank copy is one): a random, hashed or
+       # counting sketch is this concept
+       ["count min", "countmin*", "countsketch*", "count|random|randomi*|hash*|hashed|gaussian|sign|streaming sketch*",
+        "sketch* ~ random*|hash*|gaussian*|sign*|count*|projection*", "sketching matri*", "hash*", "locality sensitive", "lsh", "simhash", "minhash",
         "bloom filter*", "random projection*", "random gaussian|gaussian|orthogonal matri*|projection*",
         "random matri*|features|rotation*|subspace*", "johnson lindenstrauss", "jl lemma|transform|projection*"],
        "hashing", RANDOM + " hash sign signbit heaviside scatter_add scatter_add_ index_add index_add_ bincount",
