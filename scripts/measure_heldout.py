@@ -4,7 +4,7 @@
         [--only h01-001 ...]
 
 Every case goes through the real review stages, as `review calibrate` runs them (bundle, audit, evidence with
-behaviour, harness verification of claims, judges, verdict; no benchmark: the cases are on no board), with the
+behaviour, harness verification of claims, judges, verdict; the benchmark only with ``--benchmark``), with the
 panel of calibration/heldout/panels.toml (`evidence`: the offline default's counted judge alone; `local` adds the
 two small LLMs as advisors). The answer key (key.toml) is read only afterwards. Prints one row per case and the
 totals the issue asks for: expected flags standing, false flags on honest work, novelty in range, source named
@@ -13,6 +13,11 @@ calibration/<set>/reviews, so a rerun replays them. ``--set`` picks the held-out
 ``heldout2`` (set 2, written before the changes that followed set 1's measurement) or ``heldout3`` (set 3,
 written without reading the detection code) or ``heldout4`` ... (later sets, written the same way, each
 measured once; any calibration/heldout* folder with a key.toml).
+
+``--benchmark N`` adds the benchmark stage, as a review runs it: a copy of the set gets a test split of N items per
+task for each board its cases are on (`review harness split`; B and C at the example arena's lengths), and each
+case is measured on its board there, so the behaviour the evidence compares is the one on the scored calls, with
+the bank as a second source (a method that tells them apart shows a divergence).
 
 ``--static`` reads the code and the description only (code similarity, retrieval by computation, the stated
 mechanism, citations offline; no sandbox: no behaviour bank, no claim re-runs, no audit) in seconds, for this set
@@ -97,6 +102,34 @@ def static_review(folder: Path):
                                                                                         v.prior_work[:3]]
 
 
+def _with_test_splits(suite: Path, boards: list[str], items: int) -> Path:
+    """A copy of the set (its reviews left behind) with a hidden test split of ``items`` items per task written for
+    each board by ``review harness split``, and the boards set to measure them all: a review's benchmark stage."""
+    import re
+    import shutil
+    import subprocess
+    import tempfile
+
+    dst = Path(tempfile.mkdtemp(prefix=f"{suite.name}-bench-")) / suite.name
+    shutil.copytree(suite, dst, ignore=shutil.ignore_patterns("reviews"))
+    # the example arena's lengths for B and C (1,024 context tokens, 192 trace tokens): minutes, not hours
+    lengths = {"B_online": 1024, "B_offline": 1024, "C": 192}
+
+    def board_lines(m: re.Match[str]) -> str:
+        extra = f"\nlength = {lengths[m.group(1)]}" if m.group(1) in lengths else ""
+        return f"{m.group(0)}\nitems = {items}{extra}"
+
+    toml = dst / "arena.toml"
+    toml.write_text(re.sub(r'(?m)^name = "(A|B_online|B_offline|C)"$', board_lines, toml.read_text()))
+    for board in boards:
+        r = subprocess.run([sys.executable, "-m", "reviewbench", "harness", "split", "--arena", str(dst), "--board",
+                            board, "--items", str(items)], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SystemExit(f"{dst}: could not write board {board}'s test split: {r.stderr.strip()[-500:]}")
+    print(f"test splits of {items} item(s) per task written into {dst}", file=sys.stderr)
+    return dst
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--panel", default="evidence")
@@ -104,6 +137,9 @@ def main() -> int:
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
     ap.add_argument("--static", action="store_true", help="code and description only, no sandbox (seconds)")
     ap.add_argument("--suite", choices=("heldout", "calibration"), default="heldout", help="with --static")
+    ap.add_argument("--benchmark", type=int, metavar="ITEMS", default=0,
+                    help="also run the benchmark stage, on ITEMS items per task of a test split written for each "
+                         "board into a copy of the set (behaviour where the case is scored feeds the evidence)")
     sets = sorted(p.name for p in (ROOT / "calibration").glob("heldout*") if (p / "key.toml").is_file())
     ap.add_argument("--set", dest="heldout_set", choices=sets, default="heldout",
                     help="which held-out set (calibration/<set>, any folder there with a key.toml)")
@@ -121,20 +157,23 @@ def main() -> int:
     boards = {c["code"]: tomllib.loads((SUITE / "blinded" / c["code"] / "meta.toml").read_text())["board"] for c in key}
     cases = [Case(code=c["code"], kind="port", method="heldout", board=boards[c["code"]]) for c in key]
     specs = resolve_panel_specs(SUITE, args.panel)
+    root = SUITE if not args.benchmark else _with_test_splits(SUITE, sorted(set(boards.values())), args.benchmark)
 
     def progress(r) -> None:
         print(f"  {r.code} reviewed in {r.seconds:.0f} s: flags {r.panel_flags}, scores {r.panel_scores}",
               file=sys.stderr, flush=True)
 
-    results = {r.code: r for r in run_suite(SUITE, cases, specs, evidence_to_judges=True,
-                                            make_provider=default_provider, on_case=progress)}
+    results = {r.code: r for r in run_suite(root, cases, specs, evidence_to_judges=True,
+                                            make_provider=default_provider, on_case=progress,
+                                            with_benchmark=bool(args.benchmark))}
     got = {}
     for code, r in results.items():
         counted = next((j for j in r.judges if j.role == "primary"), None)
         near = [f"{b['reference']} {b['jaccard']:.2f}" for b in (r.evidence.behaviour if r.evidence else [])[:1]]
         got[code] = (r.panel_flags, r.panel_scores.get("novelty"),
                      [p.get("arxiv_id") for p in (counted.prior_work if counted else [])[:3]],
-                     r.stage_errors + [f"nearest by behaviour: {n}" for n in near])
+                     r.stage_errors + [f"nearest by behaviour: {n}" for n in near]
+                     + ([f"bank vs scored calls: {r.evidence.divergence}"] if r.evidence and r.evidence.divergence else []))
     return report(key, got, args, t0)
 
 
@@ -171,6 +210,9 @@ def report(key: list[dict], got: dict, args, t0: float) -> int:
           f"{in_range}/{len(rows)} ({in_range / max(1, len(rows)):.0%}); source named in the first three: "
           f"{sum(x['source_named'] for x in sourced)}/{len(sourced)}; {time.perf_counter() - t0:.0f} s, panel "
           f"{'static (code and description only)' if args.static else args.panel}")
+    notes = [f"- {x['code']}: {'; '.join(x['errors'])}" for x in rows if x["errors"]]
+    if notes:
+        print("\n" + "\n".join(notes))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0

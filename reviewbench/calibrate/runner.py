@@ -57,6 +57,7 @@ class EvidenceRecord(BaseModel):
     behaviour: list[dict[str, Any]] = Field(default_factory=list)  # reference, jaccard, rank_corr (top 3)
     prior_art: list[dict[str, Any]] = Field(default_factory=list)  # short_name, title, arxiv (top 3)
     candidate_flags: list[str] = Field(default_factory=list)  # from the audit, evidence and claim-ledger stages
+    divergence: str | None = None  # bank vs scored calls, when the case was measured on a board (``with_benchmark``)
     error: str | None = None
 
 
@@ -80,11 +81,14 @@ def check_keys(specs: list[JudgeSpec], env: dict[str, str]) -> None:
         raise UserError(None, f"this panel needs {', '.join(missing)} in the environment (or run --panel local)")
 
 
-def calibration_stages(show_evidence: bool, make_provider: Callable, with_evidence: bool) -> list[Stage]:
-    """The review's stages for calibration: no benchmark, standing or points (a blinded baseline is on no board)."""
+def calibration_stages(show_evidence: bool, make_provider: Callable, with_evidence: bool,
+                       with_benchmark: bool = False) -> list[Stage]:
+    """The review's stages for calibration: no standing or points (a blinded case is on no board's history), and no
+    benchmark unless asked (``with_benchmark``: the case is measured on its board's test split in the calibration
+    arena, so its behaviour where it is scored feeds the evidence as in a review)."""
     stages: list[Stage] = []
     for s in STAGES:
-        if s.name in ("points", "benchmark", "standing"):
+        if s.name in ("points", "standing") or (s.name == "benchmark" and not with_benchmark):
             continue
         if s.name in ("evidence", "ledger") and not with_evidence:
             continue
@@ -108,7 +112,8 @@ def _evidence_record(ctx: StageContext) -> EvidenceRecord:
                "implements": m.implements} for m in ev.code[:3]],
         behaviour=[m.model_dump() for m in (ev.behaviour.matches if ev.behaviour else [])[:3]],
         prior_art=[{"short_name": h.short_name, "title": h.title, "arxiv": h.arxiv} for h in ev.prior_art.hits[:3]],
-        candidate_flags=flags)
+        candidate_flags=flags,
+        divergence=ev.behaviour.divergence.summary if ev.behaviour and ev.behaviour.divergence else None)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,7 +161,8 @@ def run_case(arena: Arena, case_dir: Path, store: Store, stages: list[Stage], sh
 
 def run_suite(root: Path, cases: list[Case], specs: list[JudgeSpec], *, with_evidence: bool = True,
               evidence_to_judges: bool = False, make_provider: Callable = default_provider,
-              on_case: Callable[[CaseResult], None] | None = None, hooks: Hooks = Hooks()) -> list[CaseResult]:
+              on_case: Callable[[CaseResult], None] | None = None, hooks: Hooks = Hooks(),
+              with_benchmark: bool = False) -> list[CaseResult]:
     base = load_arena(root)
     arena = base.model_copy(update={"config": base.config.model_copy(
         update={"panel": Panel(judges=specs, rubric=base.config.panel.rubric)})})
@@ -166,7 +172,7 @@ def run_suite(root: Path, cases: list[Case], specs: list[JudgeSpec], *, with_evi
             if hooks.case_start:
                 hooks.case_start(n, len(cases), case.code)
             show = evidence_to_judges or case.plant in EVIDENCE_SHOWN
-            stages = calibration_stages(show and with_evidence, make_provider, with_evidence)
+            stages = calibration_stages(show and with_evidence, make_provider, with_evidence, with_benchmark)
             folder = root / "blinded" / case.code
             if not folder.is_dir():
                 raise UserError(folder, "missing: rebuild the suite with `review calibrate build`")
