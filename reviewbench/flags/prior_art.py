@@ -141,16 +141,18 @@ def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], name
 
 
 def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[BehaviourMatch], method_src: str,
-                      rules: EvidenceRules = DEFAULT_RULES) -> list[FlagClaim]:
+                      rules: EvidenceRules = DEFAULT_RULES,
+                      bank: Sequence[BehaviourMatch] = ()) -> list[FlagClaim]:
     """UNDISCLOSED_PRIOR_ART from retrieval by computation: the code computes a published rule, operation for
     operation, and nothing of its own beside it ("same"), and the description does not credit that paper. A proof
     (the operations and their lines are the evidence, whatever the names), unless the arena's behaviour measurement
     of that very paper's baseline *where the method is scored* (the benchmark's calls) says otherwise (the
     candidate keeps few of its tokens: an indication then). Behaviour on the bank alone never weakens it: a method
-    can tell the bank from the inputs it is scored on and behave otherwise there (it is said, not counted)."""
+    can tell the bank from the inputs it is scored on and behave otherwise there (it is said, not counted).
+    ``bank``: the bank's matches when ``behaviour`` is the benchmark's (the family rule asks both)."""
     same = [m for m in computed if m.level == "same" and not m.credited]
     if not same:
-        return _agreeing_family(computed, behaviour, method_src, rules)
+        return _agreeing_family(computed, behaviour, method_src, rules, bank)
     if any(m.level == "same" and m.credited for m in computed if len(m.matched) >= len(same[0].matched)):
         return []
     # the most specific of the rules the code computes exactly names it (rarest operations first: a maximum over
@@ -191,23 +193,40 @@ def _label_of(m: ComputationMatch) -> str:
     return f"baseline:{m.baseline}" if m.baseline else f"priorart:{m.short_name}"
 
 
+def _told_apart(behaviour: Sequence[BehaviourMatch], rules: EvidenceRules) -> BehaviourMatch | None:
+    """The reference a measurement shows the method substantially the same as (``behaviour_related``) and nearer to
+    than to every other reference by ``behaviour_margin``, if one."""
+    near = [b for b in behaviour if not b.reference.startswith("submission:")]
+    if not near:
+        return None
+    top = max(near, key=lambda b: b.jaccard)
+    if top.jaccard < rules.behaviour_related or any(
+            top.jaccard - b.jaccard < rules.behaviour_margin for b in near if b.reference != top.reference):
+        return None
+    return top
+
+
 def _agreeing_family(computed: Sequence[ComputationMatch], behaviour: Sequence[BehaviourMatch], method_src: str,
-                     rules: EvidenceRules) -> list[FlagClaim]:
+                     rules: EvidenceRules, bank: Sequence[BehaviourMatch] = ()) -> list[FlagClaim]:
     """Two independent measurements naming one uncredited paper: the code computes its rule plus something of its own
     ("family"), and the method's behaviour is nearest that paper's reference of all, substantially the same
     (``behaviour_related``) and told apart from every other reference (``behaviour_margin``). What the code adds
     does not move what it keeps away from the rule it builds on, and the description credits neither it nor a paper
     whose rule holds its operations or what it adds (a credited TidalDecode port computes TOVA's selection and keeps
     TOVA's tokens, its layer reuse TidalDecode's own; crediting StreamingLLM for the sinks covers no attention
-    rule). Behaviour on the bank may add this evidence (a method can only lose it by behaving otherwise there)."""
-    near = [b for b in behaviour if not b.reference.startswith("submission:")]
-    if not near:
-        return []
-    top = max(near, key=lambda b: b.jaccard)
-    if top.jaccard < rules.behaviour_related or any(
-            top.jaccard - b.jaccard < rules.behaviour_margin for b in near if b.reference != top.reference):
+    rule). Measured on the scored calls and on the bank (``bank``), both must show it: the code's match is of a family,
+    not of the rule, so the behaviour that decides must not depend on the inputs (on a few scored calls at small
+    budgets attention rules share most of their top tokens, and a variant's margin there may be noise). A method
+    that looks like the rule only where it is scored is reported as a divergence, and flagged by the evasion rule
+    (``flags.evasion``) where it is the same method there (``behaviour_same``)."""
+    top = _told_apart(behaviour, rules)
+    if top is None:
         return []
     label = _base(top.reference, getattr(top, "implements", None))
+    if bank:
+        second = _told_apart(bank, rules)
+        if second is None or _base(second.reference, getattr(second, "implements", None)) != label:
+            return []
     hit = next((m for m in computed if m.level == "family" and _label_of(m) == label), None)
     if hit is None or hit.credited or any(c.credited and (_label_of(c) == label or set(c.matched) >= set(hit.matched)
                                                           or set(hit.extra) & set(c.matched)) for c in computed):

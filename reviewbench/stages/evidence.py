@@ -104,7 +104,8 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
     flags = fabricated_citation_flags(citations) + prior_art_flags(matches, code, credit_names(ctx), desc,
                                                                    b.method.source, class_line, ctx.rubric.evidence,
                                                                    pa.computed)
-    computed = computation_flags(pa.computed, matches, b.method.source, ctx.rubric.evidence)
+    computed = computation_flags(pa.computed, matches, b.method.source, ctx.rubric.evidence,
+                                 behaviour.bank_matches if behaviour is not None and behaviour.source == "benchmark" else ())
     if computed and not any(f.flag == "UNDISCLOSED_PRIOR_ART" and f.strength == "proof" for f in flags):
         flags = [f for f in flags if f.flag != "UNDISCLOSED_PRIOR_ART"] + computed  # the stronger evidence
     flags += misstated_flags(desc, b.method.source, matches, ctx.rubric.evidence)
