@@ -11,6 +11,7 @@ and the closest member is named.
 from __future__ import annotations
 
 import ast
+import hashlib
 from functools import lru_cache
 from pathlib import Path
 
@@ -118,3 +119,11 @@ def label_of(spec: str) -> str:
 
 def all_reference_specs() -> list[str]:
     return [s for specs in reference_families().values() for s in specs]
+
+
+def grid_revision() -> str:
+    """The reference members as a stage-version suffix (``Stage.revision``): a published rule's members are its
+    file's ``Settings:`` line, a docstring, which a stage's source version does not see. The stages that compare
+    with the references (the benchmark, which records their kept sets on the scored calls, and the evidence) carry
+    it, so editing a Settings line reruns them, as editing a reference's code does."""
+    return "grid-" + hashlib.sha256("\n".join(all_reference_specs()).encode()).hexdigest()[:12]

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from harness.fingerprint_grid import grid_revision
 from harness.results import ModelFacts, Row, harness_version
 from harness.split import read_manifest
 from reviewbench.arena import ArenaConfig
@@ -120,4 +121,4 @@ STAGE = Stage(BENCHMARK, "Board benchmark", (BUNDLE,), benchmark_stage, extra_in
               config_inputs=benchmark_config, reads_rubric=False, submission_inputs=benchmark_submission,
               reads_earlier=False,
               code=("reviewbench.benchmark", "reviewbench.bars", "reviewbench.executor", "harness"),
-              waits_on_workers=True)
+              waits_on_workers=True, revision=grid_revision())

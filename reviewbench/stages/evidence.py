@@ -17,6 +17,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from harness.fingerprint_grid import grid_revision
+
 from reviewbench.evidence.behaviour import BehaviourEvidence, behaviour_evidence
 from reviewbench.evidence.citations import CitationCheck, check_citations
 from reviewbench.evidence.priorart_evidence import PriorArtEvidence, prior_art
@@ -148,4 +150,5 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
 STAGE = Stage(EVIDENCE, "Evidence", (BUNDLE, BENCHMARK), evidence_stage, config_inputs=config_tables(),
               code=("reviewbench.evidence.behaviour", "reviewbench.evidence.citations", "reviewbench.evidence.computation",
                     "reviewbench.evidence.priorart_evidence", "reviewbench.evidence.similarity", "reviewbench.flags",
-                    "reviewbench.priorart", "reviewbench.judges.websearch", "reviewbench/data/*.json", "harness"))
+                    "reviewbench.priorart", "reviewbench.judges.websearch", "reviewbench/data/*.json", "harness"),
+              revision=grid_revision())
