@@ -155,7 +155,8 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
     "CORM": (["attention", "window_queries", "attention_threshold"], ["max_attention", "decode", "all_queries"],
              "a key stays while some recent query's attention to it exceeds a fraction of the average (1/t): "
              "recent-query attention against a bar, no fixed budget"),
-    "FINCH": (["attention", "question_queries"], ["window_queries", "head_average", "count_normalised", "block_scores"],
+    "FINCH": (["attention", "question_queries"],
+              ["window_queries", "head_average", "count_normalised", "block_scores", "chunked_refill"],
               "attention of the prompt's question tokens summed per key (normalised by how many queries see it), "
               "averaged over the group; top positions kept chunk by chunk, keys re-rotated"),
     "CAOTE": (["attention", "attention_output"],
@@ -167,7 +168,7 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                "projection), normalised within local windows; sinks kept"),
     "Compactor": (["leverage", "attention"],
                   ["random", "all_queries", "window_queries", "head_average", "pooling", "mean_key", "block_scores",
-                   "key_norm"],
+                   "key_norm", "pre_rope"],
                   "statistical leverage of the centred keys (Gaussian sketch, Cholesky or QR) blended with "
                   "non-causal chunked attention; sinks and recent tokens kept"),
     "CapKV": (["leverage", "exp_logit|attention"], ["query_statistics", "key_similarity", "value_norm"],
@@ -245,7 +246,7 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                "relevance is the query against its representative keys; top blocks plus sinks and a local window"),
     "ShadowKV": (["block_keys"],
                  ["attention", "last_query", "window_queries", "decode", "block_scores", "key_similarity", "sinks",
-                  "recent", "leverage", "low_rank_scores"],
+                  "recent", "leverage", "low_rank_scores", "pre_rope"],
                  "chunk landmarks (the mean pre-RoPE key of each chunk); the query against the landmarks picks the "
                  "top chunks; chunks whose keys stray from their landmark kept as outliers"),
     "XAttention": (["antidiagonal"],
@@ -427,6 +428,64 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                   "all_queries", "head_average", "max_attention", "pooling", "decode"],
                  "a low-bit (e.g. 2-bit, per-channel min-max) copy of the keys; the query's attention over that copy "
                  "picks the top keys, fetched (kept) at full precision"),
+    # Storage and architecture entries whose distinctive mechanism agents turn into a token score (heldout7: KVQuant,
+    # GEAR, PolarQuant, Palu, MiniCache, CHAI, InfiniPot, KVCompose ported that way went unnamed, the index saying "no
+    # selection rule"). Each rule is the operations a faithful port must compute to carry the paper's mechanism into
+    # a score (the low-bit copy scored by the queries, the heads clustered, the other layer compared...); which
+    # queries score and how they are aggregated stays the porter's choice (optional), as for QJL and SpeCache above.
+    # Written from the papers' algorithms, never from a submission.
+    "KVQuant": (["quantised_scores", "pre_rope"],
+                ["quantised", "minmax_norm", "key_envelope", "attention", "last_query", "window_queries",
+                 "question_queries", "all_queries", "head_average", "max_attention", "pooling", "decode"],
+                "the keys rotated back to their pre-RoPE form and quantised per channel (non-uniform levels, the rare "
+                "outlier entries kept exact), rotated forward again; the queries' attention over that low-bit copy "
+                "ranks the tokens"),
+    "GEAR": (["quantised_scores", "residual_low_rank"],
+             ["quantised", "leverage", "low_rank_scores", "minmax_norm", "key_envelope", "attention", "last_query",
+              "window_queries", "question_queries", "all_queries", "head_average", "max_attention", "pooling",
+              "decode"],
+             "a low-bit copy of the keys plus a low-rank (SVD) approximation of the quantisation residual (and the "
+             "sparse outliers exact); the queries' attention over that reconstruction ranks the tokens"),
+    "PolarQuant": (["quantised_scores", "polar"],
+                   ["rotation", "random", "quantised", "key_norm", "attention", "last_query", "window_queries",
+                    "question_queries", "all_queries", "head_average", "max_attention", "pooling", "decode"],
+                   "the keys randomly rotated (preconditioned), turned into polar coordinates (angles of coordinate "
+                   "pairs, recursively, plus radii) and the angles quantised; the queries' attention over the decoded "
+                   "copy ranks the tokens"),
+    "TurboQuant": (["quantised_scores", "rotation"],
+                   ["random", "sign_sketch", "hashing", "quantised", "key_norm", "minmax_norm", "key_envelope",
+                    "attention", "last_query", "window_queries", "question_queries", "all_queries", "head_average",
+                    "max_attention", "pooling", "decode"],
+                   "the keys randomly rotated, each coordinate scalar-quantised (optionally a 1-bit QJL sketch of the "
+                   "residual); the queries' attention over the decoded copy ranks the tokens"),
+    "Palu": (["attention|low_rank_scores", "grouped_head_basis"],
+             ["low_rank_scores", "leverage", "query_svd", "mean_key", "last_query", "window_queries",
+              "question_queries", "all_queries", "head_average", "max_attention", "pooling", "decode"],
+             "one low-rank basis for a group of heads (their keys side by side along the channels: the grouped-head "
+             "decomposition); the keys reconstructed from the shared latents (or the queries and keys projected "
+             "on it) score the tokens"),
+    "MiniCache": (["layer_similarity"],
+                  ["merge", "key_norm", "value_norm", "key_similarity", "sinks", "recent", "decode"],
+                  "each token's key (value) direction compared with the adjacent layer's (the angle SLERP "
+                  "interpolates over, magnitudes kept apart); tokens whose direction changes most are retained, "
+                  "the others merged or dropped"),
+    "CHAI": (["attention", "head_clustering"],
+             ["window_queries", "last_query", "question_queries", "all_queries", "head_average", "pooling",
+              "max_attention", "random", "accumulate"],
+             "the heads' attention patterns compared (correlation, cosine, k-means) and the heads clustered; one "
+             "attention per cluster (its heads' scores shared) ranks the tokens of every head in it"),
+    "InfiniPot": (["attention", "chunked_refill"],
+                  ["window_queries", "question_queries", "last_query", "pooling", "head_average", "max_attention",
+                   "entropy", "key_similarity", "mean_key", "block_scores", "count_normalised", "sinks", "recent"],
+                  "the context streamed into a fixed-size pot chunk by chunk; each time it fills, the catalyst "
+                  "queries' attention (with a novelty term) distils it back to its size, so every chunk competes "
+                  "with what the earlier chunks left"),
+    "KVCompose": (["attention", "rank_aligned"],
+                  ["value_norm", "question_queries", "window_queries", "last_query", "all_queries", "pooling",
+                   "head_average", "max_attention", "layer_budget", "head_budget"],
+                  "each head's token scores sorted; composite token i gathers every head's i-th best and is scored "
+                  "by their aggregate across heads; the top composites (a budget shared by layers) kept, each head "
+                  "keeping its own tokens"),
 }
 
 # The entries left without a rule, each with why: no token-selection rule of its own (storage, training,
@@ -439,10 +498,6 @@ NO_RULE: dict[str, str] = {
                              "board, not the method, decides the protocol",
     "LESS": "its selection is the sparse policy it is paired with (H2O, Lambda-shape); the trained low-rank state "
             "that absorbs evicted pairs is training, no selection rule",
-    "InfiniPot": "its novelty score needs the model's next-token predictions, which the layer view does not give; "
-                 "the catalyst-prompt attention alone is FINCH's question attention",
-    "KVCompose": "per-head attention selection aligned into composite tokens: the interface's equal-length layout, no "
-                 "scoring rule beyond per-head attention",
     "LookaheadKV": "learned lookahead queries scoring the keys: in operations Q-Filters' fitted vectors (a separate "
                    "rule would outrank it on every fitted-filter port)",
     "RestoreKV": "learned restore tokens filling the budget after KVzip-style pruning: KVzip's rule plus training",
@@ -451,34 +506,27 @@ NO_RULE: dict[str, str] = {
     "DynamicKV": "per-layer budgets redistributed from every layer's attention at once (one layer view shows one "
                  "layer); the scoring inside is SnapKV's",
     "Retrieval Head": "an analysis: its retrieval-head set is the gate DuoAttention and RazorAttention state",
-    "MiniCache": "merges adjacent layers' caches (SLERP): needs another layer's keys and values",
     "LoCoCo": "a trained 1-D convolution fuses tokens into a fixed memory: training, no selection rule",
-    "CHAI": "clusters heads by their attention patterns and shares one attention per cluster: a head layout, the "
-            "token selection inside is ordinary attention",
-    "KVSharer": "shares whole caches between layers chosen by calibration: no token selection",
+    "KVSharer": "shares whole caches between layers chosen by calibration: no token selection (a token score from "
+                "two layers' similarity is MiniCache's rule)",
     "DMC": "a retrofitted model decides per step to append or merge: training, no selection rule",
     "KIVI": "stores every token (keys per channel, values per token, 2 bits; the newest in full precision): no "
             "token is selected; a port scoring with a low-bit copy is SpeCache's rule",
-    "KVQuant": "stores every token at lower precision: quantisation, no selection",
-    "GEAR": "stores every token (low-bit plus low-rank residual plus sparse outliers): no selection",
     "MiKV": "keeps the evicted tokens at low precision beside H2O's heavy hitters: under a token budget its "
             "selection is H2O's rule",
-    "PolarQuant": "stores every token (polar-coordinate quantisation): no selection",
-    "TurboQuant": "stores every token (rotated scalar quantisers, QJL on the residual): no selection; a sketch "
-                  "estimate ranking tokens is QJL's rule",
-    "CommVQ": "stores every token (RoPE-commutative vector quantisation): no selection",
+    "CommVQ": "stores every token (RoPE-commutative vector quantisation); a port scoring with codebook-quantised "
+              "keys is PQCache's rule (keys clustered, the query against the codebooks)",
     "KVTuner": "an offline search of per-layer bit-widths: no token selection",
     "PM-KVQ": "bit-widths lowered as the reasoning cache grows: no token selection",
     "KVTC": "transform coding of stored caches (PCA, bit allocation, entropy coding): no token selection",
-    "Palu": "low-rank latents from the projection weights' SVD (weights the layer view does not give): storage, no "
-            "selection",
     "xKV": "a joint SVD across layers: storage, and another layer's keys",
     "LoRC": "low-rank approximation of the projection weights: storage, no selection",
     "MatryoshkaKV": "trained orthogonal projections of nested rank: storage and training, no selection",
     "RetrievalAttention": "an ANN index over the keys returning the current query's top-k attention: in operations "
                           "top-k attention of the current query, which SAGE-KV and TOVA state",
-    "NSA": "trained compressed, selected and sliding branches: an architecture; its selection is block attention "
-           "(ChunkKV's, SeerAttention's operations)",
+    "NSA": "trained compressed, selected and sliding branches: an architecture; a port's selection (the query "
+           "against block summaries, the top blocks, a sliding window) is ShadowKV's and InfLLM's block-key rule in "
+           "the same operations, which name it (a rule of its own would also name their credited ports)",
     "ThinKV": "thought types classified on decoded text segments set bit-widths; whole-segment eviction needs the "
               "segment boundaries of the text, which the layer view does not give",
     "Marconi": "prefix-cache admission for hybrid models: serving, no token selection",

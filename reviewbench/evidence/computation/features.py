@@ -294,6 +294,7 @@ def _features_of(tree: ast.Module) -> tuple[dict[str, int], set[tuple[int, int, 
             if hook == "layer_budgets":
                 _pyramid(fn, found, defs)
     flow.finish()
+    _read_kept_layers(tree, defs, flow, found)
     if flow.layer_test and flow.kept_rank and _reads_kept(defs, flow.kept_rank):
         found.setdefault("layer_reuse", 0)
     if "all_queries" in found and "attention" in found and "query_statistics" not in found:
@@ -309,6 +310,30 @@ def _features_of(tree: ast.Module) -> tuple[dict[str, int], set[tuple[int, int, 
                 found.setdefault("query_statistics", 0)
                 break
     return dict(found), set(flow.tie_nodes)
+
+
+def _read_kept_layers(tree: ast.Module, defs: Defs, flow: FeatureTagger, found: dict[str, int]) -> None:
+    """Keys or values a hook keeps on the module (``self.below = keys``) are what its next call, for the next layer,
+    reads back: a read placed before the store in the code (``prev = self.below; self.below = k``) reads the other
+    layer's keys. The selection hooks are run once more with those attributes holding what was stored, and only what
+    compares this layer with the kept one (``layer_similarity``) is taken from that run."""
+    kept = {k: v for k, v in flow.tags.items() if k.startswith("self.") and "LK" in v}
+    if not kept or "layer_similarity" in found:
+        return
+    again = FeatureTagger(defs, self_attr_reads(tree))
+    again.tags = {**flow.tags, **kept}
+    again.constants = flow.constants
+    for hook in ("select", "on_decode"):
+        for fn in defs.by_name.get(hook, []):
+            for a in fn.args.args:
+                if a.arg != "self":
+                    again.tags[a.arg] = {"VIEW"}
+            again.run_def(fn)
+    if "layer_similarity" in again.found:
+        line = again.found["layer_similarity"]
+        found.setdefault("layer_similarity", line)
+        if found.get("key_similarity") == line and again.found.get("key_similarity") != line:
+            del found["key_similarity"]  # the keys compared there were the other layer's, not this layer's own
 
 
 def _constants(tree: ast.Module, attrs: dict[str, ast.expr]) -> dict[str, float]:

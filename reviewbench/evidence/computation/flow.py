@@ -4,12 +4,14 @@ computed from, and the features the operations on them show."""
 from __future__ import annotations
 
 import ast
+import re
+from typing import Any
 
 from reviewbench.evidence.computation.syntax import (Defs, callable_alias, callee, dead_statements, fitted_literal,
                                                      flattens, is_true, kwarg, negative, self_attr, subtracts)
-from reviewbench.evidence.computation.vocabulary import (API_CALLS, API_SOURCES, CANON, CLUSTERING, FACTORISATIONS,
-                                                         INLINE_DEPTH,
-                                                         INTEGER_DTYPES, INVERSES, LEARNED_CALLS, QUANTISING_CALLS,
+from reviewbench.evidence.computation.vocabulary import (ANGLE_CALLS, API_CALLS, API_SOURCES, CANON, CLUSTERING,
+                                                         FACTORISATIONS, INLINE_DEPTH, INTEGER_CASTS, INTEGER_DTYPES,
+                                                         INVERSES, LEARNED_CALLS, ORTHOGONAL_CALLS, QUANTISING_CALLS,
                                                          SIGN_CALLS, SIZES)
 
 # What a value per token is made of (keys, values, queries, attention, positions): a fitted number with none of
@@ -111,6 +113,65 @@ def _broadcast(e: ast.expr) -> bool:
     return False
 
 
+def _rope_undone(node: ast.BinOp) -> bool:
+    """``x * cos - rotate_half(x) * sin``: the rotary embedding applied backwards (the rotation by minus the angle)."""
+    if not isinstance(node.op, ast.Sub):
+        return False
+    sides = [node.left, node.right]
+    return all(isinstance(x, ast.BinOp) and isinstance(x.op, ast.Mult) for x in sides) and any(
+        isinstance(c, ast.Call) and callee(c.func)[0] == "rotate_half" for c in ast.walk(node.right))
+
+
+def _token_axis(dim: ast.expr | None) -> bool:
+    """``dim=-2`` or ``dim=1``: the tokens (or queries) of a view's (heads, tokens, channels) tensor, so a reduction
+    over it leaves one value per channel."""
+    if isinstance(dim, ast.UnaryOp) and isinstance(dim.op, ast.USub) and isinstance(dim.operand, ast.Constant):
+        return dim.operand.value == 2
+    return isinstance(dim, ast.Constant) and dim.value == 1 and not isinstance(dim.value, bool)
+
+
+def _heads_to_middle(call: ast.Call, name: str | None) -> bool:
+    """``x.transpose(0, 1)``, ``x.permute(1, 0, 2)``, ``x.movedim(0, 1)``, ``x.swapaxes(0, 1)``: the heads' axis moved
+    behind the tokens' (so that a reshape merges the heads with the channels)."""
+    vals = [a.value if isinstance(a, ast.Constant) else None for a in call.args]
+    if len(vals) == 1 and isinstance(call.args[0], (ast.Tuple, ast.List)):
+        vals = [e.value if isinstance(e, ast.Constant) else None for e in call.args[0].elts]
+    if name in ("transpose", "swapaxes", "swapdims", "movedim", "moveaxis"):
+        return sorted(v for v in vals[-2:] if isinstance(v, int)) == [0, 1]
+    return name == "permute" and len(vals) >= 2 and vals[0] == 1 and vals[1] == 0
+
+
+def _merges_heads_into_channels(pattern: ast.expr | None) -> bool:
+    """An einops pattern whose output groups the first input axis (the heads) with the last (the channels):
+    ``"h t d -> t (h d)"``."""
+    if not (isinstance(pattern, ast.Constant) and isinstance(pattern.value, str) and "->" in pattern.value):
+        return False
+    src, out = pattern.value.split("->", 1)
+    axes = src.replace("(", " ").replace(")", " ").split()
+    if len(axes) < 2:
+        return False
+    return any(axes[0] in g.split() and axes[-1] in g.split() for g in re.findall(r"\(([^)]*)\)", out))
+
+
+def _negated_positions(args: list[ast.expr], tags: list[set[str]]) -> bool:
+    """An argument that is positions negated (``-pos``, ``pos * -1``, ``-pos if undo else pos``): a rotation undone."""
+    for a, t in zip(args, tags):
+        if "P" not in t:
+            continue
+        for n in ast.walk(a):
+            if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub) and not isinstance(n.operand, ast.Constant):
+                return True
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and any(
+                    negative(x) or isinstance(x, ast.Constant) and isinstance(x.value, (int, float)) and x.value < 0
+                    for x in (n.left, n.right)):
+                return True
+    return False
+
+
+def _one_side(lt: set[str], rt: set[str], tag: str) -> bool:
+    return (tag in lt) != (tag in rt)
+
+
 def _ahead(node: ast.expr) -> bool:
     """An offset that moves positions forward: a positive constant, or a size or attribute (a window length)."""
     if isinstance(node, ast.Constant):
@@ -146,6 +207,12 @@ class FeatureTagger(ast.NodeVisitor):
         self.loop_vars: set[str] = set()  # the variables of the loops being run
         self.pending_exp: dict[int, int] = {}
         self.pending_cumsum: dict[int, int] = {}  # running sums of attention not (yet) seen differenced  # exp of query-key logits not (yet) seen divided by its own sum
+        # the loops being run, innermost last: whether they walk blocks of tokens, the names a ranking selected
+        # from inside them and the names concatenated inside them (``_loop_end``: a kept set refilled per chunk)
+        self.frames: list[dict[str, Any]] = []
+        self.pending_random: dict[int, int] = {}  # draws of no data not (yet) seen turned into a fixed rotation
+        # an arithmetic node's operands' tags, for ``_binop_storage``
+        self._sides: dict[int, tuple[set[str], set[str]]] = {}
 
     def finish(self) -> None:
         """Features decided only once every hook has run: an exponential of the logits never normalised."""
@@ -153,6 +220,8 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("exp_logit", line)
         for line in sorted(self.pending_cumsum):
             self.add("accumulate", line)
+        for line in sorted(self.pending_random):
+            self.add("random", line)
 
     def add(self, key: str, line: int) -> None:
         self.found.setdefault(key, line)
@@ -205,72 +274,24 @@ class FeatureTagger(ast.NodeVisitor):
             t = self.tag(node.value)
             self._slice_features(node, t)
             st = self.tag(node.slice)
+            if "LK" in t and self_attr(node.value) and any(
+                    isinstance(x, ast.Attribute) and x.attr == "layer" and "VIEW" in self.tag(x.value)
+                    for x in [node.slice]):
+                t = t - {"LK"}  # self.kept[view.layer]: this layer's own keys from an earlier call, no other layer's
+            if "QZI" in st and (t | st) & {"K", "V"} and not (t | st) & {"A", "Q"}:
+                self.add("quantised", node.lineno)  # levels[nearest]: each entry replaced by its nearest level
+                self._quantised_in(t | st, node.lineno)
+                return (t | st | {"QZ"}) - {"QZI"}
+            if "R" in st and t & (DATA_TAGS | {"I", "P"}):
+                t = t | {"SEL"}  # entries picked by a ranking
             return t | self._subscript_tags(node, t, st)
         if isinstance(node, ast.BinOp):
-            tie = self._tie_break(node)
-            if tie is not None:
-                return tie
-            divisor_norm = isinstance(node.op, ast.Div) and any(
-                isinstance(c, ast.Call) and CANON.get(callee(c.func)[0] or "") == "norm" for c in ast.walk(node.right))
-            # x / sqrt(sum x^2), x * rsqrt(sum x^2): a unit vector written out (a root of data, not of a size)
-            root_side = node.right if isinstance(node.op, ast.Div) and _root(node.right) else (
-                node.right if isinstance(node.op, ast.Mult) and _root(node.right, inverse=True) else
-                node.left if isinstance(node.op, ast.Mult) and _root(node.left, inverse=True) else None)
-            self.normalising += root_side is node.left
-            lt = self.tag(node.left)
-            self.normalising -= root_side is node.left
-            self.normalising += divisor_norm or root_side is node.right  # x / x.norm(): a unit vector, not a norm score
-            rt = self.tag(node.right)
-            self.normalising -= divisor_norm or root_side is node.right
-            if divisor_norm:
-                return lt | {"N"}
-            if root_side is not None and (rt if root_side is node.right else lt) & {"K", "V", "Q"}:
-                return (lt if root_side is node.right else rt) | {"N"}
-            if isinstance(node.op, ast.Mult) and _same(node.left, node.right) and not subtracts(node.left) and \
-                    not self._centred(node.left):  # c * c with c = k - mean: a spread
-                return lt | {"SQ"}  # x * x: squared entries, summed a norm written by hand
-            lt = set(lt)
-            binop = self._binop_blocks(node, lt, rt)
-            if binop is not None:
-                return binop
-            if isinstance(node.op, ast.Mult):
-                for a, b in ((lt, rt), (rt, lt)):
-                    if "A" in a and "PAIR" in b and not b & DATA_TAGS:
-                        return set(a)  # attention times a visibility (causal) mask: still that attention, masked
-            if isinstance(node.op, ast.MatMult):
-                self._matmul(lt, rt, node.lineno)
-                lt |= self._pair(lt, rt, node.lineno)
-            if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and node.right.value == 2 \
-                    and not subtracts(node.left) and not self._centred(node.left):
-                return lt | {"SQ"}  # squared entries, summed: a norm written by hand ((x - mean) ** 2: a variance)
-            if isinstance(node.op, ast.Mult) and "S" in (lt | rt) and (
-                    self._literal(node.left) is not None or self._literal(node.right) is not None) and not any(
-                    isinstance(x, ast.Call) and callee(x.func)[0] in ("float", "int", "item")
-                    for x in (node.left, node.right)):
-                self.add("decay", node.lineno)  # the state scaled; a scalar taken out of it (float(s[h])) is not
-            if isinstance(node.op, (ast.Mult, ast.Sub, ast.Add)) and "L" in (lt | rt) and self.current == "layer_budgets":
-                self.add("pyramid", node.lineno)
-            if isinstance(node.op, ast.Add) and ("P" in lt and "P" not in rt and _ahead(node.right) or
-                                                 "P" in rt and "P" not in lt and _ahead(node.left)):
-                return lt | rt | {"FP"}  # positions moved forward: where decoding will be
-            if isinstance(node.op, ast.Sub) and "P" in lt and "S" in rt and "S" not in lt:
-                return lt | rt | {"EL"}  # a step minus a remembered step: the time elapsed since it
-            if isinstance(node.op, ast.Sub) and "X" in lt and "X" in rt:
-                return lt | rt | {"XR"}  # max - min of keys or values: their range
-            if isinstance(node.op, ast.Div) and "XR" in rt and (lt | rt) & {"K", "V"} and "A" not in lt | rt:
-                self.add("minmax_norm", node.lineno)  # (x - min) / (max - min): min-max normalised keys or values
-            if isinstance(node.op, ast.Mult) and "K" in lt and "K" in rt and "N" in lt | rt and not (lt | rt) & {"Q", "A"}:
-                return lt | rt | {"KK"}  # unit keys times unit keys: a cosine similarity once summed over channels
-            envelope = "X" in lt | rt and "QZ" not in lt | rt  # a channel's min or max, not a dequantised copy
-            if isinstance(node.op, ast.Mult) and not ((lt | rt) & {"A", "W"} or envelope) and (
-                    "Q" in lt and "K" not in lt and "K" in rt and "Q" not in rt or
-                    "Q" in rt and "K" not in rt and "K" in lt and "Q" not in lt):
-                return lt | rt | {"QKE"}  # queries times keys entry by entry: q.k once summed over the channels
-                # (times a key envelope, a channel's min or max: a bound, Quest's, not q.k)
-            if isinstance(node.op, ast.Mult) and ("W" in lt and "K" in rt and "W" not in rt or
-                                                  "W" in rt and "K" in lt and "W" not in lt):
-                return lt | rt | {"WK"}  # keys times fitted numbers: a projection once summed over channels
-            return lt | rt
+            tagged = self._tag_binop(node)
+            operands = self._sides.pop(id(node), None)
+            if operands is None:
+                return tagged
+            gained = self._binop_storage(node, operands[0], operands[1], tagged)
+            return (tagged - {"A"}) | gained if "HSIM" in gained else tagged | gained
         if isinstance(node, ast.UnaryOp):
             return self.tag(node.operand)
         if isinstance(node, ast.Compare):
@@ -357,6 +378,122 @@ class FeatureTagger(ast.NodeVisitor):
             if isinstance(child, ast.expr):
                 out |= self.tag(child)
         return out
+
+    def _tag_binop(self, node: ast.BinOp) -> set[str]:
+        """The tags of an arithmetic expression, and the features its operation shows."""
+        tie = self._tie_break(node)
+        if tie is not None:
+            return tie
+        divisor_norm = isinstance(node.op, ast.Div) and any(
+            isinstance(c, ast.Call) and CANON.get(callee(c.func)[0] or "") == "norm" for c in ast.walk(node.right))
+        # x / sqrt(sum x^2), x * rsqrt(sum x^2): a unit vector written out (a root of data, not of a size)
+        root_side = node.right if isinstance(node.op, ast.Div) and _root(node.right) else (
+            node.right if isinstance(node.op, ast.Mult) and _root(node.right, inverse=True) else
+            node.left if isinstance(node.op, ast.Mult) and _root(node.left, inverse=True) else None)
+        self.normalising += root_side is node.left
+        lt = self.tag(node.left)
+        self.normalising -= root_side is node.left
+        self.normalising += divisor_norm or root_side is node.right  # x / x.norm(): a unit vector, not a norm score
+        rt = self.tag(node.right)
+        self.normalising -= divisor_norm or root_side is node.right
+        self._sides[id(node)] = (set(lt), set(rt))
+        if divisor_norm:
+            return lt | {"N"}
+        if root_side is not None and (rt if root_side is node.right else lt) & {"K", "V", "Q"}:
+            return (lt if root_side is node.right else rt) | {"N"}
+        if isinstance(node.op, ast.Mult) and _same(node.left, node.right) and not subtracts(node.left) and \
+                not self._centred(node.left):  # c * c with c = k - mean: a spread
+            return lt | {"SQ"}  # x * x: squared entries, summed a norm written by hand
+        lt = set(lt)
+        binop = self._binop_blocks(node, lt, rt)
+        if binop is not None:
+            return binop
+        if isinstance(node.op, ast.Mult):
+            for a, b in ((lt, rt), (rt, lt)):
+                if "A" in a and "PAIR" in b and not b & DATA_TAGS:
+                    return set(a)  # attention times a visibility (causal) mask: still that attention, masked
+        if isinstance(node.op, ast.MatMult):
+            self._matmul(lt, rt, node.lineno)
+            lt |= self._pair(lt, rt, node.lineno)
+        if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and node.right.value == 2 \
+                and not subtracts(node.left) and not self._centred(node.left):
+            return lt | {"SQ"}  # squared entries, summed: a norm written by hand ((x - mean) ** 2: a variance)
+        if isinstance(node.op, ast.Mult) and "S" in (lt | rt) and (
+                self._literal(node.left) is not None or self._literal(node.right) is not None) and not any(
+                isinstance(x, ast.Call) and callee(x.func)[0] in ("float", "int", "item")
+                for x in (node.left, node.right)):
+            self.add("decay", node.lineno)  # the state scaled; a scalar taken out of it (float(s[h])) is not
+        if isinstance(node.op, (ast.Mult, ast.Sub, ast.Add)) and "L" in (lt | rt) and self.current == "layer_budgets":
+            self.add("pyramid", node.lineno)
+        if isinstance(node.op, ast.Add) and ("P" in lt and "P" not in rt and _ahead(node.right) or
+                                             "P" in rt and "P" not in lt and _ahead(node.left)):
+            return lt | rt | {"FP"}  # positions moved forward: where decoding will be
+        if isinstance(node.op, ast.Sub) and "P" in lt and "S" in rt and "S" not in lt:
+            return lt | rt | {"EL"}  # a step minus a remembered step: the time elapsed since it
+        if isinstance(node.op, ast.Sub) and "X" in lt and "X" in rt:
+            return lt | rt | {"XR"}  # max - min of keys or values: their range
+        if isinstance(node.op, ast.Div) and "XR" in rt and (lt | rt) & {"K", "V"} and "A" not in lt | rt:
+            self.add("minmax_norm", node.lineno)  # (x - min) / (max - min): min-max normalised keys or values
+        if isinstance(node.op, ast.Mult) and "K" in lt and "K" in rt and "N" in lt | rt and not (lt | rt) & {"Q", "A"}:
+            return lt | rt | {"KK"}  # unit keys times unit keys: a cosine similarity once summed over channels
+        envelope = "X" in lt | rt and "QZ" not in lt | rt  # a channel's min or max, not a dequantised copy
+        if isinstance(node.op, ast.Mult) and not ((lt | rt) & {"A", "W"} or envelope) and (
+                "Q" in lt and "K" not in lt and "K" in rt and "Q" not in rt or
+                "Q" in rt and "K" not in rt and "K" in lt and "Q" not in lt):
+            return lt | rt | {"QKE"}  # queries times keys entry by entry: q.k once summed over the channels
+            # (times a key envelope, a channel's min or max: a bound, Quest's, not q.k)
+        if isinstance(node.op, ast.Mult) and ("W" in lt and "K" in rt and "W" not in rt or
+                                              "W" in rt and "K" in lt and "W" not in lt):
+            return lt | rt | {"WK"}  # keys times fitted numbers: a projection once summed over channels
+        return lt | rt
+
+    def _binop_storage(self, node: ast.BinOp, lt: set[str], rt: set[str], out: set[str]) -> set[str]:
+        """Tags (and features) of the storage and architecture mechanisms written with arithmetic: keys or queries
+        times a fixed random or orthogonal matrix (a rotation), keys minus their low-bit copy (the quantisation
+        residual), the rotary embedding undone by hand, channels masked by a channel selection, this layer's unit keys
+        or values against another layer's kept ones, unit attention rows against unit attention rows."""
+        line = node.lineno
+        both = lt | rt
+        more: set[str] = set()
+        if isinstance(node.op, ast.MatMult):
+            more |= self._rotated([lt, rt])
+            if "A" in lt and "A" in rt and "N" in lt and "N" in rt:
+                self.add("head_clustering", line)  # unit attention rows against unit attention rows: their cosines
+                more.add("HSIM")
+        if isinstance(node.op, ast.Sub):
+            if _one_side(lt, rt, "QZ") and lt & {"K", "V"} and rt & {"K", "V"} and not both & {"A", "Q"}:
+                more.add("QRES")  # x - dequantised(x): the quantisation residual
+            if _rope_undone(node) and both & {"K"}:
+                self.add("pre_rope", line)  # x * cos - rotate_half(x) * sin: the rotary embedding undone
+        if isinstance(node.op, ast.Mult):
+            for a, b in ((lt, rt), (rt, lt)):
+                if "CHI" in a and b & {"Q", "K"}:
+                    more.add("CH")  # queries or keys times a mask of selected channels
+            if _one_side(lt, rt, "LK") and ("N" in both or "KK" in out) and (
+                    "K" in lt and "K" in rt or "V" in lt and "V" in rt) and not both & {"A", "Q"}:
+                more.add("KKL")  # unit keys (values) times another layer's unit keys: a cosine once summed
+        return more
+
+    def _boolean(self, receiver: ast.expr | None, node: ast.Call) -> bool:
+        """A cast of a comparison (``(x @ planes > 0).long()``): hash bits packed as integers, no rounding of values."""
+        x = self._operand(receiver, list(node.args))
+        x = self._resolved(x) if x is not None else None
+        return isinstance(x, ast.Compare) or isinstance(x, ast.Call) and callee(x.func)[0] in SIGN_CALLS
+
+    def _quantised_in(self, t: set[str], line: int) -> None:
+        """What the values just quantised went through: a random rotation first (``rotation``), a polar transform
+        (their angles quantised: ``polar``)."""
+        if "RP" in t:
+            self.add("rotation", line)
+        if "PA" in t:
+            self.add("polar", line)
+
+    def _rotated(self, operands: list[set[str]]) -> set[str]:
+        """Keys, values or queries times a matrix built without data from random draws or an orthogonal construction
+        (``RP``: a random rotation or projection)."""
+        fixed = any(o & {"RND", "ORTH"} and not o & DATA_TAGS for o in operands)
+        data = any(o & {"K", "V", "Q"} for o in operands)
+        return {"RP"} if fixed and data else set()
 
     # --- a tie-break --------------------------------------------------------------------------------
     def _literal(self, e: ast.expr) -> float | None:
@@ -555,9 +692,12 @@ class FeatureTagger(ast.NodeVisitor):
             if not mt & (PER_TOKEN | {"S"}):
                 continue
             before = dict(self.found)
+            pending = set(self.pending_random)
             self.tag(small)
             for k in [k for k in self.found if k not in before]:
                 self.tie_breaks.setdefault(k, self.found.pop(k))
+            for line in [x for x in self.pending_random if x not in pending]:
+                self.tie_breaks.setdefault("random", self.pending_random.pop(line))
             self.tie_nodes.add((node.lineno, node.col_offset, node.end_lineno, node.end_col_offset,
                                 main is node.left))
             return mt
@@ -753,6 +893,13 @@ class FeatureTagger(ast.NodeVisitor):
 
     def _einsum(self, operands: list[set[str]], line: int) -> None:
         """``einsum`` over several operands: keys against keys, queries against keys, queries against queries."""
+        if len(operands) == 2 and _one_side(operands[0], operands[1], "LK") and not any(
+                o & {"A", "Q"} for o in operands) and any("N" in o for o in operands) and (
+                all("K" in o for o in operands) or all("V" in o for o in operands)):
+            self.add("layer_similarity", line)  # this layer's unit keys against another layer's kept ones
+            return
+        if len(operands) == 2 and all("A" in o and "N" in o for o in operands):
+            self.add("head_clustering", line)  # unit attention patterns against each other
         if sum("K" in o for o in operands) >= 2 and not any("Q" in o for o in operands) and \
                 not any("S" in o for o in operands):
             if any("KM" in o for o in operands):
@@ -777,10 +924,15 @@ class FeatureTagger(ast.NodeVisitor):
     def _matmul(self, lt: set[str], rt: set[str], line: int) -> None:
         both = lt | rt
         self._estimators(lt, rt, line)
-        if "A" in lt and "A" in rt:
+        if "A" in lt and "A" in rt and "N" in lt and "N" in rt:
+            self.add("head_clustering", line)  # unit attention patterns against each other: their cosines
+        elif "A" in lt and "A" in rt:
             self.add("attention_propagation", line)  # attention composed with attention: a walk on the token graph
         if "Q" in lt and "K" in rt or "K" in lt and "Q" in rt:
             self.add("attention", line)
+        elif _one_side(lt, rt, "LK") and ("K" in lt and "K" in rt or "V" in lt and "V" in rt) and "N" in both and \
+                "A" not in both:
+            self.add("layer_similarity", line)  # unit keys (values) against another layer's kept unit keys
         elif "K" in lt and "K" in rt and "Q" not in both:
             if "KM" in both:
                 self.add("mean_key", line)  # keys against the mean key (KeyDiff)
@@ -808,6 +960,17 @@ class FeatureTagger(ast.NodeVisitor):
             return set(self.tags.get(f"self.{attr}", set())) | {f"@{attr}"} | set().union(*arg_tags[2:])
         if name in self.aliases:
             name = self.aliases[name]
+        if name in ("append", "extend", "insert", "appendleft") and isinstance(receiver, ast.Name) and \
+                receiver.id not in self.defs.modules and all_args:
+            # parts.append(x): the list now also carries x (a per-head or per-level list stacked later)
+            self.tags[receiver.id] = self.tags.get(receiver.id, set()) | all_args
+            if "SEL" in all_args and self.frames:
+                self.frames[-1]["sel"].add(receiver.id)
+            return set()
+        if name in ("get", "pop", "setdefault") and receiver is not None and self_attr(receiver) and node.args and \
+                isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "layer" and \
+                "VIEW" in self.tag(node.args[0].value):
+            return (rt | set().union(*arg_tags[1:])) - {"LK"}  # self.kept.get(view.layer): this layer's own, kept
         local = self.defs.resolve(node, self.owner) or self._instance_method(node)
         if local is not None and name not in API_CALLS and name not in ("remember", "recall"):
             return self._inline(local, node, arg_tags, kw_tags) | all_args
@@ -862,6 +1025,10 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("head_average", line)
             return all_args
         if name in ("rotate", "apply_rope", "rope_angles"):
+            first = arg_tags[0] if arg_tags else set()
+            if name != "rope_angles" and "K" in first and "Q" not in first and \
+                    _negated_positions(list(node.args[1:]), arg_tags[1:]):
+                self.add("pre_rope", line)  # the keys rotated by minus their positions: their pre-RoPE form
             if any(isinstance(a, ast.BinOp) or isinstance(a, ast.Call) and callee(a.func)[0] == "arange"
                    for a in node.args[1:]) and "P" not in (arg_tags[1] if len(arg_tags) > 1 else set()) or \
                     any("FP" in a for a in arg_tags[1:]):
@@ -898,6 +1065,17 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("learned_scorer", line)  # fitted weights, a nonlinearity: a network written out
         if name in ("expand_as", "view_as", "reshape_as", "type_as") and receiver is not None:
             return rt  # the argument gives only a shape or a type
+        if name in ORTHOGONAL_CALLS and not t & DATA_TAGS:
+            return t | {"ORTH"}  # a Hadamard or orthogonal matrix built from no data
+        if name in FACTORISATIONS and not t & (DATA_TAGS | {"W"}) and t & {"RND", "ORTH"}:
+            for drawn in [d for d in t if d.startswith("RNDL")]:  # the draws made a fixed rotation, no random score
+                self.pending_random.pop(int(drawn[4:]), None)
+            return {d for d in t if not d.startswith("RNDL")} | {"ORTH"}  # a random rotation, no basis of the data
+        if name in FACTORISATIONS and "QRES" in t and t & {"K", "V"} and not t & {"A", "Q"}:
+            self.add("residual_low_rank", line)  # a low-rank factorisation of keys minus their low-bit copy
+            return t | {"FB"}
+        if name in FACTORISATIONS and "HCH" in t and "K" in t and not t & {"A", "Q"}:
+            self.add("grouped_head_basis", line)  # one basis for several heads' keys laid side by side
         if name in FACTORISATIONS or name in INVERSES:
             if "K" in t and "Q" in t and name in FACTORISATIONS and "A" not in t:
                 self.add("query_key_basis", line)  # one basis of the keys and the queries together
@@ -909,6 +1087,24 @@ class FeatureTagger(ast.NodeVisitor):
             return t | ({"FB"} if name in FACTORISATIONS else set())
         if name in CLUSTERING and "K" in t:
             self.add("key_clustering", line)  # keys clustered by a library k-means
+        if name in CLUSTERING and "A" in t and "K" not in t or name == "corrcoef" and "A" in t:
+            self.add("head_clustering", line)  # attention patterns clustered or correlated: heads grouped by them
+            return (t - {"A"}) | {"HSIM"}  # a similarity (or grouping) of heads, no attention of a token
+        if name == "cdist" and len(arg_tags) >= 2 and "A" in arg_tags[0] and "A" in arg_tags[1]:
+            self.add("head_clustering", line)  # distances between attention patterns
+            return (t - {"A"}) | {"HSIM"}
+        if name in ORTHOGONAL_CALLS and "kron" == name:
+            return t
+        if name in ANGLE_CALLS and t & {"K", "V"} and not t & {"A", "Q"}:
+            t = t | {"PA"}  # the angle of pairs of key coordinates: a polar transform
+        if name in ("transpose", "swapaxes", "swapdims", "movedim", "moveaxis", "permute") and \
+                t & {"K", "V"} and _heads_to_middle(node, name):
+            t = t | {"TH"}  # the heads moved behind the tokens
+        if name == "rearrange" and len(node.args) >= 2 and t & {"K", "V"} and _merges_heads_into_channels(node.args[1]):
+            t = t | {"HCH"}
+        if name == "apply" and _negated_positions(list(node.args[1:]), arg_tags[1:]) and \
+                "K" in (arg_tags[0] if arg_tags else set()) | rt and "Q" not in (arg_tags[0] if arg_tags else set()):
+            self.add("pre_rope", line)  # rope.apply(keys, -positions): the keys' rotation undone
         if name == "cdist":
             if len(arg_tags) >= 2 and "K" in arg_tags[0] and "K" in arg_tags[1] and "Q" not in t:
                 if "N" in arg_tags[0] and "N" in arg_tags[1]:
@@ -956,14 +1152,18 @@ class FeatureTagger(ast.NodeVisitor):
             t = t | {"SGN"}
         if (name in QUANTISING_CALLS or name in ("to", "type") and any(
                 isinstance(a, ast.Attribute) and a.attr in INTEGER_DTYPES for a in node.args) or
+                name in INTEGER_CASTS and self._on_tensor(receiver) and not node.args or
                 name in ("div", "divide") and kwarg(node, "rounding_mode") is not None or
                 name in ("bucketize", "searchsorted") and not self._on_tensor(receiver)) and \
-                t & {"K", "V"} and not t & {"A", "Q", "N", "R"}:
+                t & {"K", "V"} and not t & {"A", "Q", "N", "R", "SGN"} and not self._boolean(receiver, node):
             self.add("quantised", line)  # keys or values rounded to a few levels: a low-bit copy of them
+            self._quantised_in(t, line)
             t = t | {"QZ"}
         if op == "diag" and name in ("diagonal", "diag") and "A" in t and "FL" not in t and (
                 kwarg(node, "offset") is not None or len(node.args) > (0 if self._on_tensor(receiver) else 1)):
             t = t | {"DG"}  # one off-diagonal of the attention: the queries at one distance from their keys
+        if name == "sort" and "A" in t and not t & {"I", "P"}:
+            t = t | {"SRT"}  # attention scores sorted along the tokens: each head's best first
         if name == "sort":
             if is_true(kwarg(node, "descending")) or "R" not in t and t & DATA_TAGS:
                 # sorted largest first (its head is a top-k), or scores sorted (its tail is one): a ranking; kept
@@ -976,7 +1176,17 @@ class FeatureTagger(ast.NodeVisitor):
             for normed in [*node.args[:1], receiver]:  # torch.linalg.norm(x - m) or (x - m).norm()
                 if isinstance(normed, ast.BinOp) and isinstance(normed.op, ast.Sub) and not t & {"A", "Q"} and \
                         any(x in self.tag(normed.left) and x in self.tag(normed.right) for x in ("K", "V")):
+                    if _one_side(self.tag(normed.left), self.tag(normed.right), "LK"):
+                        self.add("layer_similarity", line)  # ||k - k of another layer||: how far the layers differ
                     return t | {"N"}  # ||k - m||: a distance between two key (or value) quantities, not a norm
+            if "QRES" in t:
+                return t | {"N"}  # the size of a quantisation error, no norm of the keys
+            on_tensor = self._on_tensor(receiver)
+            ndim = kwarg(node, "dim")
+            if ndim is None and len(node.args) > (1 if on_tensor else 2):
+                ndim = node.args[1 if on_tensor else 2]
+            if _token_axis(ndim) and t & {"K", "Q"} and not t & {"A", "V"} and not self.loop:
+                return t | {"PC"}  # each channel's norm over the tokens (or queries): a per-channel magnitude
             if "FB" in t and t & {"K", "V"} and "Q" not in t and "A" not in t:
                 self.add("leverage", line)  # row norms of a factorisation's basis: leverage scores (and a norm)
             if "K" in t and "V" not in t and "Q" not in t and "A" not in t:
@@ -986,6 +1196,13 @@ class FeatureTagger(ast.NodeVisitor):
             return t | {"N"} if "K" in t else t
         if op == "normalize":
             return t | {"N"}
+        if name == "cosine_similarity" and len(arg_tags) >= 2:
+            if "A" in arg_tags[0] and "A" in arg_tags[1]:
+                self.add("head_clustering", line)  # attention patterns against attention patterns
+                return (t - {"A"}) | {"HSIM"}
+            if _one_side(arg_tags[0], arg_tags[1], "LK") and not t & {"A", "Q"} and t & {"K", "V"}:
+                self.add("layer_similarity", line)  # this layer's keys (values) against another layer's kept ones
+                return t
         if name == "cosine_similarity":
             if "K" in t and "Q" not in t:
                 self.add("mean_key" if "KM" in t else "key_similarity", line)
@@ -1005,9 +1222,14 @@ class FeatureTagger(ast.NodeVisitor):
                     self._einsum(arg_tags[1:], line)
                 else:
                     self._matmul(arg_tags[-2], arg_tags[-1], line)
+                    t = t | self._pair(arg_tags[-2], arg_tags[-1], line)  # torch.matmul(a, b) reads as a @ b
             elif receiver is not None and arg_tags:
                 self._matmul(rt, arg_tags[0], line)
-            return t
+                t = t | self._pair(rt, arg_tags[0], line)
+            operands = arg_tags[1:] if name == "einsum" else ([rt, *arg_tags] if self._on_tensor(receiver) else arg_tags)
+            if len(operands) == 2 and all("A" in o and "N" in o for o in operands):
+                return (t - {"A"}) | {"HSIM"}  # a similarity of heads' attention patterns (``_matmul``)
+            return t | self._rotated(operands)
         if name == "linear" and len(arg_tags) >= 2 and not t & {"W"}:
             self._matmul(arg_tags[0], arg_tags[1], line)  # F.linear(q, k) = q @ k.T
         if name == "softmin":
@@ -1015,9 +1237,16 @@ class FeatureTagger(ast.NodeVisitor):
         if op == "softmax":
             return t | ({"A"} if t & {"Q", "K"} else set())
         if op == "pool":
-            self.add("pooling", line)
             kernel = node.args[1] if len(node.args) > 1 else kwarg(node, "kernel_size")
             stride = node.args[2] if len(node.args) > 2 else kwarg(node, "stride")
+            if name != "conv1d" and "K" in t and not t & {"A", "Q", "W", "V"} and not (
+                    isinstance(kernel, ast.Constant) and kernel.value == 1) and stride is not None:
+                # keys pooled along the tokens with a stride: a compressed key per block (overlapping or not), no
+                # smoothing of a score
+                if _same(stride, kernel):
+                    self.add("block_scores", line)
+                return t | {"KR", "BLK"}
+            self.add("pooling", line)
             if name in ("max_pool1d", "avg_pool1d", "max_pool2d", "avg_pool2d") and kernel is not None and not (
                     isinstance(kernel, ast.Constant) and kernel.value == 1) and (stride is None or _same(stride, kernel)):
                 self.add("block_scores", line)  # pooled with a stride of its own width: one value per block
@@ -1039,6 +1268,10 @@ class FeatureTagger(ast.NodeVisitor):
             t = t | {"KR"}  # keys reduced (a mean, a min or max): a summary of them
         if op == "rank" and name in ("argmax", "argmin") and "KK2" in t:
             return t | {"ASG"}  # each key's nearest centroid
+        if (op == "rank" and name == "argmin" or op == "extreme" and name in ("min", "amin")) and "LVD" in t:
+            return (t - {"LVD"}) | {"QZI"}  # the nearest of a few levels, entry by entry: a quantiser's code
+        if op == "rank" and "PC" in t and t & {"Q", "K"} and not t & {"A", "V"}:
+            t = t | {"CHI"}  # channels ranked by a per-channel magnitude of the queries and keys
         if op == "rank" and "Q" in t and not t & {"A", "K"}:
             t = t | {"CHI"}  # queries' magnitudes ranked: channels chosen by the query
         elif op == "rank" and "M" in t and "KR" in t and "A" not in t:
@@ -1047,6 +1280,12 @@ class FeatureTagger(ast.NodeVisitor):
             t = t | {"CH"}
         # torch.gather(src, ...) or src.gather(...)
         src, rest = (arg_tags[0], arg_tags[1:]) if not self._on_tensor(receiver) and arg_tags else (rt, arg_tags)
+        if op == "gather" and any("QZI" in a for a in rest) and t & {"K", "V"} and not t & {"A", "Q"}:
+            self.add("quantised", line)  # the level each entry is nearest to, read from the levels: a quantiser
+            self._quantised_in(t, line)
+            t = (t - {"QZI"}) | {"QZ"}
+        if op == "gather" and any("R" in a for a in rest):
+            t = t | {"SEL"}  # entries picked by a ranking
         if op == "gather" and "A" in src and any("DD" in a for a in rest):
             t = t | {"DG"}  # attention gathered at a query-key distance from each query: the entries of a diagonal
         if op == "gather" and "K" in src and (src | set().union(*rest)) & {"BLK", "BID"} and any("R" in a for a in rest):
@@ -1057,6 +1296,10 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("attention_variance", line)
         if op in ("var",) and t & {"K", "V"} and not t & {"A", "Q", "N"}:
             self.add("key_variance", line)  # the spread of key or value channels (a spread of norms is not it)
+        if op in ("abs", "pow") and t & {"K", "V"} and not t & {"A", "Q"}:
+            diff = self._operand(receiver, node.args)
+            if diff is not None and subtracts(diff) and _broadcast(diff):
+                t = t | {"LVD"}  # |x[..., None] - levels|: each entry's distance to a few levels
         if op == "abs" and t & {"K", "V"} and not t & {"A", "Q"}:
             x = self._operand(receiver, node.args)
             if x is not None and not subtracts(x) and not self._centred(x):
@@ -1070,6 +1313,11 @@ class FeatureTagger(ast.NodeVisitor):
                     and d.operand.value == 1:
                 self.add("attention", line)  # (q[:, :, None] * k[:, None]).sum(-1): the query-key products
             t = t - {"QKE"}  # summed (over the channels: q.k; over anything else: no product of the two left)
+        if op == "reduce" and "KKL" in t:
+            self.add("layer_similarity", line)  # (unit_k * unit_k_other_layer).sum(-1): the layers' keys by cosine
+            t = t - {"KKL", "KK"}
+        if op == "reduce" and "LVD" in t:
+            t = t - {"LVD"}  # distances summed over the channels: to vectors (centroids), no level per entry
         if op == "reduce" and "KK" in t:
             self.add("key_similarity", line)  # (unit_k * unit_k').sum(-1): keys against keys by cosine
         if op == "reduce" and "WK" in t:
@@ -1082,6 +1330,12 @@ class FeatureTagger(ast.NodeVisitor):
             last = isinstance(dim, ast.UnaryOp) and isinstance(dim.op, ast.USub) and isinstance(
                 dim.operand, ast.Constant) and dim.operand.value == 1
             l1 = "ABS" in t and last  # x.abs().sum(-1): the L1 norm of each row
+            pdim = kwarg(node, "dim")
+            if pdim is None and len(node.args) > (0 if self._on_tensor(receiver) else 1):
+                pdim = node.args[0 if self._on_tensor(receiver) else 1]
+            if t & {"SQ", "ABS"} and t & {"Q", "K"} and not t & {"A", "V"} and _token_axis(pdim) and not self.loop \
+                    and not self.normalising:
+                return t | {"PC"}  # squares or magnitudes summed over the tokens: one energy per channel
             if ("SQ" in t or l1) and "A" not in t and "Q" not in t and not whole and not self.normalising and \
                     "KK2" not in t:  # (squared distances between keys are pairwise, no row's norm)
                 # x.pow(2).sum(-1): a norm written out (under a root that divides: a unit vector, no score)
@@ -1099,6 +1353,8 @@ class FeatureTagger(ast.NodeVisitor):
             # (inside a loop the value reduced is one iteration's: one head's, one block's)
             everything = dim is None and not node.keywords and receiver is not None and not node.args and \
                 not one_head and not self.loop
+            if "SRT" in t and "A" in t and heads and not one_head and not group_slice:
+                self.add("rank_aligned", line)  # each head's sorted scores combined across heads, rank by rank
             if "A" in t and (heads and not one_head or everything) and not group_slice:
                 # over the heads (dim 0), or over every axis at once (x.mean()): one value for the whole layer
                 self.add("head_average", line)  # (a[g * i:g * (i + 1)].sum(0) reduces one GQA group, not the heads)
@@ -1127,9 +1383,13 @@ class FeatureTagger(ast.NodeVisitor):
             op = "random"  # a tensor filled in place with draws
             t = set()  # the receiver gives only a shape
         if op == "random":
-            self.add("random", line)
             if name and name.endswith("_like"):
                 t = set()  # rand_like(x): only x's shape
+            if t & DATA_TAGS:
+                self.add("random", line)
+            else:  # draws of no data: random scores, unless only a fixed rotation is made of them (``finish``)
+                self.pending_random[line] = line
+                t = t | {f"RNDL{line}"}
             if name in ("multinomial", "bernoulli") and t & {"K", "Q", "A"}:
                 self.add("importance_sampling", line)  # tokens drawn with a probability made of the data
             t = t | {"RND"}
@@ -1188,10 +1448,17 @@ class FeatureTagger(ast.NodeVisitor):
             t = set().union(*arg_tags[1:]) if len(arg_tags) > 1 else set()  # full_like(x, v): x gives only a shape
         if op == "const" and not t & PER_TOKEN:
             return t | {"C1"}  # a tensor of one constant (ones, zeros, full): no data of the layer in it
+        if op == "cat" and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)) and self.frames:
+            # what a loop concatenates: a kept set grown by the next chunk (``_loop_end``)
+            self.frames[-1]["cat"] |= {n.id for e in node.args[0].elts for n in ast.walk(e) if isinstance(n, ast.Name)}
         if op == "cat" and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
             parts = [self.tag(e) for e in node.args[0].elts]
             if any("HEADI" in p for p in parts) and any("TAILI" in p for p in parts):
                 self.add("sinks", line)  # cat([arange(4), arange(T - w, T)]): the first tokens and the last
+        if name in ("cat", "concat", "concatenate", "hstack") and "BLK" in t and not self.loop:
+            t = t - {"BLK"}  # blocks of the tokens joined back along them: one value per token again
+        if op == "where" and "CHI" in t and t & {"Q", "K"}:
+            t = t | {"CH"}  # queries or keys masked to the selected channels
         if op in ("rank", "gather", "cat", "where", "const", "scatter"):
             if op == "rank" and ("F" in rt or any("F" in a for a in arg_tags[:1]) or any(flattens(c) for a in [receiver, *node.args] if a is not None
                                                   for c in ast.walk(a) if isinstance(c, ast.Call))):
@@ -1200,13 +1467,15 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("head_budget", line)
             return t
         if (name == "flatten" or flattens(node)) and receiver is not None:
-            return t | {"F"}
+            return t | {"F"} | ({"HCH"} if "TH" in t else set())  # heads behind the tokens, merged with the channels
         return t
 
     # statements -----------------------------------------------------------------------------------
     def _bind(self, target: ast.expr, t: set[str]) -> None:
         if isinstance(target, ast.Name):
             self.tags[target.id] = set(t)
+            if "SEL" in t and self.frames:
+                self.frames[-1]["sel"].add(target.id)  # a value a ranking picked from, inside a loop
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
             key = f"self.{target.attr}"
             if self.current not in ("__init__", "setup") and key in self.tags and "A" in t | self.tags[key] and \
@@ -1214,7 +1483,8 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("accumulate", target.lineno)
             if self.current not in ("__init__", "setup") and "R" in t:
                 self.kept_rank.add(target.attr)  # a selection kept on the module: another layer may read it
-            self.tags[key] = set(t) | ({"S"} if self.current not in ("__init__", "setup") else set())
+            self.tags[key] = set(t) | ({"S"} if self.current not in ("__init__", "setup") else set()) | (
+                {"LK"} if self._layer_kept(t) else set())
         elif isinstance(target, (ast.Tuple, ast.List)):
             for e in target.elts:
                 self._bind(e, t)
@@ -1232,6 +1502,15 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("accumulate", target.lineno)
             if isinstance(target.value, ast.Name):
                 self.tags[target.value.id] = base | t
+            elif isinstance(target.value, ast.Attribute) and self_attr(target.value) and self._layer_kept(t):
+                # self.kept[layer] = keys: one layer's keys or values kept for the calls of the layers after it
+                key = f"self.{target.value.attr}"
+                self.tags[key] = self.tags.get(key, set()) | set(t) | {"S", "LK"}
+
+    def _layer_kept(self, t: set[str]) -> bool:
+        """Keys or values (not a score, a selection or the queries) kept on the module by a hook: what the calls for
+        the next layers read as another layer's."""
+        return self.current not in ("__init__", "setup") and bool(t & {"K", "V"}) and not t & {"A", "R", "Q", "I"}
 
     def visit_Assign(self, node: ast.Assign) -> None:
         alias = callable_alias(node.value)
@@ -1290,15 +1569,35 @@ class FeatureTagger(ast.NodeVisitor):
             self.visit(s)
 
     def visit_For(self, node: ast.For) -> None:
-        self._bind(node.target, self.tag(node.iter) | _stepped(node.iter))
+        it = self.tag(node.iter) | _stepped(node.iter)
+        self._bind(node.target, it)
         names = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
         added = names - self.loop_vars
         self.loop_vars |= added
         self.loop += 1
+        self.frames.append({"blocks": bool(it & {"BS", "BLK"}), "sel": set(), "cat": set()})
         for s in node.body + node.orelse:
             self.visit(s)
+        self._loop_end(node.lineno)
         self.loop -= 1
         self.loop_vars -= added
+
+    def visit_While(self, node: ast.While) -> None:
+        self.tag(node.test)
+        self.loop += 1
+        self.frames.append({"blocks": True, "sel": set(), "cat": set()})
+        for s in node.body + node.orelse:
+            self.visit(s)
+        self._loop_end(node.lineno)
+        self.loop -= 1
+
+    def _loop_end(self, line: int) -> None:
+        """A loop over chunks of the tokens that concatenates a name and also picks from it by a ranking: a kept set
+        (a pot) refilled with each chunk and cut back by its scores, so that each chunk competes with what earlier
+        chunks left, not with the whole context."""
+        frame = self.frames.pop()
+        if frame["blocks"] and frame["sel"] & frame["cat"] and "attention" in self.found:
+            self.add("chunked_refill", line)
 
     def visit_Expr(self, node: ast.Expr) -> None:
         if not isinstance(node.value, ast.Constant):

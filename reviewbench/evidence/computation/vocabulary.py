@@ -90,7 +90,16 @@ SIGN_CALLS = frozenset({"sign", "signbit", "heaviside"})
 QUANTISING_CALLS = frozenset({"round", "round_", "floor", "floor_", "ceil", "ceil_", "trunc", "trunc_", "fix",
                               "byte", "char", "short", "quantize_per_tensor", "quantize_per_channel",
                               "fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine"})
-INTEGER_DTYPES = frozenset({"int8", "uint8", "int4", "uint4", "int2", "uint2", "int16", "qint8", "quint8", "quint4x2"})
+INTEGER_DTYPES = frozenset({"int8", "uint8", "int4", "uint4", "int2", "uint2", "int16", "qint8", "quint8", "quint4x2",
+                            "int32", "int64", "long", "int", "short"})
+# Casts of a tensor to an integer type by method (``(k / step).int()``, ``.long()``): applied to scaled keys or
+# values, a truncation to a grid (on indices or positions they are no quantiser: those carry no key data).
+INTEGER_CASTS = frozenset({"int", "long", "short", "char", "byte"})
+# A fixed orthogonal matrix built without data (a Hadamard matrix, a Kronecker power of one, an orthogonal
+# initialiser): multiplied into keys, a rotation (random ones come from a factorisation of random draws).
+ORTHOGONAL_CALLS = frozenset({"hadamard", "kron", "orthogonal_", "ortho_group", "random_orthogonal"})
+# The angle of a pair of coordinates (a polar transform): atan2, the argument of a complex number.
+ANGLE_CALLS = frozenset({"atan2", "arctan2", "angle", "polar", "view_as_complex"})
 
 
 # The features: what the operations act on, each with the words papers use for it (the prior-art query is built
@@ -163,6 +172,21 @@ FEATURE_WORDS = {
                      "slash lines column sums last queries estimate",
     "layer_span": "ladder-shaped positional spans shifted with the layer index each layer keeps a different contiguous "
                   "range of tokens layer-dependent span",
+    "pre_rope": "pre-RoPE keys rotary embedding undone keys rotated back to their position-free frame",
+    "rotation": "random rotation orthogonal hadamard preconditioning before quantisation incoherence processing",
+    "polar": "polar coordinates angles of coordinate pairs quantised angles radii polar transformation",
+    "residual_low_rank": "low-rank approximation of the quantisation residual error correction svd of the residual "
+                         "near-lossless low-bit plus low-rank plus sparse",
+    "layer_similarity": "cross-layer similarity adjacent layers keys directions slerp merge across depth previous "
+                        "layer cache angular distance",
+    "head_clustering": "heads clustered by their attention patterns similar heads share one attention redundant heads "
+                       "correlation between heads",
+    "chunked_refill": "fixed-size pot compressed as it fills chunk by chunk continual compression streaming context "
+                      "kept set refilled",
+    "rank_aligned": "per-head selections aligned by rank composite tokens sorted scores aggregated across heads "
+                    "structured equal-length layout",
+    "grouped_head_basis": "low-rank latent shared by a group of heads grouped-head decomposition heads concatenated "
+                          "along channels",
     "query_key_basis": "joint eigenbasis of keys and queries eigendecomposition low-rank attention computed in the "
                        "reduced eigen space",
 }
