@@ -366,3 +366,14 @@ def test_the_index_keeps_a_reason_for_the_entries_still_without_a_rule():
         assert papers[name].ops, name
     for name in ("KIVI", "NSA", "CommVQ", "KVSharer", "SqueezeAttention", "DynamicKV"):
         assert not papers[name].ops, name
+
+
+@pytest.mark.parametrize("norms", [
+    "-view.keys.float().reshape(-1, view.keys.shape[-1]).norm(dim=1).view(view.n_kv_heads, -1)",
+    "-torch.stack([view.keys[h].float().norm(dim=1) for h in range(view.n_kv_heads)])",
+    "-view.keys.float().pow(2).sum(dim=-1)",
+])
+def test_a_key_norm_over_the_channels_stays_a_key_norm(norms):
+    """Axis 1 is the channels of a reshaped or one-head tensor: no per-channel energy there."""
+    feats = computation(_method(f"return Keep.from_topk({norms}, view.budget, view.valid)")).features
+    assert "key_norm" in feats and "channel_selection" not in feats

@@ -130,6 +130,20 @@ def _token_axis(dim: ast.expr | None) -> bool:
     return isinstance(dim, ast.Constant) and dim.value == 1 and not isinstance(dim.value, bool)
 
 
+def _per_channel_axis(dim: ast.expr | None, operand: ast.expr | None) -> bool:
+    """A reduction over the tokens of a (heads, tokens, channels) tensor: ``dim=-2``, or ``dim=1`` on an operand
+    not cut to one head (``k[h]``) nor reshaped (where axis 1 may be the channels)."""
+    if not _token_axis(dim):
+        return False
+    if isinstance(dim, ast.UnaryOp):
+        return True
+    return operand is not None and not any(
+        isinstance(n, ast.Call) and callee(n.func)[0] in ("reshape", "view", "flatten", "squeeze", "select")
+        or isinstance(n, ast.Subscript) and not isinstance(
+            n.slice.elts[0] if isinstance(n.slice, ast.Tuple) and n.slice.elts else n.slice, ast.Slice)
+        for n in ast.walk(operand))
+
+
 def _heads_to_middle(call: ast.Call, name: str | None) -> bool:
     """``x.transpose(0, 1)``, ``x.permute(1, 0, 2)``, ``x.movedim(0, 1)``, ``x.swapaxes(0, 1)``: the heads' axis moved
     behind the tokens' (so that a reshape merges the heads with the channels)."""
@@ -1185,7 +1199,8 @@ class FeatureTagger(ast.NodeVisitor):
             ndim = kwarg(node, "dim")
             if ndim is None and len(node.args) > (1 if on_tensor else 2):
                 ndim = node.args[1 if on_tensor else 2]
-            if _token_axis(ndim) and t & {"K", "Q"} and not t & {"A", "V"} and not self.loop:
+            if _per_channel_axis(ndim, self._operand(receiver, list(node.args))) and t & {"K", "Q"} and \
+                    not t & {"A", "V"} and not self.loop:
                 return t | {"PC"}  # each channel's norm over the tokens (or queries): a per-channel magnitude
             if "FB" in t and t & {"K", "V"} and "Q" not in t and "A" not in t:
                 self.add("leverage", line)  # row norms of a factorisation's basis: leverage scores (and a norm)
@@ -1333,8 +1348,8 @@ class FeatureTagger(ast.NodeVisitor):
             pdim = kwarg(node, "dim")
             if pdim is None and len(node.args) > (0 if self._on_tensor(receiver) else 1):
                 pdim = node.args[0 if self._on_tensor(receiver) else 1]
-            if t & {"SQ", "ABS"} and t & {"Q", "K"} and not t & {"A", "V"} and _token_axis(pdim) and not self.loop \
-                    and not self.normalising:
+            if t & {"SQ", "ABS"} and t & {"Q", "K"} and not t & {"A", "V"} and not self.loop and \
+                    _per_channel_axis(pdim, self._operand(receiver, list(node.args))) and not self.normalising:
                 return t | {"PC"}  # squares or magnitudes summed over the tokens: one energy per channel
             if ("SQ" in t or l1) and "A" not in t and "Q" not in t and not whole and not self.normalising and \
                     "KK2" not in t:  # (squared distances between keys are pairwise, no row's norm)
