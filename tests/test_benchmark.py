@@ -201,6 +201,7 @@ def test_a_flagged_submission_never_becomes_best_before(arena_a, tmp_path):
         assert next(r for r in table.rows if r.id == "agent4-009").flags == ["FABRICATED_EVIDENCE"]
 
 
+@pytest.mark.heavy  # two benchmarks from scratch, each computing every reference's kept sets (~1 min): `make test-all`
 def test_the_overall_of_one_submission_reviewed_twice_from_scratch_agrees(tmp_path):
     """Two independent measurements (separate arenas, no shared cache) of one method on a small split: accuracy,
     memory and the speed cost model are deterministic; only the CPU-time overhead term can move."""

@@ -57,7 +57,8 @@ def test_the_decision_and_its_tolerance():
     assert contradicted_claim_flags([decide(claim(value=0.5), [0.3, 0.55, 0.1], items=20)]) == []
 
 
-@pytest.mark.slow
+@pytest.mark.heavy  # 4 items x 2 seeds of 1,024 tokens, twice (~75 s): `make test-all`; in `make test` the ledger's
+# contradiction stands in test_a_method_failing_only_at_its_claimed_budget_is_fabricated_evidence
 def test_an_honest_claim_is_reproduced_and_an_impossible_one_contradicted():
     """SnapKV (rewritten) at 10 % on 4 items x 2 seeds of 1,024 tokens measures KL 0.83 and accuracy 0.25 here;
     random eviction cannot reach an accuracy of 1.0 at 10 %."""
