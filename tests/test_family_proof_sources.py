@@ -1,5 +1,6 @@
-"""The family proof (code computes a published rule plus something of its own, behaviour keeps that rule's tokens)
-must hold on every source the review measured: the benchmark's scored calls and, when they are measured, the bank.
+"""The family proof (code computes a published rule plus something of its own, behaviour keeps that rule's tokens) is
+decided where the method is scored; the bank, when measured too, clears it only by showing a variant (near the rule
+but not told apart from its neighbours), never by showing the method far from the rule (that would be a dodge).
 
 The numbers are written for these tests (none is a held-out case's measurement).
 """
@@ -44,14 +45,17 @@ def test_one_source_alone_decides_when_only_one_was_measured() -> None:
     assert _flags(_scored(0.7, 0.4)) == []  # not substantially the same
 
 
-def test_with_both_sources_the_bank_must_agree() -> None:
+def test_with_both_sources_a_bank_showing_a_variant_clears_it() -> None:
     assert _flags(_scored(0.86, 0.72), _bank("priorart:FINCH", 0.91, 0.6)) == ["UNDISCLOSED_PRIOR_ART"]
     # the bank shows a variant: near the rule but not told apart from its neighbour
     assert _flags(_scored(0.86, 0.72), _bank("priorart:FINCH", 0.84, 0.8)) == []
-    # the bank names another reference
-    assert _flags(_scored(0.86, 0.72), _bank("priorart:CAOTE", 0.9, 0.7)) == []
-    # the bank shows it far from everything
-    assert _flags(_scored(0.86, 0.72), _bank("priorart:FINCH", 0.5, 0.3)) == []
+    assert _flags(_scored(0.86, 0.72), _bank("priorart:CAOTE", 0.85, 0.8)) == []  # FINCH 0.8 on the bank: near too
+
+
+def test_a_method_that_behaves_otherwise_on_the_bank_cannot_dodge_it() -> None:
+    # far from the rule on the bank (it told the bank apart, or the bank names another rule): the scored calls stand
+    assert _flags(_scored(0.86, 0.72), _bank("priorart:FINCH", 0.5, 0.3)) == ["UNDISCLOSED_PRIOR_ART"]
+    assert _flags(_scored(0.86, 0.72), _bank("priorart:CAOTE", 0.9, 0.6)) == ["UNDISCLOSED_PRIOR_ART"]
 
 
 def test_credit_clears_it_whatever_the_sources_say() -> None:

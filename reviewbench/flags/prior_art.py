@@ -214,19 +214,22 @@ def _agreeing_family(computed: Sequence[ComputationMatch], behaviour: Sequence[B
     does not move what it keeps away from the rule it builds on, and the description credits neither it nor a paper
     whose rule holds its operations or what it adds (a credited TidalDecode port computes TOVA's selection and keeps
     TOVA's tokens, its layer reuse TidalDecode's own; crediting StreamingLLM for the sinks covers no attention
-    rule). Measured on the scored calls and on the bank (``bank``), both must show it: the code's match is of a family,
-    not of the rule, so the behaviour that decides must not depend on the inputs (on a few scored calls at small
-    budgets attention rules share most of their top tokens, and a variant's margin there may be noise). A method
-    that looks like the rule only where it is scored is reported as a divergence, and flagged by the evasion rule
-    (``flags.evasion``) where it is the same method there (``behaviour_same``)."""
+    rule). When the scored calls decide and the bank was measured too (``bank``), the bank may clear it only by
+    showing the method near that rule as well (``behaviour_related``) but not told apart from its neighbours: a
+    variant among close rules (on a few scored calls at small budgets attention rules share most of their top
+    tokens, and a variant's margin there may be noise). A bank that shows the method far from the rule clears
+    nothing: a method that behaves otherwise on the bank cannot dodge the flag that way."""
     top = _told_apart(behaviour, rules)
     if top is None:
         return []
     label = _base(top.reference, getattr(top, "implements", None))
     if bank:
         second = _told_apart(bank, rules)
-        if second is None or _base(second.reference, getattr(second, "implements", None)) != label:
-            return []
+        agrees = second is not None and _base(second.reference, getattr(second, "implements", None)) == label
+        on_bank = max((b.jaccard for b in bank if _base(b.reference, getattr(b, "implements", None)) == label),
+                      default=0.0)
+        if not agrees and on_bank >= rules.behaviour_related:
+            return []  # near the rule on the bank too, among neighbours: a variant
     hit = next((m for m in computed if m.level == "family" and _label_of(m) == label), None)
     if hit is None or hit.credited or any(c.credited and (_label_of(c) == label or set(c.matched) >= set(hit.matched)
                                                           or set(hit.extra) & set(c.matched)) for c in computed):
