@@ -20,31 +20,16 @@ from pathlib import Path
 import pytest
 
 from reviewbench.evidence.computation import FEATURE_WORDS, computation
-from reviewbench.evidence.priorart_evidence import prior_art
-from reviewbench.flags.prior_art import computation_flags
 from reviewbench.priorart import load_index
+from portcases import desc as _desc, flags as _flags, paper as _paper
 from renaming import renamed
 
 DATA = Path(__file__).resolve().parent / "data" / "ported_rules"
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _desc(idea: str, relation: str = "None.", builds: str = "None.") -> str:
-    return (f"# M\n\n## Idea\n{idea}\n\n## Method summary\n{idea}\n\n## Relation to prior work\n{relation}\n\n"
-            f"## Evidence\nNone.\n\n## Limitations\nSome.\n\n## Builds on\n{builds}\n")
-
-
-def _paper(short: str):
-    return next(p for p in load_index().papers if p.short_name == short)
-
-
 def _src(case: str) -> str:
     return (DATA / case / "method.py").read_text(encoding="utf-8")
-
-
-def _flags(src: str, description: str):
-    ev = prior_art(src, "", "", description)
-    return ev, computation_flags(ev.computed, [], src)
 
 
 # (case, paper, the new operation it needs, the uncredited description: its own words, a contrast at most)
