@@ -120,7 +120,10 @@ def _with_test_splits(suite: Path, boards: list[str], items: int) -> Path:
         return f"{m.group(0)}\nitems = {items}{extra}"
 
     toml = dst / "arena.toml"
-    toml.write_text(re.sub(r'(?m)^name = "(A|B_online|B_offline|C)"$', board_lines, toml.read_text()))
+    text, n = re.subn(r'(?m)^name = "(A|B_online|B_offline|C)"$', board_lines, toml.read_text())
+    if n < len(boards):  # (a board whose name line reads otherwise would be measured at its default size)
+        raise SystemExit(f"{toml}: found {n} board name lines for the boards {', '.join(boards)}")
+    toml.write_text(text)
     for board in boards:
         r = subprocess.run([sys.executable, "-m", "reviewbench", "harness", "split", "--arena", str(dst), "--board",
                             board, "--items", str(items)], capture_output=True, text=True)
