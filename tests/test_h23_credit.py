@@ -79,6 +79,45 @@ def test_a_part_an_addition_a_contrast_or_another_works_port_is_no_declared_port
     assert declared_port(_desc(sentence)) is None, sentence
 
 
+# the method as the one that ports ("this bundle", "our code"), a whole-method noun after the verb, and the author's
+# own statement that nothing in it is new (the paper it names first, else its section's, else Builds on's)
+MORE_PORTS = [
+    ("This bundle ports Quest (arXiv 2406.10774) to board C.", "Quest"),
+    ("Our code re-implements the eviction strategy of Keyformer on the layer view.", "Keyformer"),
+    ("The submission transcribes the selection procedure of TOVA for decode time.", "TOVA"),
+    ("This is CAKE's cascading budget rule re-run here, not a new method.", "CAKE"),
+    ("Nothing in this submission is novel: the scoring follows LagKV (arXiv 2504.04704).", "LagKV"),
+    ("We claim no novelty; H2O's accumulated attention decides, with the usual sinks.", "H2O"),
+]
+NOT_NEW_BUT = [
+    "Nothing here is new except the entropy weight on each window query, which SnapKV lacks.",
+    "This is not a new method on its own; the combination of H2O's tally with key diversity is.",
+    "SnapKV is not a new idea either, but its pooling helps us.",
+    "The pooling is not a new idea (SnapKV); the score from value norms is ours.",
+    "We claim no novelty for the sinks (StreamingLLM); the budget rule is ours.",
+    "This bundle ports the pooling of SnapKV and scores tokens by their value norms.",
+    "If nothing here were new, TOVA would keep the same tokens; it does not.",
+]
+
+
+@pytest.mark.parametrize("sentence,paper", MORE_PORTS)
+def test_the_porter_a_whole_method_noun_or_nothing_new_names_the_paper(sentence: str, paper: str) -> None:
+    dp = declared_port(_desc(sentence))
+    assert dp is not None and dp.short_name == paper, sentence
+
+
+@pytest.mark.parametrize("sentence", NOT_NEW_BUT)
+def test_an_exception_a_part_or_another_works_novelty_is_no_declared_port(sentence: str) -> None:
+    assert declared_port(_desc(sentence)) is None, sentence
+
+
+def test_nothing_new_without_a_paper_in_the_sentence_names_the_first_builds_on_entry() -> None:
+    dp = declared_port(_desc("Nothing here is claimed as new.", "- Scissorhands (arXiv 2305.17118): the rule\n"
+                                                               "- StreamingLLM: the sinks"))
+    assert dp is not None and dp.short_name == "Scissorhands" and dp.section == "idea"
+    assert declared_port(_desc("Nothing here is claimed as new.")) is None  # no paper credited: no port named
+
+
 def test_the_opening_under_a_heading_of_the_authors_own_is_read_as_the_idea() -> None:
     def with_opening(text: str) -> str:
         return f"# An eviction rule\n\n## About this submission\n{text}\n\n" + _desc("A score.").split("\n", 1)[1]

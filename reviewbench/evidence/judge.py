@@ -80,7 +80,7 @@ def novelty(facts: EvidenceFacts, rubric: Rubric) -> CriterionScore:
     s = _measured_novelty(facts, rubric)
     if facts.declared_port and not facts.evidence_missing and s.score > 1:
         return CriterionScore(score=1, rationale=f"anchor 1 at most: the description states that the method is a port "
-                                                 f"of {facts.declared_port} (a published method: the credit removes the "
+                                                 f"of {facts.declared_port}, or that nothing in it is new beside it (a published method: the credit removes the "
                                                  f"flag, not the prior art); measured alone it would be {s.score:g} — "
                                                  f"{s.rationale}")
     return s
@@ -234,7 +234,7 @@ def prior_work(facts: EvidenceFacts, k: int = 5) -> list[PriorWork]:
         if p is not None:
             seen.add(p.short_name)
             out.append(PriorWork(title=p.title, arxiv_id=p.arxiv, url=p.url,
-                                 relation="the description states the method is a port of it"))
+                                 relation="the description states the method is a port of it (or nothing new beside it)"))
     near = sorted([*facts.behaviour, *facts.code], key=lambda f: -(f.score if f.via == "behaviour" else f.score * 1.5))
     for f in near:
         label = f"baseline:{f.implements}" if f.implements else f.reference

@@ -545,7 +545,7 @@ class DeclaredPort(BaseModel):
 
 # nouns that make "X's <noun>" the whole method (a part of it otherwise: its window, pooling, sinks, allocation...)
 _WHOLE_NOUN = (r"(?:method|algorithm|approach|technique|scheme|policy|system|pipeline|rule|selection|eviction|"
-               r"compression|selector|design)s?")
+               r"compression|selector|design|strategy|strategie|framework|procedure)s?")
 _WHOLE = re.compile(rf"{_WHOLE_NOUN}$", re.I)
 _PORT_NOUN = (r"(?:port|re-?implementation|implementation|reproduction|replication|adaptation|transcription|"
               r"translation|re-?creation)")
@@ -559,8 +559,11 @@ _ADJ = r"(?:[\w-]+\s+){0,3}?"
 # "a port of X", or of X's whole method named first: "a port of the dynamic page selection of X"
 _BEFORE_NOUN = re.compile(rf"^\W*{_SUBJECT}(?:an?\s+|the\s+|our\s+)?{_ADJ}{_PORT_NOUN}\s+of\s+(?:the\s+)?"
                           rf"(?:{_ADJ}{_WHOLE_NOUN}\s+(?:of|from|in)\s+)?[\s*_\"'\u201c]*$", re.I)
-_BEFORE_VERB = re.compile(rf"^\W*(?:we|this method|this submission|the method|our method|it|here,?\s+we|this work)\s+"
-                          rf"(?:[\w-]+ly\s+|simply\s+|just\s+)?{_PORT_VERB}\s+(?:the\s+)?$", re.I)
+# the method itself as the one that ports: "we", "this bundle", "our code", "the submission"...
+_PORTER = (r"(?:we|it|here,?\s+we|(?:this|the|our)\s+(?:method|submission|bundle|work|code|entry|class|press|module|"
+           r"implementation|selector|rule|eviction))")
+_BEFORE_VERB = re.compile(rf"^\W*{_PORTER}\s+(?:[\w-]+ly\s+|simply\s+|just\s+)?{_PORT_VERB}\s+(?:the\s+)?"
+                          rf"(?:{_ADJ}{_WHOLE_NOUN}\s+(?:of|from|in)\s+)?[\s*_\"'\u201c]*$", re.I)
 _BEFORE_FROM = re.compile(rf"^\W*(?:this|it|the method|our method|this method|the submission|this submission|the code|"
                           rf"our code|the rule|our rule)\s+(?:is|was)\s+(?:an?\s+)?{_ADJ}(?:ported|re-?implemented|"
                           rf"implemented|reproduced|replicated|adapted|transcribed|translated|taken|derived|"
@@ -627,6 +630,28 @@ def _port_mention(sentence: str, at: int, name: str, section: str, stop: int | N
     return False
 
 
+# the author's own statement that nothing in the method is new: said of the method itself (the sentence opens with
+# it), never with an exception ("nothing here is new except the budget rule", "not a new method on its own")
+_NOT_NEW = re.compile(
+    r"^\W*(?:(?:this|it|here|the method|our method|this method|the submission|this submission|this bundle|the bundle|"
+    r"the code|our code)\s+(?:is|was)\b[^;]*?\bnot\s+(?:a\s+)?(?:new|novel)\s+(?:method|idea|rule|algorithm|"
+    r"approach|contribution|technique)\b"
+    r"|nothing\s+(?:here|in\s+(?:this|the|our)\s+(?:bundle|submission|method|code|work))\s+(?:is|was)\s+"
+    r"(?:claimed\s+(?:as|to\s+be)\s+)?(?:new|novel|original)\b"
+    r"|(?:we|this\s+(?:bundle|submission|work))\s+(?:claims?|makes?)\s+no\s+(?:novelty|new\s+(?:method|idea|"
+    r"contribution))\b(?!\s+(?:for|in|of|on|about)\b)"
+    r"|no\s+novelty\s+is\s+claimed\b)", re.I)
+_EXCEPT = re.compile(r"\b(?:except|but|apart from|other than|beyond|besides|save for|aside from|alone|on its own|"
+                     r"in isolation|individually|by itself|per se|however|although|though|whereas|yet|until|unless|"
+                     r"if|would|could|might|ours|our own|we add|adds?|added)\b", re.I)
+
+
+def _not_new(sentence: str) -> bool:
+    """The sentence says, of this method, that nothing in it is new (no exception, no hypothetical, nothing of the
+    author's own anywhere in the sentence)."""
+    return not _EXCEPT.search(sentence) and any(_NOT_NEW.search(c) for c in re.split(r";\s*", sentence))
+
+
 def _opening(description: str, first_section_line: int) -> str:
     """The text before the first section the arena asks for, less the title and the headings."""
     lines = description.splitlines()[:first_section_line - 1]
@@ -639,8 +664,9 @@ def declared_port(description: str) -> DeclaredPort | None:
     A sentence of the title, Idea, Method summary, Relation to prior work or Builds on states that the method is a
     port, (re)implementation, reproduction or adaptation of an index paper: "This is a port of X to ...", "A faithful
     reimplementation of X", "We port X to board C", "X, ported as one-shot eviction", "This is X's selection rule,
-    unchanged", "Our method is adapted from X", a Builds-on entry "X: the whole scoring rule" / "(the method
-    ported)". Not one: a part of X ("a port of X's pooling", "the window is adapted from X"), an addition of the
+    unchanged", "Our method is adapted from X", "This bundle ports the eviction strategy of X", a Builds-on entry
+    "X: the whole scoring rule" / "(the method ported)"; or a statement that nothing in the method is new
+    (``_declared_not_new``: "This is X's rule, not a new method", "nothing here is claimed as new"). Not one: a part of X ("a port of X's pooling", "the window is adapted from X"), an addition of the
     author's own in the same sentence ("a port of X plus a new redundancy term"), a negation or contrast ("not a
     port of X", "unlike a port of X"), a hypothetical ("a port of X would need ..."), another work's port ("X has
     been ported to vLLM", "methods include a port of X")."""
@@ -667,4 +693,24 @@ def declared_port(description: str) -> DeclaredPort | None:
                 later = [o for q in papers if q is not p for o in _mentions(sent, q, []) if o > at]
                 if _port_mention(sent, at, name, key, min(later, default=None)):
                     return DeclaredPort(short_name=p.short_name, arxiv=p.arxiv, quote=sent.strip()[:300], section=key)
+    return _declared_not_new(parts, papers)
+
+
+def _declared_not_new(parts: list[tuple[str, str]], papers: list[Paper]) -> DeclaredPort | None:
+    """A description that says nothing in the method is new ("This is X's halting rule, not a new method", "nothing
+    here is claimed as new") declares the method a port of the paper it names first, uncontrasted: in that
+    sentence, else in that section, else in Builds on. The statement can only lower novelty (see ``declared_port``)."""
+    for key, sent in parts:
+        if key == "builds_on" or not _not_new(sent):
+            continue
+        for scope in ([sent], [t for k, t in parts if k == key], [t for k, t in parts if k == "builds_on"]):
+            first: tuple[int, int, Paper] | None = None
+            for i, text in enumerate(scope):
+                for p in papers:
+                    for at in _mentions(text, p, []):
+                        if not _contrasted(text, at) and (first is None or (i, at) < first[:2]):
+                            first = (i, at, p)
+            if first is not None:
+                p = first[2]
+                return DeclaredPort(short_name=p.short_name, arxiv=p.arxiv, quote=sent.strip()[:300], section=key)
     return None
