@@ -1513,7 +1513,9 @@ class FeatureTagger(ast.NodeVisitor):
                     self.current not in ("__init__", "setup"):
                 self.kept_rank.add(target.value.attr)  # self.sel[layer] = a ranking: kept for other layers
             if isinstance(target.value, ast.Attribute) and isinstance(target.value.value, ast.Name) and \
-                    target.value.attr == "state":
+                    target.value.attr == "state" and not (t & {"P", "I"} and not t & (DATA_TAGS | {"R", "SEL"})):
+                # a value carried across calls; positions alone (the newest position seen, a step) are bookkeeping
+                # about the calls, not a score accumulated over them
                 self.add("accumulate", target.lineno)
             if isinstance(target.value, ast.Name):
                 self.tags[target.value.id] = base | t
