@@ -1171,3 +1171,62 @@ HONEST["leverage_beside_attention"] = HEAD + '''class Lever(EvictionMethod):
         a = view.group(view.attention(reduce="mean"), "mean")
         return Keep.from_topk(a + lev, view.budget, view.valid)
 '''
+
+
+# --- round 7 (written for the early-return paths): the ported rule returned early on the calls the method
+# recognises by its memory of earlier calls, a fallback at the end -----------------------------------------------
+
+# TOVA's newest-query attention averaged over the heads, returned once the layer's remembered step has moved on
+PORTS["TOVA (early return on memory)"] = HEAD + '''def _spread(view):
+    v = view.values.float().norm(dim=-1)
+    return F.avg_pool1d(v[:, None], 5, stride=1, padding=2)[:, 0]
+
+
+class Onward(EvictionMethod):
+    query_window = 1
+
+    def select(self, view: LayerView) -> Keep:
+        step = int(view.positions[0, -1])
+        seen = view.state.get("step", -1)
+        view.state["step"] = step
+        if step > seen + 1:
+            a = view.attention()[:, -1]
+            return Keep.from_topk(a.mean(dim=0, keepdim=True).expand(view.n_kv_heads, -1), view.budget, view.valid)
+        return Keep.from_topk(_spread(view), view.budget, view.valid)
+'''
+
+# SnapKV's pooled window attention behind a counter the module keeps on itself
+PORTS["SnapKV (early return on a module counter)"] = HEAD + '''class Patient(EvictionMethod):
+    query_window = 24
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def _warm(self):
+        return self.calls > 40
+
+    def select(self, view: LayerView) -> Keep:
+        self.calls += 1
+        if self._warm():
+            a = view.group(view.attention().sum(dim=1), "mean")
+            a = F.max_pool1d(a[:, None], 7, stride=1, padding=3)[:, 0]
+            return Keep.from_topk(a, view.budget, view.valid)
+        return Keep.from_topk(view.keys.float().norm(dim=-1), view.budget, view.valid)
+'''
+
+# honest: the first call of a layer keeps the opening tokens and the newest ones while the state fills; later calls
+# rank by the method's own mix (an early return on memory that computes no published rule is nothing to name)
+HONEST["memory_warmup_window"] = HEAD + '''class Warm(EvictionMethod):
+    query_window = 8
+
+    def select(self, view: LayerView) -> Keep:
+        if "mix" not in view.state:
+            view.state["mix"] = torch.zeros(view.keys.shape[:2])
+            t = view.n_tokens
+            keep = torch.cat([torch.arange(4), torch.arange(max(4, t - view.budget + 4), t)])
+            return Keep([keep for _ in range(view.n_kv_heads)])
+        a = view.group(view.attention().sum(dim=1), "mean")
+        s = a * view.values.float().norm(dim=-1).sqrt() + 0.1 * view.keys.float().std(dim=-1)
+        return Keep.from_topk(s, view.budget, view.valid)
+'''

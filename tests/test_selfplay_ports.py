@@ -267,3 +267,17 @@ def test_a_probe_that_chooses_the_ported_arm_is_no_part_of_its_score() -> None:
     m = next(m for m in _matches(PORTS["SAGE-KV (final if-else probe)"]) if m.short_name == "SAGE-KV")
     assert m.level == "same" and m.branch is not None
     assert all("key_variance" not in f for line, f in c.paths if line == m.branch)
+
+
+# --- round 7: early returns -------------------------------------------------------------------------------------
+
+def test_a_rule_returned_early_on_the_method_s_memory_is_judged_on_its_own_path() -> None:
+    for key, paper in (("TOVA (early return on memory)", "TOVA"), ("SnapKV (early return on a module counter)",
+                                                                    "SnapKV")):
+        m = next(m for m in _matches(PORTS[key]) if m.short_name == paper)
+        assert m.level == "same" and m.branch is not None, key
+
+
+def test_an_early_return_on_memory_that_computes_no_rule_names_nothing() -> None:
+    src = HONEST["memory_warmup_window"]
+    assert not any(m.level == "same" for m in _matches(src)) and not _flag(src)

@@ -194,7 +194,7 @@ def _probe(test: ast.expr, helpers: Helpers | None = None, depth: int = 0) -> bo
 
 def _final(fn: ast.FunctionDef | ast.AsyncFunctionDef, r: ast.Return) -> bool:
     """``r`` ends the function's body (its last statement, or the last of an arm of a final if / else): the path
-    the method falls through to. An early return (a guard, a fallback) is never judged on its own."""
+    the method falls through to."""
     last = fn.body[-1] if fn.body else None
     while isinstance(last, ast.If):
         if r in (last.body[-1:] + last.orelse[-1:]):
@@ -203,16 +203,89 @@ def _final(fn: ast.FunctionDef | ast.AsyncFunctionDef, r: ast.Return) -> bool:
     return last is r
 
 
+def _tests_on_the_way(stmts: list[ast.stmt], target: ast.Return) -> list[ast.expr] | None:
+    """The tests of the ifs that enclose ``target`` (None when ``stmts`` does not hold it)."""
+    for st in stmts:
+        if st is target:
+            return []
+        for attr in ("body", "orelse", "handlers", "finalbody"):
+            block = getattr(st, attr, None)
+            if not block:
+                continue
+            if attr == "handlers":
+                block = [x for h in block for x in h.body]
+            inner = _tests_on_the_way(block, target)
+            if inner is not None:
+                return ([st.test] if isinstance(st, ast.If) else []) + inner
+    return None
+
+
+def _history(test: ast.expr, helpers: Helpers | None = None, memory: frozenset[str] = frozenset(),
+             depth: int = 0, names: frozenset[str] = frozenset()) -> bool:
+    """A test on what the method remembers of earlier calls: ``view.state``, an attribute of the module set outside
+    its constructor, or a helper of the module that reads one. What a method has seen before tells a probe run from
+    a scored one as well as any statistic of the inputs does."""
+    def remembered(n: ast.AST) -> bool:
+        return isinstance(n, ast.Attribute) and (n.attr == "state" or self_attr(n) and n.attr in memory) or \
+            isinstance(n, ast.Name) and n.id in names
+
+    for n in ast.walk(test):
+        if remembered(n):
+            return True
+        if helpers and depth < 3 and isinstance(n, ast.Call) and callee(n.func)[0] in helpers:
+            for fn in helpers[callee(n.func)[0] or ""]:
+                if any(remembered(x) for x in ast.walk(fn)) or any(
+                        _history(r.value, helpers, memory, depth + 1) for r in _returns(fn) if r.value is not None):
+                    return True
+    return False
+
+
+def _memory(fns: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> frozenset[str]:
+    """Attributes of the module a call sets (outside ``__init__`` and ``setup``): what it remembers across calls."""
+    out: set[str] = set()
+    for fn in fns:
+        if fn.name in ("__init__", "setup"):
+            continue
+        for n in ast.walk(fn):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
+                n, (ast.AugAssign, ast.AnnAssign)) else []
+            for t in targets:
+                base = t.value if isinstance(t, ast.Subscript) else t
+                if isinstance(base, ast.Attribute) and self_attr(base):
+                    out.add(base.attr)
+    return frozenset(out)
+
+
+def _judged_alone(fn: ast.FunctionDef | ast.AsyncFunctionDef, r: ast.Return, helpers: Helpers,
+                  memory: frozenset[str]) -> bool:
+    """The final return is the path the method falls through to; an early one is judged on its own where a test on
+    the way probes the inputs (``_probe``) or the method's memory of earlier calls (``_history``): the ported rule
+    returned early on the calls it recognises as scored. An early return behind a design test (no queries, fewer
+    tokens than the budget, the layer, the phase) is a guard, not the method's path."""
+    if _final(fn, r):
+        return True
+    names: set[str] = set()  # locals read off the memory (``seen = view.state.get("step")``)
+    assigns = [n for n in ast.walk(fn) if isinstance(n, ast.Assign)]
+    for _ in range(3):
+        for a in assigns:
+            if _history(a.value, helpers, memory, names=frozenset(names)):
+                names.update(t.id for tgt in a.targets for t in ast.walk(tgt) if isinstance(t, ast.Name))
+    return any(_probe(t, helpers) or _history(t, helpers, memory, names=frozenset(names))
+               for t in _tests_on_the_way(fn.body, r) or [])
+
+
 def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
     """The paths a method may take, each a copy of the module: for each function that returns a value at several
-    places, its final return (``_final``) with the function cut down to the statements that run on the way to it
-    (``_path``: branches that leave the function earlier skipped); for each if / else whose arms both fall through
+    places, its final return and each early return behind a probe of the inputs or of the method's memory
+    (``_judged_alone``), with the function cut down to the statements that run on the way to it (``_path``:
+    branches that leave the function earlier skipped); for each if / else whose arms both fall through
     and whose test probes the inputs (``_probe``), one copy per arm (the line of the arm's first statement); for
     each such if with no else, one copy that skips it (the line of the if). A probe-detecting or fallback branch is
     one path, the rule the method ports another, and each is read on its own (at most ``MAX_PATHS``)."""
     out: list[tuple[int, ast.Module]] = []
     fns = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     helpers = Defs(tree).by_name
+    memory = _memory(fns)
     for i, fn in enumerate(fns):
         rets = _returns(fn)
         if len(rets) < 2:
@@ -220,7 +293,7 @@ def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
         for j, r in enumerate(rets):
             if len(out) >= MAX_PATHS:
                 return out
-            if not _final(fn, r):
+            if not _judged_alone(fn, r, helpers, memory):
                 continue
             copy_ = copy.deepcopy(tree)
             fn2 = [n for n in ast.walk(copy_) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))][i]
