@@ -58,3 +58,18 @@ def test_a_score_kept_across_calls_is_an_accumulation():
 
 def test_a_remembered_selection_still_counts_as_carried_state():
     assert "accumulate" in computation(CHOSEN).features
+
+
+# a count of the calls kept in the state: bookkeeping too
+COUNTED = HEAD + '''class Counted(EvictionMethod):
+    def select(self, view: LayerView) -> Keep:
+        n = view.state.get("n", 0)
+        view.state["n"] = n + 1
+        view.state["ready"] = n > 3
+        return Keep.from_topk(view.keys.float().norm(dim=-1), view.budget, view.valid)
+'''
+
+
+def test_a_count_of_the_calls_or_a_flag_in_the_state_is_no_accumulation():
+    f = computation(COUNTED).features
+    assert "accumulate" not in f and "key_norm" in f

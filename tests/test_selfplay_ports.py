@@ -34,7 +34,7 @@ import pytest
 from reviewbench.evidence.computation import computation
 from reviewbench.evidence.priorart_evidence import computation_matches
 from reviewbench.flags.prior_art import computation_flags
-from tests.selfplay_ports import HONEST, PORTS
+from tests.selfplay_ports import HEAD, HONEST, PORTS
 
 
 def _matches(src: str):
@@ -281,3 +281,33 @@ def test_a_rule_returned_early_on_the_method_s_memory_is_judged_on_its_own_path(
 def test_an_early_return_on_memory_that_computes_no_rule_names_nothing() -> None:
     src = HONEST["memory_warmup_window"]
     assert not any(m.level == "same" for m in _matches(src)) and not _flag(src)
+
+
+_TWO_PATHS = HEAD + '''class Seasoned(EvictionMethod):
+    query_window = 24
+
+    def select(self, view: LayerView) -> Keep:
+        seen = view.state.get("calls", 0)
+        view.state["calls"] = seen + 1
+        probs = view.attention()
+        if seen > 2:
+            w = view.group(probs.sum(dim=1), "mean")
+            return Keep.from_topk(F.avg_pool1d(w[:, None], 7, stride=1, padding=3)[:, 0], view.budget, view.valid)
+        hits = (probs > 0.01).float().sum(dim=1)
+        return Keep.from_topk(view.group(hits, "mean"), view.budget, view.valid)
+'''
+
+
+def test_a_credited_rule_on_another_path_does_not_explain_the_port_on_its_own() -> None:
+    # SnapKV's pooled window attention once the layer's memory counts a few calls, CORM's count of window queries
+    # above a bar before, and only CORM credited: CORM's rule holds no pooling, so it explains nothing of the
+    # remembered path (as the whole it would: both rules' operations in one, neither computed exactly)
+    desc = ("# Seasoned\n\n## Idea\nWe build on CORM (arXiv 2404.15949): recent queries vote above a bar.\n\n"
+            "## Builds on\n- CORM (arXiv 2404.15949): the scoring rule\n")
+    c = computation(_TWO_PATHS)
+    ms = computation_matches(c.features, desc, c.paths)
+    got = [(m.short_name, m.level, m.credited, m.branch) for m in ms]
+    assert any(m.short_name == "CORM" and m.level == "same" and m.credited for m in ms), got
+    assert any(m.short_name == "SnapKV" and m.level == "same" and not m.credited for m in ms), got
+    flags = computation_flags(ms, [], _TWO_PATHS)
+    assert flags and "SnapKV" in flags[0].explanation, got

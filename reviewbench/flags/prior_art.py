@@ -153,8 +153,9 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
     same = [m for m in computed if m.level == "same" and not m.credited]
     if not same:
         return _agreeing_family(computed, behaviour, method_src, rules, bank)
-    if any(m.level == "same" and m.credited for m in computed if len(m.matched) >= len(same[0].matched)):
-        return []
+    if any(m.level == "same" and m.credited and len(m.matched) >= len(same[0].matched) and (
+            m.branch == same[0].branch or set(same[0].matched) <= _rule_ops(m.short_name)) for m in computed):
+        return []  # a credited rule explains it: on its own path, or holding every operation of the other's
     # the most specific of the rules the code computes exactly names it (rarest operations first: a maximum over
     # blocks names CritiPrefill before the chunk sums every block method shares)
     m = source_order(same)[0]
@@ -178,6 +179,14 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
                      + f"; the description does not credit it ({m.credit.reason})"
                      + (f"; but it keeps few of that baseline's tokens where it is scored (Jaccard "
                         f"{max(measured):.2f})" if contradicted else bank_note)))]
+
+
+def _rule_ops(short_name: str) -> set[str]:
+    """Every operation a paper's rule names, required or optional."""
+    from reviewbench.priorart import load_index
+
+    p = load_index().by_name(short_name)
+    return {a for r in [*p.ops, *p.ops_optional] for a in r.split("|")} if p else set()
 
 
 def _where(m: ComputationMatch, method_src: str) -> tuple[str, int, str]:

@@ -1513,9 +1513,9 @@ class FeatureTagger(ast.NodeVisitor):
                     self.current not in ("__init__", "setup"):
                 self.kept_rank.add(target.value.attr)  # self.sel[layer] = a ranking: kept for other layers
             if isinstance(target.value, ast.Attribute) and isinstance(target.value.value, ast.Name) and \
-                    target.value.attr == "state" and not (t & {"P", "I"} and not t & (DATA_TAGS | {"R", "SEL"})):
-                # a value carried across calls; positions alone (the newest position seen, a step) are bookkeeping
-                # about the calls, not a score accumulated over them
+                    target.value.attr == "state" and t & {"K", "V", "Q", "A", "R", "SEL"}:
+                # data carried across calls (a score, keys, a selection); positions, counts and flags alone (the
+                # newest position seen, the calls so far) are bookkeeping about the calls, not a score accumulated
                 self.add("accumulate", target.lineno)
             if isinstance(target.value, ast.Name):
                 self.tags[target.value.id] = base | t
