@@ -67,8 +67,15 @@ def test_every_setting_keeps_a_valid_deterministic_set_within_budget(spec):
 
 
 def test_a_rule_follows_the_content_not_the_seed_of_a_view():
-    """Two different layers' content give different choices (no reference is a position rule in disguise)."""
+    """Two different layers' content give different choices (no reference is a position rule in disguise); a paper
+    whose published rule is positions only (LaCache's ladder: the index's ops are positional) is one openly."""
+    from reviewbench.priorart import load_index
+
+    positional = {"layer_span", "sinks", "recent", "uniform_positions"}
     for name, cls in PRIOR_ART_METHODS.items():
+        ops = {o for op in (load_index().by_name(cls.paper).ops or ()) for o in op.split("|")}
+        if ops and ops <= positional:
+            continue
         m = cls()
         m.setup(INFO)
         a = _check(m.select(_view(m, 768, t=2048, seed=1)), _view(m, 768, t=2048, seed=1))
