@@ -300,7 +300,7 @@ def test_each_port_is_read_as_its_paper_plus_an_operation_of_its_own(name):
     assert hit and hit[0].level == "family" and not hit[0].credited, [(m.short_name, m.level) for m in ev.computed]
 
 
-@pytest.mark.slow
+@pytest.mark.heavy  # ~3 min: the candidates' fingerprints on the bank
 @pytest.mark.parametrize("name", sorted(PORTS))
 def test_a_family_level_port_is_confirmed_by_its_new_reference(matches, name):
     from reviewbench.flags.prior_art import DEFAULT_RULES
@@ -319,7 +319,7 @@ def test_a_family_level_port_is_confirmed_by_its_new_reference(matches, name):
         assert family and paper in family[0].explanation, flags
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 @pytest.mark.parametrize("name", sorted(HONEST))
 def test_an_honest_neighbour_is_flagged_by_nothing(matches, name):
     found = matches[name]
