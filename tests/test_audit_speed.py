@@ -12,6 +12,7 @@ checked against the regular expressions they replace on random text.
 from __future__ import annotations
 
 import random
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from reviewbench.arena import Rules
 from reviewbench.logs.audit import run_audit
 from reviewbench.logs.events import ParseStats
 from reviewbench.logs.reader import raw_lines
+from reviewbench.logs import rules
 from reviewbench.logs.rules import Auditor
 from reviewbench.logs.static.common import _B64, _HEREDOC, _HEX_RUN, b64_runs, hex_run
 from reviewbench.logs.synth import ClaudeSession, Step
@@ -236,6 +238,16 @@ def test_runs_found_by_translation_are_those_the_patterns_find():
         t = "".join(rng.choice("aZ09+/=.-_ \n") if rng.random() < 0.3 else rng.choice("abcXYZ019+/")
                     for _ in range(rng.randint(0, 70))) + rng.choice(["", "\u00e9"])
         assert list(b64_runs(t)) == [m.group(0) for m in _B64.finditer(t)], t
+
+
+def test_absolute_path_pattern_finds_what_the_lookbehind_first_pattern_found():
+    """``rules._ABS_PATH`` starts with the "/" (searched for fast) and tests the character before it after; the
+    pattern it replaces started with that test (tried at every position): the same matches."""
+    old = re.compile(r"(?<![\w.~-])/[^\s'\"`;|&<>()]*")
+    rng = random.Random(41)
+    for _ in range(50_000):
+        s = "".join(rng.choice("/a.~-_ \t'\"`;|&<>()=:@1\n\u00e9") for _ in range(rng.randint(0, 16)))
+        assert rules._ABS_PATH.findall(s) == old.findall(s), s
 
 
 @pytest.mark.parametrize("text", [b"", b"\n", b"a", b"a\n", b"a\nb", b"a\n\nb\n", b"\xef\xbb\xbfa\nb\n",

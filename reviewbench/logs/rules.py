@@ -14,7 +14,7 @@ import ipaddress
 import posixpath
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -160,7 +160,9 @@ _PYTHONS = ("python", "ipython", "pypy")
 # a program piped into Python, alone on its line (after at most a cd to an absolute path): see _heredoc_matters
 _PY_HEREDOC = re.compile(r"((?:cd (/[\w./-]*) && )?python3? -) <<(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\3\n")
 _COMMAND_STARTS = re.compile(r"[;&|()\n]+")
-_ABS_PATH = re.compile(r"(?<![\w.~-])/[^\s'\"`;|&<>()]*")
+# (the "/" first, then the test of the character before it: a pattern that starts with the lookbehind is tried at
+# every position of the command, five times slower; the matches are the same)
+_ABS_PATH = re.compile(r"/(?<![\w.~-]/)[^\s'\"`;|&<>()]*")
 # a GPU variable set to device numbers, as a word of its own (the gpu_hidden rule fires on the values that hide)
 _GPU_BY_NUMBER = re.compile(r"(?<![^\s;&|(])(?:CUDA|NVIDIA|HIP|ROCR)_VISIBLE_DEVICES=[0-9][0-9,]*(?![^\s;&|)])")
 _CD_TARGET = re.compile(r"(?:^|[;&|(\n])\s*cd\s+([^\s;&|()]+)")
@@ -506,8 +508,9 @@ class Auditor:
             self._gate[key] = (answer, st.gate_version, tuple(self._scripts) if self._volatile else None)
         return answer
 
-    def _may_matter(self, ev: Event, st: AgentState) -> bool:
-        cmd = ev.command or ""
+    def _may_matter(self, ev: Event, st: AgentState, command: str | None = None) -> bool:
+        """``command``: judged in place of ``ev.command`` (the event's other fields as they are)."""
+        cmd = (ev.command if command is None else command) or ""
         if st.symlinks:  # a relative path or a glob may pass through a link the agent made: analysed
             return True
         if ev.env or (ev.cwd and ev.cwd.startswith("/") and self.near_protected(ev.cwd.rstrip("/") or "/", ev.agent,
@@ -576,7 +579,7 @@ class Auditor:
         rest, bodies = _split_heredocs(cmd)
         if len(bodies) != 1 or (rest != line and rest != line + "\n"):
             return None  # another command after the program, or a second heredoc
-        if self._may_matter(replace(ev, command=m.group(1)), st):
+        if self._may_matter(ev, st, m.group(1)):
             return True  # (``cd /abs && python -``: the folder, the words; no heredoc, no recursion)
         cwds = {ev.cwd}
         if m.group(2):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from reviewbench.logs.static.common import (analyse_shell, Access, Facts, HARNESS_MODULES, HF_PY_CALLS, MAX_DEPTH, URL_RE,
-    NO_FACTS, Relevance, Workspace, _HEX_ESC, hex_run, make_room, _PY_GLOBS, _PY_WALKERS, _classify_strings, _is_print, has_payload, resolve, shell_join)
+    NO_FACTS, Relevance, Workspace, _HEX_ESC, hex_run, make_room, _PY_GLOBS, _PY_WALKERS, _classify_strings, _is_print, b64_runs, has_payload, resolve, shell_join)
 
 
 
@@ -265,7 +265,6 @@ def _py_code_trigger(code: str) -> bool:
         or ("\\" in code and bool(_PY_CODE_ESCAPES.search(code)))
 
 
-_B64_RUN = re.compile(r"[A-Za-z0-9+/]{12,}={0,2}")
 _IDENTIFIER = re.compile(r"[A-Za-z]+[0-9]*")  # ScoreBlend98: a name, not base64 (whose digits are spread)
 _B64_STRICT = re.compile(r"[A-Za-z0-9+/]*[0-9+/][A-Za-z0-9+/]*={0,2}|[A-Za-z0-9+/]{24,}={0,2}")
 
@@ -281,8 +280,7 @@ def _payload_pieces(literals: list[str]) -> bool:
     """The piece-by-piece part of ``_literal_payload`` (without its cheap test on the whole text): true of
     some literals whenever ``_literal_payload`` is true of any text holding them."""
     text = "\n".join(literals)
-    for m in _B64_RUN.finditer(text):
-        piece = m.group(0)
+    for piece in b64_runs(text):  # (the runs of ``[A-Za-z0-9+/]{12,}={0,2}``, found with ``bytes.find``: the same runs)
         if not (piece.islower() or piece.isupper()) and _B64_STRICT.fullmatch(piece) \
                 and not _IDENTIFIER.fullmatch(piece):
             return True
