@@ -42,7 +42,8 @@ _ROOT = re.compile(rb'"parentUuid"\s*:\s*null')
 def tool_event(name: str, inp: dict, source: str, cwd: str | None, time: str | None, agent: str | None) -> Event:
     """Map one Claude Code tool call to an Event."""
     inp = inp if isinstance(inp, dict) else {"input": inp}
-    ev = Event(source=source, tool=name, kind="other", agent=agent, time=time, cwd=cwd)
+    ev = Event(source, name, "other", agent, time)  # (positional: keywords cost twice as much, per call)
+    ev.cwd = cwd
     if name == "Bash":
         ev.kind, ev.command = "shell", str(inp.get("command", ""))
     elif name in ("Read", "NotebookRead"):

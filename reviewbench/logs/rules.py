@@ -365,6 +365,7 @@ class Auditor:
         self._shell_cache: dict[tuple[object, ...], tuple[Facts, tuple[tuple[str, int], ...]]] = {}
         self._relevances: dict[str | None, Relevance] = {}
         self._relevance_versions: dict[str | None, int] = {}
+        self._near: dict[tuple[str, str | None], int] = {}  # near_protected's fixed part, by (path, agent)
 
     def identify(self, cwd: str) -> str | None:
         """The agent whose home (``[rules] agent_home``) a working directory is in, if it is a known agent."""
@@ -454,21 +455,34 @@ class Auditor:
     def near_protected(self, path: str, agent: str | None, st: AgentState | None = None) -> bool:
         """Whether an absolute path (or glob) is, contains or lies in a protected folder, another agent's folder,
         a symlink the agent made, or is a script it wrote: a cheap necessary condition for any path rule."""
+        if st is not None and st.symlinks:
+            lit = path if "*" not in path and "?" not in path and "[" not in path else _literal(path)
+            if any(lit.startswith(link) or link.startswith(lit) for link in st.symlinks):
+                return True  # (before the own-folder test: a link in the agent's folder may lead anywhere)
+        key = (path, agent)
+        fixed = self._near.get(key)
+        if fixed is None:
+            fixed = self._near_fixed(path, agent)
+            make_room(self._near, 8192)
+            self._near[key] = fixed
+        if fixed != 2:
+            return fixed == 1
+        return st is not None and path in st.files
+
+    def _near_fixed(self, path: str, agent: str | None) -> int:
+        """``near_protected``'s answer from the rules and the agent's home alone (kept per path and agent): 1
+        near, 0 not (the agent's own files), 2 not, unless the agent wrote a file there."""
         lit = path if "*" not in path and "?" not in path and "[" not in path else _literal(path)
-        if st is not None and st.symlinks and any(lit.startswith(link) or link.startswith(lit) for link in st.symlinks):
-            return True  # (before the own-folder test: a link in the agent's folder may lead anywhere)
         own = self.own_home(agent)
         if own is not None and (lit.startswith(own) or (lit == path and lit + "/" == own)):
-            return False  # the agent's own files (a glob whose fixed part is inside its folder stays inside)
+            return 0  # the agent's own files (a glob whose fixed part is inside its folder stays inside)
         if lit.startswith(self._common) or self._common.startswith(lit):
             if any(root.startswith(lit) or lit.startswith(root) for root in self._roots):
-                return True
+                return 1
             homes = self.homes_prefix
             if homes and (lit.startswith(homes) or homes.startswith(lit)):
-                return True
-        if st is not None and path in st.files:
-            return True
-        return False
+                return 1
+        return 2
 
     def may_matter(self, ev: Event, st: AgentState) -> bool:
         """Whether a shell command can yield any fact a rule uses; False skips its analysis. Agents rerun the
@@ -532,7 +546,7 @@ class Auditor:
             "|", " ").replace("&", " ").replace("=", " ").split()
         if not _TRIGGER_SET.isdisjoint(words):
             return True
-        python = any(w.startswith(_PYTHONS) for w in words)
+        python = ("python" in cmd or "pypy" in cmd) and any(w.startswith(_PYTHONS) for w in words)
         if python and "-c" in cmd:  # python -c CODE
             return True
         if st.basenames and not st.basenames.isdisjoint(words) and (python or self._runs_a_written_file(cmd, st)):

@@ -344,8 +344,8 @@ def _python_inert(code: str, cwd: str | None, relevant: Callable[[str], bool] | 
         return False
     lines = code.split("\n")
     kept = True
-    if known is None or not known.issuperset(lines):
-        new = set(lines) if known is None else set(lines).difference(known)
+    new = set(lines) if known is None else set(lines).difference(known)
+    if new:  # (never empty when nothing is known: a split gives one line at least)
         verdict = _lines_inert("\n".join(new), cwd, relevant, anchors)
         if verdict is None:
             return _whole_inert(code, cwd, relevant)
