@@ -339,3 +339,44 @@ def test_a_resumed_copy_whose_other_fields_changed_is_a_duplicate_and_an_edited_
     (tmp_path / "b.jsonl").write_text(text.replace('"command":"ls"', '"command":"ls /arena/data/test"'))
     r = run_audit([tmp_path], RULES, agent="agent1")
     assert sorted(f.category for f in r.findings) == ["log_edited", "test_split", "test_split"]
+
+
+def _near_protected_uncached(auditor: Auditor, path: str, agent: str | None, st) -> bool:
+    """``Auditor.near_protected`` as it was before it kept its rules-only part per (path, agent)."""
+    lit = path if "*" not in path and "?" not in path and "[" not in path else rules._literal(path)
+    if st is not None and st.symlinks and any(lit.startswith(link) or link.startswith(lit) for link in st.symlinks):
+        return True
+    own = auditor.own_home(agent)
+    if own is not None and (lit.startswith(own) or (lit == path and lit + "/" == own)):
+        return False
+    if lit.startswith(auditor._common) or auditor._common.startswith(lit):
+        if any(root.startswith(lit) or lit.startswith(root) for root in auditor._roots):
+            return True
+        homes = auditor.homes_prefix
+        if homes and (lit.startswith(homes) or homes.startswith(lit)):
+            return True
+    return st is not None and path in st.files
+
+
+def test_near_protected_keeps_only_what_the_rules_decide():
+    """The kept part never covers the agent's written files or symlinks: a path asked again after a file is
+    written there, or a link made, gets the answer a fresh test gives (random paths, writes and links)."""
+    rng = random.Random(7)
+    auditor = Auditor(RULES)
+    pieces = ["/arena", "/arena/agents", HOME, "/arena/agents/agent2", "/arena/data/test", "/arena/reviews",
+              "/tmp", "/tmp/x", "/", "/arena/harness", "/home/u", "/arena/agents/agent1x", "/ar"]
+    tails = ["", "/", "/a.py", "/*", "/**/x", "/?", "/[ab]", "/../b", "x"]
+    for _ in range(20_000):
+        agent = rng.choice(["agent1", "agent2", None])
+        st = auditor.state.setdefault(agent, rules.AgentState())
+        path = rng.choice(pieces) + rng.choice(tails)
+        r = rng.random()
+        if r < 0.05:
+            st.write(path, "x", 0)
+        elif r < 0.07:
+            st.symlinks[rng.choice(pieces)] = rng.choice(pieces)
+        elif r < 0.08:
+            st.symlinks.clear()
+        state = rng.choice([st, None])
+        assert auditor.near_protected(path, agent, state) == _near_protected_uncached(auditor, path, agent, state), \
+            (path, agent)
