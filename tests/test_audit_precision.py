@@ -358,6 +358,19 @@ def test_a_record_edited_after_the_fact_is_kept_audited_and_reported(tmp_path):
     assert edit.severity == "warning" and tid in edit.evidence and edit.source.startswith(str(tmp_path / "b.jsonl"))
 
 
+def test_a_value_edited_to_an_equal_number_of_another_type_is_an_edit(tmp_path):
+    # 1, 1.0 and true compare equal in Python; in the log they are different records
+    s = Claude()
+    s.call("Bash", {"command": "python run_dev.py --split dev", "description": "dev run", "timeout": 1})
+    s.write(tmp_path / "a.jsonl")
+    original = s.lines[0]
+    assert '"timeout":1' in original.replace(" ", "")
+    edited = original.replace('"timeout": 1', '"timeout": true').replace('"timeout":1', '"timeout":true')
+    assert edited != original
+    (tmp_path / "b.jsonl").write_text("\n".join([edited, *s.lines[1:]]) + "\n")
+    assert "log_edited" in cats(audit(tmp_path))
+
+
 def test_an_identical_copy_is_a_duplicate_not_an_edit(tmp_path):
     s = Claude()
     s.call("Bash", {"command": "python run_dev.py --split dev", "description": "dev run"})
