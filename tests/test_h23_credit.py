@@ -88,6 +88,10 @@ MORE_PORTS = [
     ("This is CAKE's cascading budget rule re-run here, not a new method.", "CAKE"),
     ("Nothing in this submission is novel: the scoring follows LagKV (arXiv 2504.04704).", "LagKV"),
     ("We claim no novelty; H2O's accumulated attention decides, with the usual sinks.", "H2O"),
+    ("This submission is a faithful reimplementation, offered as a yardstick. It follows Quest (arXiv 2406.10774).",
+     "Quest"),
+    ("Everything in this submission is TOVA's; the harness glue differs.", "TOVA"),
+    ("Submitted as a reference point rather than as new work: CAKE's cascading budgets, as published.", "CAKE"),
 ]
 NOT_NEW_BUT = [
     "Nothing here is new except the entropy weight on each window query, which SnapKV lacks.",
@@ -97,6 +101,9 @@ NOT_NEW_BUT = [
     "We claim no novelty for the sinks (StreamingLLM); the budget rule is ours.",
     "This bundle ports the pooling of SnapKV and scores tokens by their value norms.",
     "If nothing here were new, TOVA would keep the same tokens; it does not.",
+    "It is not new work to pool window attention (SnapKV); our contribution is the key-diversity term.",
+    "Everything here is computed per KV head from the keys, with SnapKV's pooling on top.",
+    "This is a port of SnapKV's pooling to decode time, beside a score of value norms.",
 ]
 
 
@@ -131,6 +138,8 @@ def test_the_opening_under_a_heading_of_the_authors_own_is_read_as_the_idea() ->
 def test_builds_on_entries_say_port_only_for_the_whole_method() -> None:
     assert declared_port(_desc("A score.", "- CAKE (arXiv 2503.12491): the whole scoring rule")).short_name == "CAKE"
     assert declared_port(_desc("A score.", "- LagKV, arXiv 2504.04704 (the method ported)")).short_name == "LagKV"
+    assert declared_port(_desc("A score.", "- Keyformer (arXiv 2403.09054): the method being ported")).short_name == \
+        "Keyformer"
     assert declared_port(_desc("A score.", "- SnapKV (arXiv 2404.14469): the observation window only")) is None
     assert declared_port(_desc("A score.", "- H2O: accumulated attention, which we decay")) is None
     # several on one line: the words after each name are that paper's

@@ -576,8 +576,8 @@ _AFTER_PARTICIPLE = re.compile(r"^\s*,?\s*(?:is\s+|was\s+)?(?:faithfully\s+|dire
                                r"re-?implemented|reproduced|replicated|adapted|transcribed|transplanted)\b"
                                r"(?:\s+(?:to|for|as|on|onto|in|into)\b|\s*[,(.]|\s*$)", re.I)
 _BUILDS_WHOLE = re.compile(r"\b(?:the\s+)?(?:whole|entire|full|complete)\s+(?:method|algorithm|scoring rule|rule|"
-                           r"selection rule|selection|score|scoring|approach|policy)\b|\bthe method(?:,)?\s+(?:ported|"
-                           r"reimplemented|reproduced|implemented)\b|^\W*(?:ported|reimplemented|reproduced)\b", re.I)
+                           r"selection rule|selection|score|scoring|approach|policy)\b|\bthe method(?:,)?\s+(?:being\s+|that\s+is\s+|we\s+)?"
+                           r"(?:ported|port|reimplemented|reimplement|reproduced|reproduce|implemented)\b|^\W*(?:ported|reimplemented|reproduced)\b", re.I)
 # what makes a port sentence not a whole-method port: an addition of the author's own, a hypothetical, another
 # work's port, a negation
 _ADDED = re.compile(r"\b(?:plus|adds?|added|adding|extend(?:s|ed|ing)?|extension|combined|combines?|on top of|new|"
@@ -640,16 +640,26 @@ _NOT_NEW = re.compile(
     r"(?:claimed\s+(?:as|to\s+be)\s+)?(?:new|novel|original)\b"
     r"|(?:we|this\s+(?:bundle|submission|work))\s+(?:claims?|makes?)\s+no\s+(?:novelty|new\s+(?:method|idea|"
     r"contribution))\b(?!\s+(?:for|in|of|on|about)\b)"
-    r"|no\s+novelty\s+is\s+claimed\b)", re.I)
+    r"|no\s+novelty\s+is\s+claimed\b"
+    # "This bundle is a port, submitted as a reference point": a port, its paper named around it
+    r"|(?:this|it|the|our)(?:\s+(?:bundle|submission|method|code|work))?\s+is\s+an?\s+(?:straight\s+|faithful\s+|"
+    r"plain\s+|direct\s+)?(?:port|re-?implementation|reproduction|replication)\b(?!\s+of\b)"
+    # "Everything here is X's": every part of it another's
+    r"|(?:everything|all\s+of\s+it)\s+(?:here\s+|in\s+(?:this|the|our)\s+(?:bundle|submission|method|code)\s+)?"
+    r"(?:is|comes\s+from)\s+(?:from\s+)?(?:[\w.-]+['\u2019]s?\b|borrowed|published|prior\s+work|taken\s+from))", re.I)
+# said anywhere in the sentence: "submitted as a reference point rather than as new work"
+_NOT_NEW_WORK = re.compile(r"\b(?:rather\s+than|not)\s+(?:as\s+)?(?:new|novel|original)\s+(?:work|research)\b", re.I)
 _EXCEPT = re.compile(r"\b(?:except|but|apart from|other than|beyond|besides|save for|aside from|alone|on its own|"
                      r"in isolation|individually|by itself|per se|however|although|though|whereas|yet|until|unless|"
-                     r"if|would|could|might|ours|our own|we add|adds?|added)\b", re.I)
+                     r"if|would|could|might|ours|our own|we add|adds?|added|our contribution|we (?:propose|introduce)|"
+                     r"what is new|new here is)\b", re.I)
 
 
 def _not_new(sentence: str) -> bool:
     """The sentence says, of this method, that nothing in it is new (no exception, no hypothetical, nothing of the
     author's own anywhere in the sentence)."""
-    return not _EXCEPT.search(sentence) and any(_NOT_NEW.search(c) for c in re.split(r";\s*", sentence))
+    return not _EXCEPT.search(sentence) and any(_NOT_NEW.search(c) or _NOT_NEW_WORK.search(c)
+                                                 for c in re.split(r";\s*", sentence))
 
 
 def _opening(description: str, first_section_line: int) -> str:
