@@ -109,6 +109,8 @@ MISSTATED = [
      "a Kalman / Bayesian filter"),
     ("Importance is the diagonal Fisher information of the attention output with respect to each key.",
      "second-order / curvature"),
+    ("Each token's second-order saliency, as in optimal brain surgery, decides what stays.",
+     "second-order / curvature"),
     ("We score each token by the pointwise mutual information between the question and the token.",
      "mutual information"),
     ("Sinkhorn iterations give a transport plan from queries to keys, and each key's received mass is its score.",
@@ -178,6 +180,8 @@ HONEST = [
     (POOLED, "Pooling is used instead of a Fourier filter to smooth the scores."),
     (LOWNORM, "We keep low-norm keys; a Sinkhorn or transport-based variant is left for later."),
     (LOWNORM, "The key norm serves as a surrogate for the curvature of the loss around each token."),
+    # "saliency" alone is the field's word for an importance score (second-order only as "second-order saliency")
+    (POOLED, "Each token's saliency is its pooled window attention, and the most salient tokens are kept."),
 ]
 
 

@@ -190,7 +190,7 @@ CONCEPTS: list[Concept] = [
     _c("second-order / curvature",
        ["hessian*", "curvature*", "fisher", "second|2nd order ~ taylor|approx*|expan*|sensitiv*|deriv*|"
         "term*|method*|information|optimi*|saliency", "taylor expan*|approx*|series", "gradient*", "jacobian*",
-        "optimal brain", "saliency", "second derivative*|difference*", "finite difference*"],
+        "optimal brain", "second derivative*|difference*", "finite difference*"],
        "", "grad backward hessian jacobian vjp jvp hvp requires_grad_ enable_grad diff gradient roll",
        "derivatives (autograd, or finite differences of the score)", structure="shift"),
     _c("a frequency-domain transform",
