@@ -389,9 +389,11 @@ def _read_kept_layers(tree: ast.Module, defs: Defs, flow: FeatureTagger, found: 
     """Keys or values a hook keeps on the module (``self.below = keys``) are what its next call, for the next layer,
     reads back: a read placed before the store in the code (``prev = self.below; self.below = k``) reads the other
     layer's keys. The selection hooks are run once more with those attributes holding what was stored, and only what
-    compares this layer with the kept one (``layer_similarity``) is taken from that run."""
+    compares this layer with the kept one (``layer_similarity``), factorises it joined with this layer's
+    (``cross_layer_basis``) or tests how they compare before returning a kept selection (``layer_reuse``) is taken
+    from that run."""
     kept = {k: v for k, v in flow.tags.items() if k.startswith("self.") and "LK" in v}
-    if not kept or "layer_similarity" in found:
+    if not kept or {"layer_similarity", "cross_layer_basis", "layer_reuse"} <= set(found):
         return
     again = FeatureTagger(defs, self_attr_reads(tree))
     again.tags = {**flow.tags, **kept}
@@ -402,7 +404,11 @@ def _read_kept_layers(tree: ast.Module, defs: Defs, flow: FeatureTagger, found: 
                 if a.arg != "self":
                     again.tags[a.arg] = {"VIEW"}
             again.run_def(fn)
-    if "layer_similarity" in again.found:
+    if "cross_layer_basis" in again.found:
+        found.setdefault("cross_layer_basis", again.found["cross_layer_basis"])
+    if again.layer_test and flow.kept_rank and _reads_kept(defs, flow.kept_rank):
+        found.setdefault("layer_reuse", 0)  # another layer's selection served when the layers compare so
+    if "layer_similarity" in again.found and "layer_similarity" not in found:
         line = again.found["layer_similarity"]
         found.setdefault("layer_similarity", line)
         if found.get("key_similarity") == line and again.found.get("key_similarity") != line:

@@ -182,6 +182,16 @@ def _negated_positions(args: list[ast.expr], tags: list[set[str]]) -> bool:
     return False
 
 
+def _joined(e: ast.expr) -> list[ast.expr]:
+    """The parts a concatenation joins: a list or tuple's elements, the sides of a sum of lists (``[k] + [p for
+    p in kept]``), a comprehension as one part."""
+    if isinstance(e, (ast.List, ast.Tuple)):
+        return list(e.elts)
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):
+        return _joined(e.left) + _joined(e.right)
+    return [e]
+
+
 def _one_side(lt: set[str], rt: set[str], tag: str) -> bool:
     return (tag in lt) != (tag in rt)
 
@@ -479,6 +489,9 @@ class FeatureTagger(ast.NodeVisitor):
                 more.add("QRES")  # x - dequantised(x): the quantisation residual
             if _rope_undone(node) and both & {"K"}:
                 self.add("pre_rope", line)  # x * cos - rotate_half(x) * sin: the rotary embedding undone
+            if _one_side(lt, rt, "LK") and ("K" in lt and "K" in rt or "V" in lt and "V" in rt) and \
+                    not both & {"A", "Q"}:
+                more.add("LD")  # this layer's keys (values) minus another layer's kept ones: summed, a distance
         if isinstance(node.op, ast.Mult):
             for a, b in ((lt, rt), (rt, lt)):
                 if "CHI" in a and b & {"Q", "K"}:
@@ -487,6 +500,12 @@ class FeatureTagger(ast.NodeVisitor):
                     "K" in lt and "K" in rt or "V" in lt and "V" in rt) and not both & {"A", "Q"}:
                 more.add("KKL")  # unit keys (values) times another layer's unit keys: a cosine once summed
         return more
+
+    def _clusterer(self, receiver: ast.expr | None) -> bool:
+        """A library k-means object: ``KMeans(n)`` called in place, or a name bound to one."""
+        if isinstance(receiver, ast.Name):
+            receiver = self.exprs.get(receiver.id, receiver)
+        return isinstance(receiver, ast.Call) and callee(receiver.func)[0] in CLUSTERING
 
     def _boolean(self, receiver: ast.expr | None, node: ast.Call) -> bool:
         """A cast of a comparison (``(x @ planes > 0).long()``): hash bits packed as integers, no rounding of values."""
@@ -501,6 +520,8 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("rotation", line)
         if "PA" in t:
             self.add("polar", line)
+        if "FB" in t and t & {"K", "V"} and "QRES" not in t:
+            self.add("transform_coded", line)  # keys projected on a basis of their own factorisation, then rounded
 
     def _rotated(self, operands: list[set[str]]) -> set[str]:
         """Keys, values or queries times a matrix built without data from random draws or an orthogonal construction
@@ -853,8 +874,8 @@ class FeatureTagger(ast.NodeVisitor):
         return out
 
     def _gate(self, t: set[str], line: int) -> None:
-        if "L" in t:
-            self.layer_test = True
+        if "L" in t or "LK" in t and t & {"K", "V"}:
+            self.layer_test = True  # the layer index tested, or how this layer's keys compare with another layer's
         self._gate_fitted(t, line)
 
     def _gate_fitted(self, t: set[str], line: int) -> None:
@@ -1088,6 +1109,8 @@ class FeatureTagger(ast.NodeVisitor):
         if name in FACTORISATIONS and "QRES" in t and t & {"K", "V"} and not t & {"A", "Q"}:
             self.add("residual_low_rank", line)  # a low-rank factorisation of keys minus their low-bit copy
             return t | {"FB"}
+        if name in FACTORISATIONS and "XL" in t and t & {"K", "V"} and not t & {"A", "Q"}:
+            self.add("cross_layer_basis", line)  # one factorisation of several layers' keys joined
         if name in FACTORISATIONS and "HCH" in t and "K" in t and not t & {"A", "Q"}:
             self.add("grouped_head_basis", line)  # one basis for several heads' keys laid side by side
         if name in FACTORISATIONS or name in INVERSES:
@@ -1101,6 +1124,11 @@ class FeatureTagger(ast.NodeVisitor):
             return t | ({"FB"} if name in FACTORISATIONS else set())
         if name in CLUSTERING and "K" in t:
             self.add("key_clustering", line)  # keys clustered by a library k-means
+        if name in ("fit", "fit_predict", "fit_transform") and "K" in all_args and not all_args & {"A", "Q"} and \
+                self._clusterer(receiver):
+            self.add("key_clustering", line)  # KMeans(n).fit(keys): the keys clustered by a library k-means
+        if op == "reduce" and "LD" in t and not t & {"A", "Q"}:
+            self.add("layer_similarity", line)  # (k - k of another layer) squared and summed: how far they differ
         if name in CLUSTERING and "A" in t and "K" not in t or name == "corrcoef" and "A" in t:
             self.add("head_clustering", line)  # attention patterns clustered or correlated: heads grouped by them
             return (t - {"A"}) | {"HSIM"}  # a similarity (or grouping) of heads, no attention of a token
@@ -1470,8 +1498,17 @@ class FeatureTagger(ast.NodeVisitor):
             parts = [self.tag(e) for e in node.args[0].elts]
             if any("HEADI" in p for p in parts) and any("TAILI" in p for p in parts):
                 self.add("sinks", line)  # cat([arange(4), arange(T - w, T)]): the first tokens and the last
+        if op == "cat" and node.args:
+            parts = [self.tag(e) for e in _joined(node.args[0])]
+            if any("LK" in p and p & {"K", "V"} for p in parts) and \
+                    any("LK" not in p and p & {"K", "V"} for p in parts) and not t & {"A", "Q"}:
+                t = t | {"XL"}  # this layer's keys (values) joined with another layer's kept ones
         if name in ("cat", "concat", "concatenate", "hstack") and "BLK" in t and not self.loop:
             t = t - {"BLK"}  # blocks of the tokens joined back along them: one value per token again
+        if name == "where" and len(arg_tags) == 3 and arg_tags[0] & {"A", "R", "SEL"} and any(
+                "QZ" in a and a & {"K", "V"} and "QZ" not in b and b & {"K", "V"}
+                for a, b in ((arg_tags[1], arg_tags[2]), (arg_tags[2], arg_tags[1]))):
+            self.add("mixed_precision", line)  # full keys where a score says so, their low-bit copy elsewhere
         if op == "where" and "CHI" in t and t & {"Q", "K"}:
             t = t | {"CH"}  # queries or keys masked to the selected channels
         if op in ("rank", "gather", "cat", "where", "const", "scatter"):
@@ -1507,6 +1544,10 @@ class FeatureTagger(ast.NodeVisitor):
             base = self.tag(target.value)
             self._stored_range(target)
             st = self.tag(target.slice)
+            if st & {"A", "R", "SEL"} and (
+                    "QZ" in base and base & {"K", "V"} and "QZ" not in t and t & {"K", "V"} or
+                    "QZ" in t and t & {"K", "V"} and "QZ" not in base and base & {"K", "V"}):
+                self.add("mixed_precision", target.lineno)  # copy[picked] = keys[picked]: full precision where ranked
             if "AC" in st and "A" not in t and t & {"S", "P", "I"}:
                 self.add("last_attended", target.lineno)  # stamp[strongly attended] = step
             if isinstance(target.value, ast.Attribute) and self_attr(target.value) and "R" in t and \

@@ -187,6 +187,12 @@ FEATURE_WORDS = {
                     "structured equal-length layout",
     "grouped_head_basis": "low-rank latent shared by a group of heads grouped-head decomposition heads concatenated "
                           "along channels",
+    "transform_coded": "transform coding keys projected on their principal components pca decorrelation then "
+                       "quantised coefficients bit allocation per component",
+    "cross_layer_basis": "cross-layer svd joint factorisation of several layers keys concatenated shared subspace "
+                         "across layers",
+    "mixed_precision": "mixed precision important tokens kept at full precision the others low-bit importance-aware "
+                       "quantisation instead of eviction",
     "query_key_basis": "joint eigenbasis of keys and queries eigendecomposition low-rank attention computed in the "
                        "reduced eigen space",
 }
