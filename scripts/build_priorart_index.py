@@ -486,6 +486,38 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                   "each head's token scores sorted; composite token i gathers every head's i-th best and is scored "
                   "by their aggregate across heads; the top composites (a budget shared by layers) kept, each head "
                   "keeping its own tokens"),
+    # More storage, sharing and mixed-precision entries ported as token scores (issue: the 33 entries without a rule
+    # were guaranteed misses). Each rule is the operation that carries the paper's mechanism into a score, read from
+    # the data flow: keys coded in their own principal basis (KVTC), several layers' keys factorised together (xKV),
+    # another layer's selection served when the layers' caches compare so (KVSharer), full-precision keys where the
+    # attention ranks a token and a low-bit copy elsewhere (MiKV), pre-RoPE keys coded by a codebook (CommVQ). Which
+    # queries score and how they are aggregated stays optional. Written from the papers, never from a submission.
+    "KVTC": (["quantised_scores", "transform_coded"],
+             ["quantised", "leverage", "low_rank_scores", "mean_key", "minmax_norm", "key_envelope", "attention",
+              "last_query", "window_queries", "question_queries", "all_queries", "head_average", "max_attention", "pooling", "decode"],
+             "the keys decorrelated by PCA (projected on the principal components of the cache), the coefficients "
+             "quantised with more bits for the leading components (bit allocation), decoded back; the queries' "
+             "attention over that transform-coded copy ranks the tokens"),
+    # (the reader reads the row norms of a factorisation's basis as leverage and as a key or value norm)
+    "xKV": (["attention|low_rank_scores|leverage", "cross_layer_basis"],
+            ["attention", "low_rank_scores", "leverage", "mean_key", "key_norm", "value_norm", "last_query", "window_queries", "question_queries", "all_queries", "head_average", "max_attention", "pooling", "decode"],
+            "the keys of a group of layers joined and factorised by one SVD (their shared dominant subspace); each "
+            "layer's keys reconstructed from the shared basis (or the tokens' weight in it) score the tokens"),
+    "KVSharer": (["layer_similarity", "layer_reuse"],
+                 ["attention", "key_norm", "value_norm", "mean_key", "key_similarity", "last_query", "window_queries", "question_queries", "all_queries", "head_average", "max_attention", "pooling", "decode"],
+                 "each layer's cache compared with another layer's (the Euclidean distance of their averaged keys or "
+                 "values); a layer whose cache differs enough (dissimilar pairs share) serves the other layer's kept "
+                 "set instead of a selection of its own"),
+    "MiKV": (["attention", "mixed_precision"],
+             ["accumulate", "quantised", "quantised_scores", "minmax_norm", "key_envelope", "count_normalised",
+              "last_query", "window_queries", "question_queries", "all_queries", "head_average", "max_attention", "pooling", "decode"],
+             "instead of evicting, the tokens the attention ranks important (H2O's heavy hitters) keep full-precision "
+             "keys and the others a low-bit copy; the attention over that mixed-precision cache ranks the tokens"),
+    "CommVQ": (["key_clustering", "pre_rope", "attention"],
+               ["mean_key", "random", "key_similarity", "block_scores", "quantised", "last_query", "window_queries", "question_queries", "all_queries", "head_average", "max_attention", "pooling", "decode"],
+               "the keys in their pre-RoPE frame vector-quantised by a codebook (k-means centroids, the rotary "
+               "embedding applied to the decoded codes); the queries' attention over the codebook copy ranks the "
+               "tokens"),
 }
 
 # The entries left without a rule, each with why: no token-selection rule of its own (storage, training,
@@ -502,26 +534,24 @@ NO_RULE: dict[str, str] = {
                    "rule would outrank it on every fitted-filter port)",
     "RestoreKV": "learned restore tokens filling the budget after KVzip-style pruning: KVzip's rule plus training",
     "SqueezeAttention": "layer importance from the hidden states before and after attention, which the layer view "
-                        "does not give",
-    "DynamicKV": "per-layer budgets redistributed from every layer's attention at once (one layer view shows one "
-                 "layer); the scoring inside is SnapKV's",
+                        "does not give (and the layer_budgets hook sees no data); the token policy inside is another's",
+    "DynamicKV": "per-layer budgets redistributed from every layer's attention at once: the interface's "
+                 "layer_budgets hook sees no attention and a layer view shows one layer; the scoring inside is "
+                 "SnapKV's",
     "Retrieval Head": "an analysis: its retrieval-head set is the gate DuoAttention and RazorAttention state",
     "LoCoCo": "a trained 1-D convolution fuses tokens into a fixed memory: training, no selection rule",
-    "KVSharer": "shares whole caches between layers chosen by calibration: no token selection (a token score from "
-                "two layers' similarity is MiniCache's rule)",
-    "DMC": "a retrofitted model decides per step to append or merge: training, no selection rule",
+    "DMC": "a retrofitted model decides per step to append or merge: training; a training-free port (a new key "
+           "averaged into the last slot when similar enough) is KVMerger's rule (key similarity plus merging)",
     "KIVI": "stores every token (keys per channel, values per token, 2 bits; the newest in full precision): no "
             "token is selected; a port scoring with a low-bit copy is SpeCache's rule",
-    "MiKV": "keeps the evicted tokens at low precision beside H2O's heavy hitters: under a token budget its "
-            "selection is H2O's rule",
-    "CommVQ": "stores every token (RoPE-commutative vector quantisation); a port scoring with codebook-quantised "
-              "keys is PQCache's rule (keys clustered, the query against the codebooks)",
-    "KVTuner": "an offline search of per-layer bit-widths: no token selection",
-    "PM-KVQ": "bit-widths lowered as the reasoning cache grows: no token selection",
-    "KVTC": "transform coding of stored caches (PCA, bit allocation, entropy coding): no token selection",
-    "xKV": "a joint SVD across layers: storage, and another layer's keys",
-    "LoRC": "low-rank approximation of the projection weights: storage, no selection",
-    "MatryoshkaKV": "trained orthogonal projections of nested rank: storage and training, no selection",
+    "KVTuner": "an offline search of per-layer bit-widths: no token selection (a port scoring with a low-bit copy "
+               "is SpeCache's rule)",
+    "PM-KVQ": "bit-widths lowered as the reasoning cache grows: no token selection (a port scoring with a low-bit "
+              "copy is SpeCache's rule)",
+    "LoRC": "low-rank approximation of the projection weights (the interface gives no weights): storage; a port "
+            "scoring with low-rank keys is Loki's rule",
+    "MatryoshkaKV": "trained orthogonal projections of nested rank: storage and training; a training-free port "
+                    "(a PCA basis truncated per head) scoring with the projected keys is Loki's rule",
     "RetrievalAttention": "an ANN index over the keys returning the current query's top-k attention: in operations "
                           "top-k attention of the current query, which SAGE-KV and TOVA state",
     "NSA": "trained compressed, selected and sliding branches: an architecture; a port's selection (the query "

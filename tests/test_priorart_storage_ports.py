@@ -349,7 +349,7 @@ def test_the_index_keeps_a_reason_for_the_entries_still_without_a_rule():
     for name in ("KVQuant", "GEAR", "PolarQuant", "TurboQuant", "Palu", "MiniCache", "CHAI", "InfiniPot",
                  "KVCompose"):
         assert papers[name].ops, name
-    for name in ("KIVI", "NSA", "CommVQ", "KVSharer", "SqueezeAttention", "DynamicKV"):
+    for name in ("KIVI", "NSA", "SqueezeAttention", "DynamicKV"):  # CommVQ, KVSharer: test_priorart_share_ports
         assert not papers[name].ops, name
 
 
