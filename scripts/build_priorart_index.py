@@ -494,6 +494,7 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
     # queries score and how they are aggregated stays optional. Written from the papers, never from a submission.
     "KVTC": (["quantised_scores", "transform_coded"],
              ["quantised", "leverage", "low_rank_scores", "mean_key", "minmax_norm", "key_envelope", "attention",
+              "reconstruction",
               "last_query", "window_queries", "question_queries", "all_queries", "head_average", "max_attention", "pooling", "decode"],
              "the keys decorrelated by PCA (projected on the principal components of the cache), the coefficients "
              "quantised with more bits for the leading components (bit allocation), decoded back; the queries' "
