@@ -1505,7 +1505,7 @@ class FeatureTagger(ast.NodeVisitor):
                 t = t | {"XL"}  # this layer's keys (values) joined with another layer's kept ones
         if name in ("cat", "concat", "concatenate", "hstack") and "BLK" in t and not self.loop:
             t = t - {"BLK"}  # blocks of the tokens joined back along them: one value per token again
-        if name == "where" and len(arg_tags) == 3 and arg_tags[0] & {"A", "R", "SEL"} and any(
+        if name == "where" and len(arg_tags) == 3 and "A" in arg_tags[0] and any(
                 "QZ" in a and a & {"K", "V"} and "QZ" not in b and b & {"K", "V"}
                 for a, b in ((arg_tags[1], arg_tags[2]), (arg_tags[2], arg_tags[1]))):
             self.add("mixed_precision", line)  # full keys where a score says so, their low-bit copy elsewhere
@@ -1544,7 +1544,7 @@ class FeatureTagger(ast.NodeVisitor):
             base = self.tag(target.value)
             self._stored_range(target)
             st = self.tag(target.slice)
-            if st & {"A", "R", "SEL"} and (
+            if "A" in st and (
                     "QZ" in base and base & {"K", "V"} and "QZ" not in t and t & {"K", "V"} or
                     "QZ" in t and t & {"K", "V"} and "QZ" not in base and base & {"K", "V"}):
                 self.add("mixed_precision", target.lineno)  # copy[picked] = keys[picked]: full precision where ranked
