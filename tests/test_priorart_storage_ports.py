@@ -59,6 +59,8 @@ PORTS = [
      _desc("Tokens whose key direction turned most since the layer below are kept.")),
     ("minicache_dict", "MiniCache", "layer_similarity",
      _desc("Value directions that drifted most from the previous layer are kept.")),
+    ("minicache_list", "MiniCache", "layer_similarity",  # the keys kept by appending to a list on the module
+     _desc("Tokens whose keys moved most since the previous layer put them are kept.")),
     ("chai", "CHAI", "head_clustering",
      _desc("Heads whose attention rises and falls together share one pooled score.")),
     ("chai_kmeans", "CHAI", "head_clustering",

@@ -1002,6 +1002,14 @@ class FeatureTagger(ast.NodeVisitor):
             if "SEL" in all_args and self.frames:
                 self.frames[-1]["sel"].add(receiver.id)
             return set()
+        if name in ("append", "extend", "insert", "appendleft") and receiver is not None and self_attr(receiver) \
+                and all_args and self.current not in ("__init__", "setup"):
+            # self.trail.append(keys): kept on the module by a hook, as self.trail[layer] = keys would be (what the
+            # calls for the next layers read as another layer's)
+            key = f"self.{receiver.attr}"
+            self.tags[key] = self.tags.get(key, set()) | all_args | {"S"} | (
+                {"LK"} if self._layer_kept(all_args) else set())
+            return set()
         if name in ("get", "pop", "setdefault") and receiver is not None and self_attr(receiver) and node.args and \
                 isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "layer" and \
                 "VIEW" in self.tag(node.args[0].value):
