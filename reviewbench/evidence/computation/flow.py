@@ -1002,8 +1002,8 @@ class FeatureTagger(ast.NodeVisitor):
             if "SEL" in all_args and self.frames:
                 self.frames[-1]["sel"].add(receiver.id)
             return set()
-        if name in ("append", "extend", "insert", "appendleft") and receiver is not None and self_attr(receiver) \
-                and all_args and self.current not in ("__init__", "setup"):
+        if name in ("append", "extend", "insert", "appendleft") and isinstance(receiver, ast.Attribute) and \
+                self_attr(receiver) and all_args and self.current not in ("__init__", "setup"):
             # self.trail.append(keys): kept on the module by a hook, as self.trail[layer] = keys would be (what the
             # calls for the next layers read as another layer's)
             key = f"self.{receiver.attr}"
