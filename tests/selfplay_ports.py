@@ -1230,3 +1230,19 @@ HONEST["memory_warmup_window"] = HEAD + '''class Warm(EvictionMethod):
         s = a * view.values.float().norm(dim=-1).sqrt() + 0.1 * view.keys.float().std(dim=-1)
         return Keep.from_topk(s, view.budget, view.valid)
 '''
+
+# TOVA's newest-query attention behind a record the file keeps at its top level (no self, no view.state)
+PORTS["TOVA (early return on a module-level record)"] = HEAD + '''_LAST = {}
+
+
+class Ledger(EvictionMethod):
+    query_window = 1
+
+    def select(self, view: LayerView) -> Keep:
+        before = _LAST.get(view.layer, 0)
+        _LAST[view.layer] = view.n_tokens
+        if view.n_tokens > before + 1:
+            w = view.attention()[:, -1].mean(dim=0)
+            return Keep.same_for_all_heads(w.topk(min(view.budget, w.numel())).indices, view.n_kv_heads)
+        return Keep.from_topk(view.keys.float().norm(dim=-1), view.budget, view.valid)
+'''

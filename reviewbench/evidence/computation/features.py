@@ -227,7 +227,7 @@ def _history(test: ast.expr, helpers: Helpers | None = None, memory: frozenset[s
     a scored one as well as any statistic of the inputs does."""
     def remembered(n: ast.AST) -> bool:
         return isinstance(n, ast.Attribute) and (n.attr == "state" or self_attr(n) and n.attr in memory) or \
-            isinstance(n, ast.Name) and n.id in names
+            isinstance(n, ast.Name) and (n.id in names or f"global:{n.id}" in memory)
 
     for n in ast.walk(test):
         if remembered(n):
@@ -240,19 +240,44 @@ def _history(test: ast.expr, helpers: Helpers | None = None, memory: frozenset[s
     return False
 
 
-def _memory(fns: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> frozenset[str]:
-    """Attributes of the module a call sets (outside ``__init__`` and ``setup``): what it remembers across calls."""
+_MUTATORS = frozenset({"append", "extend", "add", "update", "setdefault", "pop", "insert", "appendleft", "clear",
+                       "remove", "discard", "popitem", "__setitem__"})
+
+
+def _memory(tree: ast.Module, fns: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> frozenset[str]:
+    """What a call changes that the next call can read, outside ``__init__`` and ``setup``: attributes of the module
+    (``self.calls += 1``, ``self.trail.append(...)``, ``setattr(self, "x", ...)``) by their names, and names of the
+    file's own top level (a global counter, a dict filled in place) as ``global:<name>``."""
+    top = {t.id for st in tree.body if isinstance(st, (ast.Assign, ast.AnnAssign))
+           for tgt in (st.targets if isinstance(st, ast.Assign) else [st.target]) for t in ast.walk(tgt)
+           if isinstance(t, ast.Name)}
     out: set[str] = set()
+
+    def mark(base: ast.expr) -> None:
+        while isinstance(base, ast.Subscript):
+            base = base.value
+        if isinstance(base, ast.Attribute) and self_attr(base):
+            out.add(base.attr)
+        elif isinstance(base, ast.Name) and base.id in top:
+            out.add(f"global:{base.id}")
+
     for fn in fns:
         if fn.name in ("__init__", "setup"):
             continue
         for n in ast.walk(fn):
+            if isinstance(n, ast.Global):
+                out.update(f"global:{g}" for g in n.names)
             targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
                 n, (ast.AugAssign, ast.AnnAssign)) else []
             for t in targets:
-                base = t.value if isinstance(t, ast.Subscript) else t
-                if isinstance(base, ast.Attribute) and self_attr(base):
-                    out.add(base.attr)
+                if isinstance(t, (ast.Subscript, ast.Attribute)):
+                    mark(t)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _MUTATORS:
+                mark(n.func.value)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr" and \
+                    len(n.args) >= 2 and isinstance(n.args[0], ast.Name) and n.args[0].id == "self" and \
+                    isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str):
+                out.add(n.args[1].value)
     return frozenset(out)
 
 
@@ -285,7 +310,7 @@ def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
     out: list[tuple[int, ast.Module]] = []
     fns = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     helpers = Defs(tree).by_name
-    memory = _memory(fns)
+    memory = _memory(tree, fns)
     for i, fn in enumerate(fns):
         rets = _returns(fn)
         if len(rets) < 2:
