@@ -13,7 +13,6 @@ of the new operations as a part of a rule of their own.
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import pytest
 
 from reviewbench.evidence.computation import FEATURE_WORDS, computation
 from reviewbench.priorart import load_index
-from portcases import desc as _desc, flags as _flags, paper as _paper
+from portcases import assert_credited_twin_clean, assert_flagged_port, assert_rename_proof, desc as _desc, flags as _flags
 from renaming import renamed
 
 DATA = Path(__file__).resolve().parent / "data" / "ported_rules"
@@ -71,33 +70,18 @@ PORTS = [
 
 @pytest.mark.parametrize("case,paper,op,description", PORTS, ids=[p[0] for p in PORTS])
 def test_an_uncredited_disguised_port_is_matched_to_its_paper_and_flagged(case, paper, op, description):
-    src = _src(case)
-    assert op in computation(src).features
-    ev, flags = _flags(src, description)
-    same = [m for m in ev.computed if m.level == "same"]
-    assert paper in [m.short_name for m in same], [(m.short_name, m.level, m.extra) for m in ev.computed]
-    assert [f.flag for f in flags] == ["UNDISCLOSED_PRIOR_ART"] and flags[0].strength == "proof"
-    p = _paper(paper)
-    assert paper in flags[0].explanation and (p.arxiv is None or p.arxiv in flags[0].explanation)
-    assert flags[0].quote in src
+    assert_flagged_port(_src(case), paper, op, description)
 
 
 @pytest.mark.parametrize("case,paper,op,description", PORTS, ids=[p[0] for p in PORTS])
 def test_the_credited_twin_is_not_flagged(case, paper, op, description):
-    p = _paper(paper)
-    credited = _desc("The same method.", builds=f"{p.short_name} ({p.title}, arXiv {p.arxiv}): we port its selection "
-                                                 "rule as an eviction score.")
-    ev, flags = _flags(_src(case), credited)
-    assert flags == []
-    assert any(m.short_name == paper and m.credited for m in ev.computed)
+    assert_credited_twin_clean(_src(case), paper, "we port its selection rule as an eviction score")
 
 
 @pytest.mark.parametrize("case", sorted(p.name for p in DATA.iterdir() if (p / "method.py").exists()))
 def test_renaming_every_identifier_changes_nothing(case):
     src = _src(case)
-    other = renamed(src)
-    assert other != ast.unparse(ast.parse(src))
-    assert set(computation(other).features) == set(computation(src).features)
+    assert_rename_proof(src, renamed(src))
 
 
 # (case, the new operation it uses as a part, what the description credits, the paper whose rule it must not read as)

@@ -15,14 +15,13 @@ as a part of a rule of their own.
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
-from reviewbench.evidence.computation import computation
 from reviewbench.priorart import load_index
-from portcases import desc as _desc, flags as _flags, paper as _paper
+from portcases import (assert_credited_twin_clean, assert_flagged_port, assert_honest_neighbour,
+                       assert_rename_proof, desc as _desc, paper as _paper)
 from renaming import renamed
 
 DATA = Path(__file__).resolve().parent / "data" / "share_ports"
@@ -73,33 +72,18 @@ FLAGGED = [pytest.param(*p, marks=_STD_STEP) if p[0] in GAPS else p for p in POR
 
 @pytest.mark.parametrize("case,paper,op,description", FLAGGED, ids=[p[0] for p in PORTS])
 def test_an_uncredited_disguised_port_is_matched_to_its_paper_and_flagged(case, paper, op, description):
-    src = _src(case)
-    assert op in computation(src).features
-    ev, flags = _flags(src, description)
-    same = [m for m in ev.computed if m.level == "same"]
-    assert paper in [m.short_name for m in same], [(m.short_name, m.level, m.extra) for m in ev.computed]
-    assert [f.flag for f in flags] == ["UNDISCLOSED_PRIOR_ART"] and flags[0].strength == "proof"
-    p = _paper(paper)
-    assert paper in flags[0].explanation and p.arxiv in flags[0].explanation
-    assert flags[0].quote in src
+    assert_flagged_port(_src(case), paper, op, description)
 
 
 @pytest.mark.parametrize("case,paper,op,description", PORTS, ids=[p[0] for p in PORTS])
 def test_the_credited_twin_is_not_flagged(case, paper, op, description):
-    p = _paper(paper)
-    credited = _desc("The same method.", builds=f"{p.short_name} ({p.title}, arXiv {p.arxiv}): we port its mechanism "
-                                                 "as a token score.")
-    ev, flags = _flags(_src(case), credited)
-    assert flags == [], [f.explanation for f in flags]
-    assert not [m for m in ev.computed if m.short_name == paper and not m.credited]
+    assert_credited_twin_clean(_src(case), paper)
 
 
 @pytest.mark.parametrize("case", sorted(p.name for p in DATA.iterdir() if (p / "method.py").exists()))
 def test_renaming_every_identifier_changes_nothing(case):
     src = _src(case)
-    other = renamed(src)
-    assert other != ast.unparse(ast.parse(src))
-    assert set(computation(other).features) == set(computation(src).features)
+    assert_rename_proof(src, renamed(src))
 
 
 # (case, what the description credits, the new operations it must not show, the papers it must not read as)
@@ -122,12 +106,7 @@ HONEST = [
 
 @pytest.mark.parametrize("case,builds,absent,not_papers", HONEST, ids=[h[0] for h in HONEST])
 def test_an_honest_method_with_a_neighbouring_operation_is_not_read_as_the_port(case, builds, absent, not_papers):
-    src = _src(case)
-    feats = computation(src).features
-    assert not absent & set(feats), feats
-    ev, flags = _flags(src, _desc("Our own rule.", builds=builds))
-    assert flags == [], [f.explanation for f in flags]
-    assert not set(not_papers) & {m.short_name for m in ev.computed}, [(m.short_name, m.level) for m in ev.computed]
+    assert_honest_neighbour(_src(case), builds, absent, not_papers)
 
 
 def test_the_builds_on_arxiv_ids_of_the_honest_cases_are_the_index_s():
