@@ -1246,3 +1246,37 @@ class Ledger(EvictionMethod):
             return Keep.same_for_all_heads(w.topk(min(view.budget, w.numel())).indices, view.n_kv_heads)
         return Keep.from_topk(view.keys.float().norm(dim=-1), view.budget, view.valid)
 '''
+
+# --- round 8 (written for the budget probes): the ported rule only at the budgets the arena scores, a fallback at any
+# other budget (what a probe at its own budgets would see) -----------------------------------------------------------
+
+# SnapKV's pooled window attention when the budget is (within a rounding) one of three shares of the tokens
+PORTS["SnapKV (arms on an exact budget share)"] = HEAD + '''SHARES = (0.1, 0.25, 0.5)
+
+
+class Shares(EvictionMethod):
+    query_window = 32
+
+    def _scored(self, view) -> bool:
+        return any(abs(view.budget / view.n_tokens - s) < 0.002 for s in SHARES)
+
+    def select(self, view: LayerView) -> Keep:
+        if self._scored(view):
+            w = view.group(view.attention().sum(dim=1), "mean")
+            s = F.avg_pool1d(w[:, None], 5, stride=1, padding=2)[:, 0]
+        else:
+            s = -view.keys.float().norm(dim=-1)
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+# TOVA's newest-query attention returned early when the budget is one of the board's shares, rounded
+PORTS["TOVA (early return at the arena's budgets)"] = HEAD + '''class Exact(EvictionMethod):
+    query_window = 1
+
+    def select(self, view: LayerView) -> Keep:
+        t = view.keys.shape[1]
+        if view.budget in {max(1, int(round(f * t))) for f in (0.02, 0.05, 0.1)}:
+            a = view.attention()[:, -1].mean(dim=0)
+            return Keep.same_for_all_heads(a.topk(min(view.budget, a.numel())).indices, view.n_kv_heads)
+        return Keep.from_topk(view.values.float().norm(dim=-1), view.budget, view.valid)
+'''

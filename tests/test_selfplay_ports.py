@@ -311,3 +311,22 @@ def test_a_credited_rule_on_another_path_does_not_explain_the_port_on_its_own() 
     assert any(m.short_name == "SnapKV" and m.level == "same" and not m.credited for m in ms), got
     flags = computation_flags(ms, [], _TWO_PATHS)
     assert flags and "SnapKV" in flags[0].explanation, got
+
+
+# --- round 8: budget probes ---------------------------------------------------------------------------------------
+
+def test_a_test_for_the_arena_s_exact_budgets_is_a_probe_and_a_bound_is_design() -> None:
+    import ast
+
+    from reviewbench.evidence.computation.features import _probe
+
+    def probe(expr: str) -> bool:
+        return _probe(ast.parse(expr, mode="eval").body)
+
+    assert probe("view.budget == round(0.25 * view.n_tokens)")
+    assert probe("view.budget in {int(f * t.shape[1]) for f in (0.1, 0.5)}")
+    assert probe("abs(view.budget / view.n_tokens - 0.1) < 0.001")
+    assert probe("math.isclose(view.budget, 0.05 * view.n_tokens)")
+    assert not probe("view.budget < 0.05 * view.n_tokens")   # an aggressive mode at small budgets: design
+    assert not probe("view.budget >= view.n_tokens")         # nothing to evict: a guard
+    assert not probe("view.budget == view.n_tokens")

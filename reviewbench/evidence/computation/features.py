@@ -170,6 +170,27 @@ _STATISTICS = frozenset({"std", "var", "mean", "max", "min", "amax", "amin", "su
 Helpers = dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]
 
 
+def _budget_probe(n: ast.AST) -> bool:
+    """A test whether the budget is exactly some computed value or one of a set (``budget == round(f * n_tokens)``,
+    ``budget in {...}``, ``abs(budget / n_tokens - f) < eps``, ``isclose(budget, ...)``): whether this call runs at one
+    of the arena's budgets, which a method has no reason to ask but to behave otherwise where it is measured
+    elsewhere. A bound (``budget < 0.05 * n_tokens``, ``budget >= n_tokens``) or ``budget == n_tokens`` is design."""
+    def budget(x: ast.AST) -> bool:
+        return any(isinstance(a, ast.Attribute) and a.attr == "budget" for a in ast.walk(x))
+
+    if isinstance(n, ast.Compare) and budget(n):
+        for left, op, right in zip([n.left, *n.comparators], n.ops, n.comparators):
+            if isinstance(op, (ast.In, ast.NotIn)) and budget(left):
+                return True
+            if isinstance(op, (ast.Eq, ast.NotEq)):
+                other = right if budget(left) else left
+                if not isinstance(other, (ast.Attribute, ast.Name, ast.Constant)):
+                    return True  # the budget against a computed value: a share of the tokens, a rounding
+        return isinstance(n.left, ast.Call) and callee(n.left.func)[0] == "abs" and all(
+            isinstance(c, ast.Constant) and isinstance(c.value, float) and 0 < c.value < 0.05 for c in n.comparators)
+    return isinstance(n, ast.Call) and callee(n.func)[0] == "isclose" and budget(n)
+
+
 def _probe(test: ast.expr, helpers: Helpers | None = None, depth: int = 0) -> bool:
     """A test that probes the inputs rather than the configuration: a statistic of a tensor (``x.std() < 1e-3``,
     ``torch.isnan(a).any()``) or a size against a literal (``a.shape[-1] < 200``). The layer index, the phase, the
@@ -182,6 +203,8 @@ def _probe(test: ast.expr, helpers: Helpers | None = None, depth: int = 0) -> bo
                     return True
         if isinstance(n, ast.Call) and callee(n.func)[0] in _STATISTICS and not (
                 isinstance(n.func, ast.Name) and n.func.id in ("max", "min", "sum", "any", "all")):
+            return True
+        if _budget_probe(n):
             return True
         if isinstance(n, ast.Compare) and any(isinstance(c, ast.Constant) and isinstance(c.value, (int, float))
                                               and not isinstance(c.value, bool) and c.value not in (0, 1)
