@@ -1280,3 +1280,17 @@ PORTS["TOVA (early return at the arena's budgets)"] = HEAD + '''class Exact(Evic
             return Keep.same_for_all_heads(a.topk(min(view.budget, a.numel())).indices, view.n_kv_heads)
         return Keep.from_topk(view.values.float().norm(dim=-1), view.budget, view.valid)
 '''
+
+# TOVA's newest-query attention when a local copy of the budget is one of the board's shares
+PORTS["TOVA (arms on a copied budget)"] = HEAD + '''class Copied(EvictionMethod):
+    query_window = 1
+
+    def select(self, view: LayerView) -> Keep:
+        b = int(view.budget)
+        marks = {max(1, round(f * view.n_tokens)) for f in (0.02, 0.05, 0.1)}
+        if b in marks:
+            s = view.attention()[:, -1].mean(dim=0, keepdim=True).expand(view.n_kv_heads, -1)
+        else:
+            s = view.values.float().norm(dim=-1)
+        return Keep.from_topk(s, view.budget, view.valid)
+'''

@@ -330,3 +330,9 @@ def test_a_test_for_the_arena_s_exact_budgets_is_a_probe_and_a_bound_is_design()
     assert not probe("view.budget < 0.05 * view.n_tokens")   # an aggressive mode at small budgets: design
     assert not probe("view.budget >= view.n_tokens")         # nothing to evict: a guard
     assert not probe("view.budget == view.n_tokens")
+    from reviewbench.evidence.computation.features import _budget_aliases
+
+    tree = ast.parse("b = int(view.budget)\nc = b\nroom = b - len(kept)\n")
+    assert _budget_aliases(tree) == {"b", "c"}  # a copy of the budget, not a value computed from it
+    assert _probe(ast.parse("c in marks", mode="eval").body, budgets=frozenset({"c"}))
+    assert not _probe(ast.parse("len(kept) == room", mode="eval").body, budgets=frozenset({"b", "c"}))

@@ -170,13 +170,15 @@ _STATISTICS = frozenset({"std", "var", "mean", "max", "min", "amax", "amin", "su
 Helpers = dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]
 
 
-def _budget_probe(n: ast.AST) -> bool:
+def _budget_probe(n: ast.AST, aliases: frozenset[str] = frozenset()) -> bool:
     """A test whether the budget is exactly some computed value or one of a set (``budget == round(f * n_tokens)``,
     ``budget in {...}``, ``abs(budget / n_tokens - f) < eps``, ``isclose(budget, ...)``): whether this call runs at one
     of the arena's budgets, which a method has no reason to ask but to behave otherwise where it is measured
-    elsewhere. A bound (``budget < 0.05 * n_tokens``, ``budget >= n_tokens``) or ``budget == n_tokens`` is design."""
+    elsewhere. A bound (``budget < 0.05 * n_tokens``, ``budget >= n_tokens``) or ``budget == n_tokens`` is design.
+    ``aliases``: local names bound to the budget (``b = view.budget``)."""
     def budget(x: ast.AST) -> bool:
-        return any(isinstance(a, ast.Attribute) and a.attr == "budget" for a in ast.walk(x))
+        return any(isinstance(a, ast.Attribute) and a.attr == "budget" or isinstance(a, ast.Name) and a.id in aliases
+                   for a in ast.walk(x))
 
     if isinstance(n, ast.Compare) and budget(n):
         for left, op, right in zip([n.left, *n.comparators], n.ops, n.comparators):
@@ -191,7 +193,27 @@ def _budget_probe(n: ast.AST) -> bool:
     return isinstance(n, ast.Call) and callee(n.func)[0] == "isclose" and budget(n)
 
 
-def _probe(test: ast.expr, helpers: Helpers | None = None, depth: int = 0) -> bool:
+def _budget_aliases(tree: ast.AST) -> frozenset[str]:
+    """Names bound to the budget itself anywhere in ``tree`` (``b = view.budget``, ``b = int(view.budget)``, a copy of
+    such a name); a value computed from it (``room = budget - len(kept)``) is not the budget."""
+    out: set[str] = set()
+
+    def is_budget(v: ast.expr) -> bool:
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in ("int", "float") and \
+                len(v.args) == 1:
+            v = v.args[0]
+        return isinstance(v, ast.Attribute) and v.attr == "budget" or isinstance(v, ast.Name) and v.id in out
+
+    assigns = [(n.targets[0], n.value) for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1]
+    for _ in range(2):
+        for target, value in assigns:
+            if isinstance(target, ast.Name) and is_budget(value):
+                out.add(target.id)
+    return frozenset(out)
+
+
+def _probe(test: ast.expr, helpers: Helpers | None = None, depth: int = 0,
+           budgets: frozenset[str] = frozenset()) -> bool:
     """A test that probes the inputs rather than the configuration: a statistic of a tensor (``x.std() < 1e-3``,
     ``torch.isnan(a).any()``) or a size against a literal (``a.shape[-1] < 200``). The layer index, the phase, the
     board, a budget, a None check are the method's design, and its arms are not judged apart. A helper of the
@@ -199,12 +221,12 @@ def _probe(test: ast.expr, helpers: Helpers | None = None, depth: int = 0) -> bo
     for n in ast.walk(test):
         if helpers and depth < 3 and isinstance(n, ast.Call) and callee(n.func)[0] in helpers:
             for fn in helpers[callee(n.func)[0] or ""]:
-                if any(_probe(r.value, helpers, depth + 1) for r in _returns(fn) if r.value is not None):
+                if any(_probe(r.value, helpers, depth + 1, budgets) for r in _returns(fn) if r.value is not None):
                     return True
         if isinstance(n, ast.Call) and callee(n.func)[0] in _STATISTICS and not (
                 isinstance(n.func, ast.Name) and n.func.id in ("max", "min", "sum", "any", "all")):
             return True
-        if _budget_probe(n):
+        if _budget_probe(n, budgets):
             return True
         if isinstance(n, ast.Compare) and any(isinstance(c, ast.Constant) and isinstance(c.value, (int, float))
                                               and not isinstance(c.value, bool) and c.value not in (0, 1)
@@ -318,7 +340,7 @@ def _judged_alone(fn: ast.FunctionDef | ast.AsyncFunctionDef, r: ast.Return, hel
         for a in assigns:
             if _history(a.value, helpers, memory, names=frozenset(names)):
                 names.update(t.id for tgt in a.targets for t in ast.walk(tgt) if isinstance(t, ast.Name))
-    return any(_probe(t, helpers) or _history(t, helpers, memory, names=frozenset(names))
+    return any(_probe(t, helpers, budgets=_budget_aliases(fn)) or _history(t, helpers, memory, names=frozenset(names))
                for t in _tests_on_the_way(fn.body, r) or [])
 
 
@@ -334,6 +356,7 @@ def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
     fns = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     helpers = Defs(tree).by_name
     memory = _memory(tree, fns)
+    aliases = _budget_aliases(tree)
     for i, fn in enumerate(fns):
         rets = _returns(fn)
         if len(rets) < 2:
@@ -350,11 +373,12 @@ def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
 
     def arms(n: ast.AST) -> bool:  # an if / else whose arms both fall through, on a probe
         return isinstance(n, ast.If) and bool(n.body) and bool(n.orelse) and not _terminates(n.body) and \
-            not _terminates(n.orelse) and not any(isinstance(x, ast.Return) for x in ast.walk(n)) and _probe(n.test, helpers)
+            not _terminates(n.orelse) and not any(isinstance(x, ast.Return) for x in ast.walk(n)) and \
+            _probe(n.test, helpers, budgets=aliases)
 
     def bare(n: ast.AST) -> bool:  # an if with no else that falls through (on odd inputs, s = pool(s)), on a probe
         return isinstance(n, ast.If) and bool(n.body) and not n.orelse and not _terminates(n.body) and \
-            not any(isinstance(x, ast.Return) for x in ast.walk(n)) and _probe(n.test, helpers)
+            not any(isinstance(x, ast.Return) for x in ast.walk(n)) and _probe(n.test, helpers, budgets=aliases)
 
     for k, st in enumerate([n for n in ast.walk(tree) if arms(n)]):
         for arm in ("body", "orelse"):
