@@ -62,3 +62,26 @@ def assert_honest_neighbour(src: str, builds: str, absent: set[str], not_papers:
     ev, fl = flags(src, desc("Our own rule.", builds=builds))
     assert fl == [], [f.explanation for f in fl]
     assert not set(not_papers) & {m.short_name for m in ev.computed}, [(m.short_name, m.level) for m in ev.computed]
+
+
+def behaviour_against_references(sources: dict[str, str], description: str, root) -> dict:
+    """Each method's behavioural matches against every reference on the bank: the candidates written to folders
+    under ``root`` (``method.py`` and ``description``), fingerprinted fresh, compared with the references' cached
+    kept sets (tests/test_priorart_disguised_ports.py, tests/test_priorart_family_refs.py)."""
+    from harness.fingerprint_grid import reference_families
+    from reviewbench.evidence.behaviour import all_members, compare, fingerprints
+
+    folders = {}
+    for name, src in sources.items():
+        folder = root / name
+        folder.mkdir()
+        (folder / "method.py").write_text(src.lstrip())
+        (folder / "DESCRIPTION.md").write_text(description)
+        folders[name] = str(folder.resolve())
+    refs = fingerprints(all_members())
+    mine = fingerprints(list(folders.values()), use_cache=False)
+    assert not mine["errors"], mine["errors"]
+    merged = {**refs, "kept": {**refs["kept"], **mine["kept"]}, "probes": {**refs["probes"], **mine["probes"]},
+              "views": mine["views"]}
+    families = reference_families()
+    return {name: compare(merged, folder, families) for name, folder in folders.items()}

@@ -148,24 +148,10 @@ def _desc() -> str:
 
 @pytest.fixture(scope="module")
 def matches(tmp_path_factory):
-    from harness.fingerprint_grid import reference_families
-    from reviewbench.evidence.behaviour import all_members, compare, fingerprints
+    from portcases import behaviour_against_references
 
-    root = tmp_path_factory.mktemp("disguised")
-    folders = {}
-    for name, (src, _) in CANDIDATES.items():
-        folder = root / name
-        folder.mkdir()
-        (folder / "method.py").write_text(src.lstrip())
-        (folder / "DESCRIPTION.md").write_text(_desc())
-        folders[name] = str(folder.resolve())
-    refs = fingerprints(all_members())
-    mine = fingerprints(list(folders.values()), use_cache=False)
-    assert not mine["errors"], mine["errors"]
-    merged = {**refs, "kept": {**refs["kept"], **mine["kept"]}, "probes": {**refs["probes"], **mine["probes"]},
-              "views": mine["views"]}
-    families = reference_families()
-    return {name: compare(merged, folder, families) for name, folder in folders.items()}
+    return behaviour_against_references({name: src for name, (src, _) in CANDIDATES.items()}, _desc(),
+                                        tmp_path_factory.mktemp("disguised"))
 
 
 def _flags(found):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.portcases import desc
+from tests.portcases import behaviour_against_references, desc
 
 PAPERS = ("LaCache", "InfiniPot", "SpeCache", "KVQuant")
 
@@ -255,24 +255,8 @@ DESC = desc("Keep the tokens the layer will need, by a score of our own.")
 
 @pytest.fixture(scope="module")
 def matches(tmp_path_factory):
-    from harness.fingerprint_grid import reference_families
-    from reviewbench.evidence.behaviour import all_members, compare, fingerprints
-
-    root = tmp_path_factory.mktemp("familyrefs")
-    folders = {}
-    for name, src in {**{k: v[0] for k, v in PORTS.items()}, **HONEST}.items():
-        folder = root / name
-        folder.mkdir()
-        (folder / "method.py").write_text(src.lstrip())
-        (folder / "DESCRIPTION.md").write_text(DESC)
-        folders[name] = str(folder.resolve())
-    refs = fingerprints(all_members())
-    mine = fingerprints(list(folders.values()), use_cache=False)
-    assert not mine["errors"], mine["errors"]
-    merged = {**refs, "kept": {**refs["kept"], **mine["kept"]}, "probes": {**refs["probes"], **mine["probes"]},
-              "views": mine["views"]}
-    families = reference_families()
-    return {name: compare(merged, folder, families) for name, folder in folders.items()}
+    return behaviour_against_references({**{k: v[0] for k, v in PORTS.items()}, **HONEST}, DESC,
+                                        tmp_path_factory.mktemp("familyrefs"))
 
 
 def _all_flags(src: str, found):
