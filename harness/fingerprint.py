@@ -41,6 +41,7 @@ from harness.api import EvictionMethod, Keep, LayerView, ModelInfo, Rewrite
 from harness.boundary import InProcessMethod, MethodError, MethodHandle, open_method
 from harness.io import atomic_write, read_json, write_json_atomic
 from harness.kv import KVRuntime
+from harness.memo import MemoView
 from harness.results import MethodLimits, build
 
 BANK_VERSION = 2
@@ -191,31 +192,6 @@ def build_bank(path: Path | None = None) -> Path:
     return target
 
 
-@dataclass(frozen=True)
-class _MemoView(LayerView):
-    """A view for trusted reference methods whose attention of the bank's own queries is computed once per bank
-    view and reused by every configuration and budget (a copy is handed out, so no method can alter the memo).
-    Queries that are not a slice of the bank's tensor are computed as usual."""
-
-    memo: dict | None = None
-
-    def attention(self, queries: torch.Tensor | None = None,
-                  reduce: Literal["sum", "mean", "max"] | None = None) -> torch.Tensor:
-        q = self.queries if queries is None else queries
-        own = self.queries
-        if self.memo is None or q is None or own is None or \
-                q.untyped_storage().data_ptr() != own.untyped_storage().data_ptr():
-            return super().attention(queries, reduce)
-        qpos = self.query_positions
-        key = (q.storage_offset(), tuple(q.shape), tuple(q.stride()), reduce, queries is None,
-               None if qpos is None else (tuple(qpos.shape), int(qpos[0]) if qpos.numel() else -1))
-        hit = self.memo.get(key)
-        if hit is None:
-            hit = super().attention(queries, reduce)
-            self.memo[key] = hit
-        return hit.clone()
-
-
 @dataclass
 class BankView:
     key: str  # "p0/L13"
@@ -254,7 +230,7 @@ class BankView:
                                     positions=torch.arange(self.n_tokens).repeat(self.keys.shape[0], 1),
                                     queries=q, budget=budget, board=self.board, phase="prefill", model=info,
                                     query_positions=qpos)
-        return _MemoView(**args, memo=self.memo) if memo else LayerView(**args)
+        return MemoView(**args, memo=self.memo) if memo else LayerView(**args)
 
     def transformed(self, how: str) -> "BankView":
         """A probe's copy: ``permuted`` shuffles the tokens' keys, values and queries (one permutation, positions

@@ -163,6 +163,10 @@ class KeptRecorder:
         if self.baselines is None:
             return
         recon = None
+        # every member sees this item's full cache on the same layers: the attention of the same queries is computed
+        # once for all of them and every budget (harness.memo); the reconstruction pass's queries have their own memo
+        memo: dict = {}
+        recon_memo: dict = {}
         for idx, run in enumerate(self.refs):
             if run.name in self.errors:
                 continue
@@ -172,10 +176,11 @@ class KeptRecorder:
                     rt_c = rt0.copy()
                     run.method.reset()
                     queries = _queries_for(rt0, run, n, q_span, board)
+                    shared = memo
                     if board == "B_offline" and run.method.attrs.reconstruction_queries:
                         recon = recon or reconstruction_queries(eng, rt0, ctx, n)[0]
-                        queries = recon
-                    eng.compress(rt_c, run, per_layer, board, "prefill", queries, self.layers)
+                        queries, shared = recon, recon_memo
+                    eng.compress(rt_c, run, per_layer, board, "prefill", queries, self.layers, memo=shared)
                 except MethodError as e:  # e.g. a schedule that overspends: the benchmark refuses it
                     self.errors[run.name] = str(e)
                     break

@@ -13,6 +13,7 @@ process and only its Keep/Rewrite answers come back, validated here by :func:`ap
 
 from __future__ import annotations
 
+import hashlib
 import time
 import warnings
 from collections.abc import Callable
@@ -157,12 +158,19 @@ class Engine:
 
     # --- compression ------------------------------------------------------------------------------------------
     def view(self, rt: KVRuntime, layer: int, budget: int, board: str, phase: str,
-             queries: tuple[torch.Tensor, torch.Tensor] | None) -> LayerView:
+             queries: tuple[torch.Tensor, torch.Tensor] | None, memo: dict | None = None) -> LayerView:
+        """The method's view of one layer. ``memo`` (trusted references on an unevicted full cache only:
+        ``harness.memo``) shares the attention of the same queries over the same keys between calls."""
         k, v, pos, valid = rt.layers[layer].padded()
         q, qpos = queries if queries is not None else (None, None)
         qpos = qpos.to(k.device) if qpos is not None else None  # a view's tensors all live where its keys do
-        return LayerView(layer=layer, keys=k, values=v, positions=pos, queries=q, budget=budget, board=board,  # type: ignore[arg-type]
-                         phase=phase, model=self.info, valid=valid, query_positions=qpos)  # type: ignore[arg-type]
+        args: dict[str, Any] = dict(layer=layer, keys=k, values=v, positions=pos, queries=q, budget=budget,
+                                    board=board, phase=phase, model=self.info, valid=valid, query_positions=qpos)
+        if memo is None or qpos is None:
+            return LayerView(**args)
+        from harness.memo import MemoView
+
+        return MemoView(**args, memo=memo, source=hashlib.sha256(qpos.cpu().numpy().tobytes()).hexdigest())
 
     def layer_budgets(self, run: MethodRun, mean_budget: int, n_tokens: int, cap: int | None = None) -> list[int]:
         """Per-layer budgets indexed by layer (0 for layers without a KV cache). A method allocates over the
@@ -203,8 +211,8 @@ class Engine:
 
     def compress(self, rt: KVRuntime, run: MethodRun, budgets: list[int], board: str, phase: str,
                  queries: Callable[[int], tuple[torch.Tensor, torch.Tensor] | None],
-                 layers: list[int] | None = None,
-                 per_head: bool = False) -> tuple[float, float, dict[int, list[torch.Tensor]]]:
+                 layers: list[int] | None = None, per_head: bool = False,
+                 memo: dict | None = None) -> tuple[float, float, dict[int, list[torch.Tensor]]]:
         """(wall seconds, the method's CPU seconds, kept indices per layer) of one compression. Layers go to the
         method in batches of up to ``BATCH_BYTES`` of tensors: one round trip across the trust boundary each."""
         op = "on_decode" if phase == "decode" else "select"
@@ -224,7 +232,7 @@ class Engine:
             size = 0
 
         for layer in layers if layers is not None else self.info.attention_layers:
-            view = self.view(rt, layer, budgets[layer], board, phase, queries(layer))
+            view = self.view(rt, layer, budgets[layer], board, phase, queries(layer), memo)
             bytes_ = sum(t.numel() * t.element_size() for t in (view.keys, view.values, view.queries) if t is not None)
             if batch and size + bytes_ > BATCH_BYTES:
                 flush()

@@ -214,6 +214,38 @@ def test_the_memo_gives_each_method_its_own_copy(tmp_path):
     assert q is not None and torch.equal(other.attention(q * 2), LayerView.attention(other, q * 2))  # not a slice
 
 
+def test_the_benchmarks_memo_leaves_every_reference_members_answer_as_it_was():
+    """The recorded calls' reference side (harness.keptsets) shares attention between members and budgets through
+    a memo keyed by the content of each member's query window: every member must keep what it keeps without it."""
+    import hashlib
+
+    from harness.fingerprint_grid import all_reference_specs
+    from harness.memo import MemoView
+
+    g = torch.Generator().manual_seed(3)
+    t = 200
+    keys, values = torch.randn(2, t, 16, generator=g), torch.randn(2, t, 16, generator=g)
+    every = torch.randn(6, t, 16, generator=g)  # the item's recorded prefill queries
+    memo: dict = {}
+    for spec in all_reference_specs():
+        m = configured(spec)
+        m.setup(INFO)
+        w = min(int(m.query_window), t)
+        pos = torch.arange(t - w, t) if w else None
+        q = every[:, t - w:].clone() if w else None  # gathered afresh for each member, as the runner does
+        for budget in (10, 40):
+            args = dict(layer=2, keys=keys, values=values, positions=torch.arange(t).repeat(2, 1), queries=q,
+                        budget=budget, board="A", phase="prefill", model=INFO, query_positions=pos)
+            plain = m.select(LayerView(**args))  # type: ignore[arg-type]
+            source = None if pos is None else hashlib.sha256(pos.numpy().tobytes()).hexdigest()
+            shared = m.select(MemoView(**args, memo=memo, source=source))  # type: ignore[arg-type]
+            assert type(plain) is type(shared), spec
+            for a, b in zip(plain.indices if isinstance(plain, Keep) else plain.keys,
+                            shared.indices if isinstance(shared, Keep) else shared.keys):
+                assert torch.equal(a, b), (spec, budget)
+    assert memo  # the members did share
+
+
 def test_answers_are_checked_as_the_runner_checks_them_but_overspending_is_measured(tmp_path):
     from harness.fingerprint import load_bank
 
