@@ -14,7 +14,7 @@ import re
 from functools import lru_cache
 from importlib.resources import files
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _STOP = frozenset("a an and are as at be by for from in into is it its of on or over per than that the their then "
@@ -40,6 +40,10 @@ def name_pattern(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z0-9]){body}(?![A-Za-z0-9])", 0 if generic_name(name) else re.I)
 
 
+SCHEMA = "reviewbench.priorart/2"  # /2: the training-free port of a learned method (ops_untrained)
+TRAINING_FREE = "training-free port"
+
+
 class Paper(BaseModel):
     short_name: str
     title: str
@@ -56,6 +60,28 @@ class Paper(BaseModel):
     ops: list[str] = []
     ops_optional: list[str] = []
     rule: str = ""
+    # a learned method's training-free port: what its trained part is trained to approximate (its training target,
+    # its oracle label) computed directly, in the same operations (OPS_UNTRAINED of the build script); matched like
+    # ``ops``, and a match says which of the two rules it met
+    ops_untrained: list[str] = []
+    ops_untrained_optional: list[str] = []
+    rule_untrained: str = ""
+
+    model_config = ConfigDict(extra="forbid")  # the index's schema is closed: a field it does not know is an error
+
+    def rules(self) -> list[tuple[str, list[str], list[str], str]]:
+        """The paper's rules in operations: (which, required, optional, sentence), ``which`` being "rule" (its
+        own scoring rule) or "training-free port" (what its trained part learns, computed directly)."""
+        out = []
+        if self.ops:
+            out.append(("rule", self.ops, self.ops_optional, self.rule))
+        if self.ops_untrained:
+            out.append((TRAINING_FREE, self.ops_untrained, self.ops_untrained_optional, self.rule_untrained))
+        return out
+
+    def rule_ops(self) -> set[str]:
+        """Every operation its rules require ("a|b" split)."""
+        return {a for _, req, _, _ in self.rules() for r in req for a in r.split("|")}
 
     @property
     def url(self) -> str | None:
@@ -162,6 +188,8 @@ class PriorArtIndex:
 @lru_cache(maxsize=1)
 def load_index() -> PriorArtIndex:
     raw = json.loads(files("reviewbench").joinpath("data/priorart.json").read_text(encoding="utf-8"))
+    if raw.get("schema") != SCHEMA or set(raw) != {"schema", "papers"}:
+        raise ValueError(f"priorart.json: schema {raw.get('schema')!r}, fields {sorted(raw)}; expected {SCHEMA}")
     return PriorArtIndex([Paper.model_validate(p) for p in raw["papers"]])
 
 

@@ -521,6 +521,53 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                "tokens"),
 }
 
+# The training-free port of a learned method: the rule a method computes when it takes the paper's trained part
+# away and computes directly what that part is trained to approximate (its training target, its oracle label), in
+# the reader's operations. Matched exactly like OPS (a match records that it met the paper's "training-free port"),
+# so a learned method "made training-free" is named by its paper. Written from the papers' training objectives,
+# never from a submission. Where that target is another entry's rule already, the entry has none here and the other
+# entry names the port:
+#   Fast KVzip    its gates are trained to reproduce KVzip's reconstruction importance: KVzip's rule.
+#   SeerAttention its block gate is distilled from the attention map max-pooled over query and key blocks: CritiPrefill's
+#                 rule (attention, block_scores, max_attention); SeerAttention-R is the same target at decode time
+#                 (the phase alone is no rule of its own: ``covered_jointly``).
+#   DuoAttention, RLKV, PruLong, RazorAttention, LServe  their per-head gates separate heads whose attention lives on
+#                 the sinks and the recent window from the others: per head, whether sinks plus recent tokens keep a
+#                 share of the attention mass, FastGen's rule (attention, attention_threshold, sinks, recent);
+#                 SimLayerKV's per layer.
+#   ForesightKV   its golden eviction keeps the tokens the later queries attend to: the attention a token receives
+#                 from every later query, H2O's rule (attention, accumulate).
+#   DMC           its append-or-merge gate made a heuristic (merge the new key into the last slot when similar
+#                 enough): KVMerger's rule (key_similarity, merge).
+#   LookaheadKV   its lookahead queries emulate the response's queries: DapQ's pseudo queries at future positions and
+#                 Expected Attention's query statistics state that target.
+# No target to compute directly (trained end to end by the language-modelling loss or a reward, with no label per
+# token): Attention-Gate, DMS, KVP, Hybrid-LTE, HeadKV / BaKlaVa / LU-KV / EvolKV (offline profiles: a port that
+# profiles per prompt is Ada-KV's, CAKE's or ZigZagKV's rule), LESS, LoCoCo, RestoreKV (KVzip's rule plus training).
+OPS_UNTRAINED: dict[str, tuple[list[str], list[str], str]] = {
+    # the retaining heads' label (causal importance): the largest attention any query of the current chunk pays each
+    # held token, kept as a running maximum while the prompt is prefilled chunk by chunk and the cache cut to its
+    # budget after each chunk
+    "Locret": (["attention", "max_attention", "chunked_refill"],
+               ["window_queries", "all_queries", "head_average", "pooling", "block_scores", "sinks", "recent",
+                "accumulate", "attention_threshold"],
+               "the running maximum of the chunk queries' attention over the held tokens during chunked prefill, "
+               "the lowest evicted after each chunk (the retaining heads' training label, computed directly)"),
+    # the surrogate's target, KVzip+: the maximum attention of the repeat pass, the attended value's contribution
+    # (its norm) over the query's (hidden state's) norm; pruned by a threshold, a sliding window kept
+    "KVzap": (["reconstruction", "max_attention", "value_norm"],
+              ["attention", "attention_threshold", "recent", "sinks", "decode", "head_average", "key_norm"],
+              "KVzip+: the maximum over the reconstruction queries of their attention times the value's norm, "
+              "normalised by the query's norm; a threshold prunes (the surrogate's training target, computed "
+              "directly)"),
+    # the retention gate's output: a per-token rate in (0, 1) read from the token's own key and value, compounded
+    # over the token's age (beta_i ** (t - i)); the lowest evicted under the cap
+    "TRIM-KV": (["age_decay"],
+                ["key_norm", "value_norm", "decode", "recent", "sinks", "mean_key", "key_similarity"],
+                "a retention rate per token from its key and value, raised to the token's age (beta_i^(t-i)); the "
+                "lowest evicted under a fixed cap (the gate's retention computed without training)"),
+}
+
 # The entries left without a rule, each with why: no token-selection rule of its own (storage, training,
 # architectures, serving, evaluation), a rule that needs what one layer view does not give, or a rule another entry
 # already states in the same operations (a port is named by that entry, and its credit covers it only where its own
@@ -594,10 +641,14 @@ def parse_priorart(path: Path) -> list[dict]:
 
 
 def _ops(short: str) -> dict:
-    if short not in OPS:
-        return {}
-    ops, optional, rule = OPS[short]
-    return {"ops": ops, "ops_optional": optional, "rule": rule}
+    out: dict = {}
+    if short in OPS:
+        ops, optional, rule = OPS[short]
+        out.update({"ops": ops, "ops_optional": optional, "rule": rule})
+    if short in OPS_UNTRAINED:
+        ops, optional, rule = OPS_UNTRAINED[short]
+        out.update({"ops_untrained": ops, "ops_untrained_optional": optional, "rule_untrained": rule})
+    return out
 
 
 def main() -> None:
@@ -612,15 +663,16 @@ def main() -> None:
             continue
         seen.add(p["arxiv"])
         papers.append(dict(p, **_ops(p["short_name"])))
-    missing = (set(OPS) | set(NO_RULE)) - {p["short_name"] for p in papers}
+    missing = (set(OPS) | set(NO_RULE) | set(OPS_UNTRAINED)) - {p["short_name"] for p in papers}
     if missing:
         raise SystemExit(f"{src}: no paper named {', '.join(sorted(missing))} for the OPS or NO_RULE table")
-    both = set(OPS) & set(NO_RULE)
-    unsaid = {p["short_name"] for p in papers} - set(OPS) - set(NO_RULE) - {"Random"}
+    ruled = set(OPS) | set(OPS_UNTRAINED)
+    both = ruled & set(NO_RULE)
+    unsaid = {p["short_name"] for p in papers} - ruled - set(NO_RULE) - {"Random"}
     if both or unsaid:
         raise SystemExit(f"every paper needs a rule or a reason for none: {', '.join(sorted(both | unsaid))}")
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps({"schema": "reviewbench.priorart/1", "papers": papers}, indent=1, ensure_ascii=False)
+    OUT.write_text(json.dumps({"schema": "reviewbench.priorart/2", "papers": papers}, indent=1, ensure_ascii=False)
                    + "\n", encoding="utf-8")
     print(f"wrote {OUT}: {len(papers)} papers ({len(BASELINES)} baselines)")
 

@@ -66,7 +66,11 @@ class ComputationMatch(BaseModel):
     title: str
     arxiv: str | None
     baseline: str | None = None
-    rule: str  # the paper's rule in operations
+    rule: str  # the paper's rule in operations (the one it met: ``which``)
+    # which of the paper's rules the code computes: its own scoring rule, or its training-free port (what a learned
+    # method's trained part is trained to approximate, computed directly: ``Paper.ops_untrained``)
+    which: Literal["rule", "training-free port"] = "rule"
+    required: list[str] = []  # the operations that rule requires ("a|b": either); empty: the paper's ``ops``
     matched: dict[str, int]  # each of the paper's operations -> the line of method.py that computes it (0: a class attribute)
     extra: list[str]  # what the code computes beyond the rule (what any method adds around a score excluded)
     # "same": nothing beyond the rule (at most one paper's worth of cosmetics); "family": the rule plus at most one
@@ -297,9 +301,10 @@ def _alternatives(reqs: list[str]) -> set[str]:
     return {a for r in reqs for a in r.split("|")}
 
 
-def covers(credited: Paper, ruled: Paper, matched: dict[str, int]) -> str | None:
+def covers(credited: Paper, ruled: Paper, matched: dict[str, int], required: list[str] | None = None) -> str | None:
     """Whether crediting ``credited`` credits the computation the code shares with ``ruled`` (whose rule it matched
-    through the features ``matched``): why, or None.
+    through the features ``matched``; ``required``: the operations of the rule it met, ``ruled.ops`` by default, its
+    training-free port's where that matched): why, or None. A credited paper's training-free port counts as its rule.
 
     - ``credited`` has a rule of its own: ``ruled``'s rule is part of it (every operation ``ruled`` requires is
       one ``credited`` requires): the code does a subset of what the credited paper does.
@@ -311,10 +316,13 @@ def covers(credited: Paper, ruled: Paper, matched: dict[str, int]) -> str | None
 
     if credited.short_name == ruled.short_name or not matched:
         return None
-    if credited.ops:
-        mine = _alternatives(credited.ops)
-        if all(set(r.split("|")) & mine for r in ruled.ops):
-            return f"{ruled.short_name}'s rule ({', '.join(ruled.ops)}) is part of {credited.short_name}'s"
+    req = required or ruled.ops
+    if credited.rules():
+        for which, ops, _, _ in credited.rules():
+            mine = _alternatives(ops)
+            if all(set(r.split("|")) & mine for r in req):
+                own = "" if which == "rule" else f" {which}"
+                return f"{ruled.short_name}'s rule ({', '.join(req)}) is part of {credited.short_name}'s{own}"
         return None
     text = ". ".join([credited.title, credited.key_idea, "; ".join(credited.keywords)])
     need = set(matched)
@@ -324,28 +332,29 @@ def covers(credited: Paper, ruled: Paper, matched: dict[str, int]) -> str | None
     return None
 
 
-def covered_credit(ruled: Paper, matched: dict[str, int], description: str) -> Credit | None:
+def covered_credit(ruled: Paper, matched: dict[str, int], description: str,
+                   required: list[str] | None = None) -> Credit | None:
     """A credit of another paper that covers ``ruled``'s matched computation (``covers``), as a Credit; else the
     credits together (``covered_jointly``)."""
     credited = credited_papers(description)
     for p, c in credited:
-        why = covers(p, ruled, matched)
+        why = covers(p, ruled, matched, required)
         if why:
             return Credit(credited=True, reason=f"covered by the credit of {p.short_name}"
                                                 + (f" (arXiv {p.arxiv})" if p.arxiv else "") + f": {why}",
                           quote=c.quote, section=c.section)
-    joint = covered_jointly([p for p, _ in credited], ruled)
+    joint = covered_jointly([p for p, _ in credited], ruled, required)
     if joint:
         names = ", ".join(p.short_name for p in joint)
         return Credit(credited=True, reason=f"covered by the credits of {names} together: {joint[0].short_name}'s rule "
-                                            f"holds the scoring operations of {ruled.short_name}'s ({', '.join(ruled.ops)}), "
+                                            f"holds the scoring operations of {ruled.short_name}'s ({', '.join(required or ruled.ops)}), "
                                             f"{joint[1].short_name}'s the phase it runs in",
                       quote=next(c.quote for p, c in credited if p is joint[0]),
                       section=next(c.section for p, c in credited if p is joint[0]))
     return None
 
 
-def covered_jointly(credited: Sequence[Paper], ruled: Paper) -> list[Paper]:
+def covered_jointly(credited: Sequence[Paper], ruled: Paper, required: list[str] | None = None) -> list[Paper]:
     """Two credited papers that together hold ``ruled``'s rule: one whose rule requires every scoring operation of
     it, and another whose rule requires the phase it runs in (decode time): a port of DMS's decode-time decision
     that credits DMS and H2O (the attention it tallies) computes nothing SCOPE adds. Only the phase may come from a
@@ -353,10 +362,11 @@ def covered_jointly(credited: Sequence[Paper], ruled: Paper) -> list[Paper]:
     norms, Ada-KV's head budgets) do not make LAVa's rule credited, or crediting every baseline would clear every
     combination of them. Protection around a score (sinks, a recent window) needs no credit; a rule of positions
     only is never covered this way. Empty when not covered so, or when ``ruled`` needs no phase."""
-    if _alternatives(ruled.ops) <= PROTECTIVE:
+    req = required or ruled.ops
+    if _alternatives(req) <= PROTECTIVE:
         return []
     ruled_by = [p for p in credited if p.ops and p.short_name != ruled.short_name]
-    need = [set(r.split("|")) for r in ruled.ops if not set(r.split("|")) <= PROTECTIVE]
+    need = [set(r.split("|")) for r in req if not set(r.split("|")) <= PROTECTIVE]
     core = [alts for alts in need if not alts <= PHASE]
     phase = [alts for alts in need if alts <= PHASE]
     if not phase:
@@ -387,11 +397,12 @@ GATES = frozenset({"learned_gate"})
 
 @lru_cache(maxsize=1)
 def _required_df() -> tuple[int, dict[str, int]]:
-    """(how many papers have a rule, operation -> how many of those rules require it)."""
-    ruled = [p for p in load_index().papers if p.ops]
+    """(how many papers have a rule, operation -> how many of those papers' rules require it: a paper counts once
+    for an operation its own rule or its training-free port requires)."""
+    ruled = [p for p in load_index().papers if p.rules()]
     df: dict[str, int] = {}
     for p in ruled:
-        for a in {a for r in p.ops for a in r.split("|")}:
+        for a in p.rule_ops():
             df[a] = df.get(a, 0) + 1
     return len(ruled), df
 
@@ -451,42 +462,58 @@ def computation_matches(features: dict[str, int], description: str,
 
 
 def _matches(features: dict[str, int], description: str) -> list[ComputationMatch]:
+    """Every paper one of whose rules (``Paper.rules``: its scoring rule, its training-free port) the code computes;
+    where both do, the closer match (nothing beside it first, then fewer extras, then more operations)."""
     out: list[ComputationMatch] = []
     for p in load_index().papers:
-        if not p.ops:
-            continue
-        matched: dict[str, int] = {}
-        explained = set(p.ops_optional) | PROTECTIVE
-        if _alternatives(p.ops) <= PROTECTIVE:
-            # a rule of positions only (sinks, a window): a span moving with the layer index is no protection around
-            # its score, it is a rule of its own (a ladder)
-            explained -= {"layer_span"} - set(p.ops_optional)
-        for req in p.ops:
-            alts = req.split("|")
-            explained.update(alts)
-            hit = next((a for a in alts if a in features), None)
-            if hit is None:
-                break
-            matched[hit] = features[hit]
-        else:
-            if GATES & set(matched):
-                explained |= COSMETIC
-            derived = "accumulate" in features and features.get("accumulate") == features.get("all_queries")
-            if "all_queries" in explained and derived:
-                explained.add("accumulate")  # read off the query window alone: every query's attention, summed
-            extra = sorted(set(features) - explained)
-            # the accumulation read off the query window is that (cosmetic) choice of queries, not a mechanism
-            own = [e for e in extra if e not in COSMETIC and not (e == "accumulate" and derived)]
-            if len(own) > 1:
-                continue
-            c = credit(description, p)
-            if not c.credited:
-                c = covered_credit(p, matched, description) or c
-            out.append(ComputationMatch(short_name=p.short_name, title=p.title, arxiv=p.arxiv, baseline=p.baseline,
-                                        rule=p.rule, matched=matched, extra=extra,
-                                        level="same" if not extra else "family", credited=c.credited, credit=c))
+        best: ComputationMatch | None = None
+        for which, ops, optional, sentence in p.rules():
+            m = _match_rule(p, which, ops, optional, sentence, features, description)
+            if m is not None and (best is None or _closeness(m) < _closeness(best)):
+                best = m
+        if best is not None:
+            out.append(best)
     out.sort(key=lambda m: (m.level != "same", len(m.extra), -len(m.matched), m.baseline is None))
     return out
+
+
+def _closeness(m: ComputationMatch) -> tuple[bool, int, int]:
+    return m.level != "same", len(m.extra), -len(m.matched)
+
+
+def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sentence: str, features: dict[str, int],
+                description: str) -> ComputationMatch | None:
+    """The match of one rule of ``p`` (required ``ops``, ``optional``), or None."""
+    matched: dict[str, int] = {}
+    explained = set(optional) | PROTECTIVE
+    if _alternatives(ops) <= PROTECTIVE:
+        # a rule of positions only (sinks, a window): a span moving with the layer index is no protection around
+        # its score, it is a rule of its own (a ladder)
+        explained -= {"layer_span"} - set(optional)
+    for req in ops:
+        alts = req.split("|")
+        explained.update(alts)
+        hit = next((a for a in alts if a in features), None)
+        if hit is None:
+            return None
+        matched[hit] = features[hit]
+    if GATES & set(matched):
+        explained |= COSMETIC
+    derived = "accumulate" in features and features.get("accumulate") == features.get("all_queries")
+    if "all_queries" in explained and derived:
+        explained.add("accumulate")  # read off the query window alone: every query's attention, summed
+    extra = sorted(set(features) - explained)
+    # the accumulation read off the query window is that (cosmetic) choice of queries, not a mechanism
+    own = [e for e in extra if e not in COSMETIC and not (e == "accumulate" and derived)]
+    if len(own) > 1:
+        return None
+    c = credit(description, p)
+    if not c.credited:
+        c = covered_credit(p, matched, description, ops) or c
+    return ComputationMatch(short_name=p.short_name, title=p.title, arxiv=p.arxiv, baseline=p.baseline,
+                            rule=sentence, which="rule" if which == "rule" else "training-free port",
+                            required=list(ops), matched=matched, extra=extra,
+                            level="same" if not extra else "family", credited=c.credited, credit=c)
 
 
 # --- retrieval --------------------------------------------------------------------------------------------

@@ -171,7 +171,7 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
     return [FlagClaim(
         flag="UNDISCLOSED_PRIOR_ART", quote=quote, location=f"method.py:{line}", raised_by="evidence:computation",
         strength="indication" if contradicted else "proof",
-        explanation=(f"the code computes the scoring rule of {m.short_name} ({m.title}"
+        explanation=(f"the code computes {_which(m)} of {m.short_name} ({m.title}"
                      + (f", arXiv {m.arxiv}" if m.arxiv else "") + f"): {m.rule}; found: {ops}; nothing of its own "
                      f"beside it"
                      + (f" on the path that returns at line {m.branch} (another branch of the code computes "
@@ -181,12 +181,19 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
                         f"{max(measured):.2f})" if contradicted else bank_note)))]
 
 
+def _which(m: ComputationMatch) -> str:
+    """The rule a match met, in words: the paper's scoring rule, or its training-free port."""
+    if m.which == "rule":
+        return "the scoring rule"
+    return "the training-free port (what its trained part learns to approximate, computed directly)"
+
+
 def _rule_ops(short_name: str) -> set[str]:
-    """Every operation a paper's rule names, required or optional."""
+    """Every operation a paper's rules (its rule, its training-free port) name, required or optional."""
     from reviewbench.priorart import load_index
 
     p = load_index().by_name(short_name)
-    return {a for r in [*p.ops, *p.ops_optional] for a in r.split("|")} if p else set()
+    return {a for _, req, opt, _ in p.rules() for r in [*req, *opt] for a in r.split("|")} if p else set()
 
 
 def _where(m: ComputationMatch, method_src: str) -> tuple[str, int, str]:
@@ -247,7 +254,7 @@ def _agreeing_family(computed: Sequence[ComputationMatch], behaviour: Sequence[B
     return [FlagClaim(
         flag="UNDISCLOSED_PRIOR_ART", quote=quote, location=f"method.py:{line}",
         raised_by="evidence:computation", strength="proof",
-        explanation=(f"the code computes the scoring rule of {hit.short_name} ({hit.title}"
+        explanation=(f"the code computes {_which(hit)} of {hit.short_name} ({hit.title}"
                      + (f", arXiv {hit.arxiv}" if hit.arxiv else "") + f"): {hit.rule}; found: {ops}; plus "
                      f"{', '.join(hit.extra) or 'an operation of its own'}; and it keeps that rule's tokens "
                      f"(Jaccard {top.jaccard:.2f} to {top.reference} on the {top.source}, the nearest of every "

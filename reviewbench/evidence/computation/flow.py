@@ -196,6 +196,14 @@ def _one_side(lt: set[str], rt: set[str], tag: str) -> bool:
     return (tag in lt) != (tag in rt)
 
 
+def _age_decay(base: set[str], exponent: set[str]) -> bool:
+    """A per-token rate read from the token's own key or value (no attention, no query) raised to a power that is a
+    position (the token's age): a retention that compounds with age. A constant factor ** age (a positional
+    forgetting factor) or attention ** age is not one."""
+    return bool(base & {"K", "V"}) and not base & {"A", "Q", "P", "S"} and "P" in exponent and \
+        not exponent & DATA_TAGS
+
+
 def _ahead(node: ast.expr) -> bool:
     """An offset that moves positions forward: a positive constant, or a size or attribute (a window length)."""
     if isinstance(node, ast.Constant):
@@ -439,6 +447,8 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(node.op, ast.MatMult):
             self._matmul(lt, rt, node.lineno)
             lt |= self._pair(lt, rt, node.lineno)
+        if isinstance(node.op, ast.Pow) and _age_decay(lt, rt):
+            self.add("age_decay", node.lineno)  # rate ** age: a per-token rate compounded over the token's age
         if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and node.right.value == 2 \
                 and not subtracts(node.left) and not self._centred(node.left):
             return lt | {"SQ"}  # squared entries, summed: a norm written by hand ((x - mean) ** 2: a variance)
@@ -1347,6 +1357,16 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("attention_variance", line)
         if op in ("var",) and t & {"K", "V"} and not t & {"A", "Q", "N"}:
             self.add("key_variance", line)  # the spread of key or value channels (a spread of norms is not it)
+        if op == "pow" and name == "pow":  # torch.pow(rate, age), rate.pow(age)
+            base, expo = (rt, arg_tags[0]) if self._on_tensor(receiver) and arg_tags else (
+                (arg_tags[0], arg_tags[1]) if len(arg_tags) > 1 else (set(), set()))
+            if _age_decay(base, expo):
+                self.add("age_decay", line)
+        if op == "exp" and node.args and isinstance(node.args[0], ast.BinOp) and isinstance(
+                node.args[0].op, (ast.Mult, ast.Div)):
+            a, b = self.tag(node.args[0].left), self.tag(node.args[0].right)
+            if _age_decay(a, b) or _age_decay(b, a):  # exp(age * log(rate)), exp(-age / life(k, v)): rate ** age
+                self.add("age_decay", line)
         if op in ("abs", "pow") and t & {"K", "V"} and not t & {"A", "Q"}:
             diff = self._operand(receiver, node.args)
             if diff is not None and subtracts(diff) and _broadcast(diff):

@@ -193,6 +193,8 @@ FEATURE_WORDS = {
                          "across layers",
     "mixed_precision": "mixed precision important tokens kept at full precision the others low-bit importance-aware "
                        "quantisation instead of eviction",
+    "age_decay": "retention rate per token from its key and value decayed with the token's age rate to the power of "
+                 "the age temporal decay of intrinsic importance memory-bounded retention",
     "query_key_basis": "joint eigenbasis of keys and queries eigendecomposition low-rank attention computed in the "
                        "reduced eigen space",
 }
