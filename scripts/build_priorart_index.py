@@ -529,8 +529,9 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
 # entry names the port:
 #   Fast KVzip    its gates are trained to reproduce KVzip's reconstruction importance: KVzip's rule.
 #   SeerAttention its block gate is distilled from the attention map max-pooled over query and key blocks: CritiPrefill's
-#                 rule (attention, block_scores, max_attention); SeerAttention-R is the same target at decode time
-#                 (the phase alone is no rule of its own: ``covered_jointly``).
+#                 rule (attention, block_scores, max_attention) at prefill. SeerAttention-R's is the same target
+#                 computed at every decoding step: a rule below (CritiPrefill's alone reads a decode-time port as
+#                 "family", the phase beside it, and names nothing).
 #   DuoAttention, RLKV, PruLong, RazorAttention, LServe  their per-head gates separate heads whose attention lives on
 #                 the sinks and the recent window from the others: per head, whether sinks plus recent tokens keep a
 #                 share of the attention mass, FastGen's rule (attention, attention_threshold, sinks, recent);
@@ -560,6 +561,12 @@ OPS_UNTRAINED: dict[str, tuple[list[str], list[str], str]] = {
               "KVzip+: the maximum over the reconstruction queries of their attention times the value's norm, "
               "normalised by the query's norm; a threshold prunes (the surrogate's training target, computed "
               "directly)"),
+    # the decode-time gate's self-distillation target: the newest queries' attention max-pooled over each block of
+    # the cache (the largest entry per block), whole blocks kept, at every step of a reasoning trace
+    "SeerAttention-R": (["attention", "block_scores", "max_attention", "decode"],
+                        ["window_queries", "last_query", "pooling", "block_keys", "head_average", "sinks", "recent"],
+                        "at each decoding step, the newest queries' attention max-pooled over blocks of the cache; the "
+                        "top blocks kept whole (the block gate's distillation target, computed directly)"),
     # the retention gate's output: a per-token rate in (0, 1) read from the token's own key and value, compounded
     # over the token's age (beta_i ** (t - i)); the lowest evicted under the cap
     "TRIM-KV": (["age_decay"],

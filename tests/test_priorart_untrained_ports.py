@@ -52,6 +52,9 @@ PORTS = [
     ("trimkv_exp", "TRIM-KV", "age_decay",
      _desc("A half-life per token read from its value; old tokens fade by their own half-life.",
            relation="Unlike H2O, no attention is needed.")),
+    ("seer_r", "SeerAttention-R", "block_scores",
+     _desc("While reasoning, each block of the cache is worth its hottest token for the newest queries.",
+           relation="ChunkKV sums the attention per chunk once; we take the peak at every step.")),
 ]
 
 
@@ -81,6 +84,10 @@ HONEST = [
     ("honest_attention_fade", "SnapKV (arXiv 2404.14469): the window attention.", "attention", "TRIM-KV"),
     ("honest_peak_value", "VATP (arXiv 2406.12335): attention times the value norm; we take the maximum over the "
                           "window.", "value_norm", "KVzap"),
+    ("honest_block_sum_decode", "ChunkKV (arXiv 2502.00299): the window attention summed per chunk, the top chunks "
+                                "kept whole; we redo it at every decoding step.", "block_scores", "SeerAttention-R"),
+    ("honest_block_peak_prefill", "CritiPrefill (arXiv 2409.12490): a block's criticality is its largest attention.",
+     "max_attention", "SeerAttention-R"),
     ("honest_pot_mean", "InfiniPot (arXiv 2410.01518): the pot refilled chunk by chunk.", "chunked_refill", "Locret"),
 ]
 
@@ -140,4 +147,4 @@ def test_the_index_schema_is_closed_and_the_table_is_built():
             assert all(a in FEATURE_WORDS for r in ops + optional for a in r.split("|")), p.short_name
         else:
             assert not p.ops_untrained and not p.rule_untrained, p.short_name
-    assert set(build.OPS_UNTRAINED) == {"Locret", "KVzap", "TRIM-KV"}
+    assert set(build.OPS_UNTRAINED) == {"Locret", "KVzap", "TRIM-KV", "SeerAttention-R"}
