@@ -118,6 +118,10 @@ MISSTATED = [
     ("The Fourier spectrum of each key decides: tokens with high-frequency energy stay.",
      "a frequency-domain transform"),
     ("Tokens are chosen by a determinantal point process over key similarities.", "submodular / diversity selection"),
+    ("A token's weight is its attention times the deviation of its value from the window's readout.",
+     "the values / the attention output"),
+    ("Value-weighted attention: each column is scaled by how far its value vector sits from the others.",
+     "the values / the attention output"),
 ]
 
 
@@ -233,3 +237,29 @@ def test_misstatements_name_the_phrase_and_the_missing_operation():
     ms = misstatements(_desc("Each key's Hessian diagonal decides what stays."), LOWNORM)
     assert ms and ms[0].mechanism == "second-order / curvature" and ms[0].strict
     assert "derivatives" in ms[0].needs and ms[0].phrase.lower() == "hessian"
+
+
+# the values read: the distance of each value from the head's mean value, times the pooled window attention
+VALUED = HEAD + '''class Hazel(EvictionMethod):
+    query_window = 32
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention().sum(dim=1), "mean")
+        v = view.values.float()
+        spread = (v - v.mean(dim=1, keepdim=True)).norm(dim=-1)
+        return Keep.from_topk(a * spread, view.budget, view.valid)
+'''
+
+
+def test_a_value_claim_stands_only_where_the_code_never_reads_the_values():
+    claim = _desc("Each token is scored by its attention times the distance between its value vector and the mean.")
+    assert _standing(claim, POOLED) == ["MISSTATED_METHOD"]
+    assert _standing(claim, VALUED) == []  # the values are read: words alone cannot say how, no proof
+    # a read thrown away is no read: the score still never sees a value
+    thrown = POOLED.replace("        a = view.group(", "        unused = view.values.norm(dim=-1)\n        a = view.group(")
+    assert "unused" in thrown and _standing(claim, thrown) == ["MISSTATED_METHOD"]
+    for honest in ["The cache holds keys and values; the tokens the window attends to most are kept.",
+                   "Value vectors are never read: the score is pooled window attention alone.",
+                   "Unlike VATP, which weights attention by value norms, the score is attention alone.",
+                   "The value of each score is pooled over seven neighbours before the top tokens are kept."]:
+        assert _standing(_desc(honest), POOLED) == [], honest

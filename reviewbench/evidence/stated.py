@@ -212,6 +212,14 @@ CONCEPTS: list[Concept] = [
     _c("value norms",
        ["value l2|l1 norm*", "value norm*", "norm* of ~ value*", "value magnitude*"],
        "value_norm", "norm vector_norm", "the norm of each value"),
+    # the values themselves in the score (their distance to the readout, a value-weighted score). Strict where the
+    # code never reads the values at all (``structure="values"``: the data flow's ``Computation.reads``). Only
+    # phrasings that name the values: "keys and values" names the cache, and "the attention output" is also what an
+    # attention-only score says it preserves
+    _c("the values / the attention output",
+       ["value vector*", "value state*", "value content*", "value aware", "value weighted", "value distance*",
+        "distinctive value*", "distance*|difference*|deviation*|displacement* of|between|from ~ value*"],
+       "value_norm attention_output merge", "", "the values (view.values) in the score", structure="values"),
     _c("random selection",
        ["random selection|eviction|subset|sampling|share|choice|scores", "randomly chosen|selected|evicted|kept|"
         "sampled|dropped", "gumbel", "stochastic*", "at random", "sampl* ~ token*|key*"],

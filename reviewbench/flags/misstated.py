@@ -77,8 +77,9 @@ def misstatements(description: str, method_src: str) -> list[Misstatement]:
     and no shape of the code could compute it either, and it is stated in the Method summary (the Idea alone
     motivates: an observation there, "keys are nearly low-rank", is no claim about the code)."""
     calls = called_names(method_src)
-    shapes = structures(method_src)
-    features = set(computation(method_src).features) | (shapes & {"centred"})  # a shape that computes it outright
+    comp = computation(method_src)
+    shapes = structures(method_src) | ({"values"} if "V" in comp.reads else set())  # the values read at all
+    features = set(comp.features) | (shapes & {"centred"})  # a shape that computes it outright
     found: dict[str, Misstatement] = {}
     for key, sent, own in _own_sentences(description):
         for m in mentions(sent):

@@ -23,6 +23,9 @@ class Computation:
     # the features of each return path where a function returns on several (``return_paths``): (the line of the
     # return, the features of the method when that function takes that path), those that differ from the whole's
     paths: list[tuple[int, dict[str, int]]] = field(default_factory=list)
+    # the interface data the live code reads (K keys, V values, Q queries, P positions...: ``API_SOURCES``), with the
+    # tie-breaks in: what a description may say the score reads and the code never touches (``evidence.stated``)
+    reads: frozenset[str] = frozenset()
 
     def words(self) -> str:
         """The query: each feature's words, the distinctive ones twice (what few methods compute decides)."""
@@ -43,11 +46,11 @@ def computation(source: str) -> Computation:
     tree = parse_source(source)
     if tree is None:
         return Computation()
-    found, ties = _features_of(tree)
+    found, ties, reads = _features_of(tree)
     tie_breaks: dict[str, int] = {}
     if ties:
         tree = _without_tie_breaks(tree, ties)
-        kept, _ = _features_of(tree)
+        kept, _, _ = _features_of(tree)
         tie_breaks = {k: v for k, v in found.items() if k not in kept}
         if "attention" in tie_breaks and not kept.keys() & QUERY_USES:
             # the queries the class asks for serve only the tie-break: which queries is no choice of the score's
@@ -57,12 +60,12 @@ def computation(source: str) -> Computation:
         found = kept
     paths: list[tuple[int, dict[str, int]]] = []
     for line, pruned in return_paths(tree):
-        f, t = _features_of(pruned)
+        f, t, _ = _features_of(pruned)
         if t:
-            f, _ = _features_of(_without_tie_breaks(pruned, t))
+            f, _, _ = _features_of(_without_tie_breaks(pruned, t))
         if f != found and (line, f) not in paths:
             paths.append((line, f))
-    return Computation(features=found, tie_breaks=tie_breaks, paths=paths)
+    return Computation(features=found, tie_breaks=tie_breaks, paths=paths, reads=frozenset(reads))
 
 
 # Which queries score (class attributes, line 0) and the features that use the queries a method asks for.
@@ -403,8 +406,9 @@ def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
     return out
 
 
-def _features_of(tree: ast.Module) -> tuple[dict[str, int], set[tuple[int, int, int | None, int | None, bool]]]:
-    """The features of a parsed module, and where it adds a tie-break to a score."""
+def _features_of(tree: ast.Module) -> tuple[dict[str, int], set[tuple[int, int, int | None, int | None, bool]],
+                                            set[str]]:
+    """The features of a parsed module, where it adds a tie-break to a score, and the interface data it reads."""
     defs = Defs(tree)
     flow = FeatureTagger(defs, self_attr_reads(tree))
     flow.tags = {"view": {"VIEW"}, **_fitted_names(tree)}
@@ -454,7 +458,7 @@ def _features_of(tree: ast.Module) -> tuple[dict[str, int], set[tuple[int, int, 
             if "M" in t and "Q" in t:
                 found.setdefault("query_statistics", 0)
                 break
-    return dict(found), set(flow.tie_nodes)
+    return dict(found), set(flow.tie_nodes), set(flow.read)
 
 
 def _read_kept_layers(tree: ast.Module, defs: Defs, flow: FeatureTagger, found: dict[str, int]) -> None:

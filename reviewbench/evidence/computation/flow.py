@@ -222,6 +222,7 @@ class FeatureTagger(ast.NodeVisitor):
         self.dead: set[int] = set()  # assignments whose value never reaches what a function returns
         self.tags: dict[str, set[str]] = {}
         self.found: dict[str, int] = {}
+        self.read: set[str] = set()  # the interface data live code reads (``API_SOURCES``' tags)
         self.stack: list[int] = []
         self.owner: str | None = None
         self.loop = 0
@@ -298,6 +299,8 @@ class FeatureTagger(ast.NodeVisitor):
                 return set(self.tags.get(f"self.{node.attr}", set())) | {f"@{node.attr}"}
             base = self.tag(node.value)
             if node.attr in API_SOURCES and not base - {"VIEW"} and ("VIEW" in base or isinstance(node.value, ast.Name)):
+                if "VIEW" in base:
+                    self.read.add(API_SOURCES[node.attr])
                 return {API_SOURCES[node.attr]}
             return base - {"VIEW"}
         if isinstance(node, ast.Call):
