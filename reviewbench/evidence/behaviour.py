@@ -396,6 +396,8 @@ def _run_lanes(run: Callable[[list[str], int | None], dict[str, Any]], todo: lis
 
 
 def _fingerprints(specs: list[str], use_cache: bool, wall_s: float) -> dict[str, Any]:
+    import orjson
+
     from harness.fingerprint import BANK_VERSION, BUDGETS, build_bank, spec_code_hash
     from harness.io import write_json_atomic
     from harness.sandbox import run_worker
@@ -410,7 +412,7 @@ def _fingerprints(specs: list[str], use_cache: bool, wall_s: float) -> dict[str,
     for spec, key in keys.items():
         f = cache / f"{key}.json"
         if use_cache and f.is_file():
-            data = json.loads(f.read_text())
+            data = orjson.loads(f.read_bytes())  # ~200 files of ~600 KB each review: orjson halves the parse
             kept[spec], probes[spec], views = data["kept"], data["probes"], data["views"]
     todo = [s for s in specs if s not in kept]
     errors: dict[str, str] = {}
