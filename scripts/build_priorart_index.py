@@ -570,7 +570,7 @@ OPS_UNTRAINED: dict[str, tuple[list[str], list[str], str]] = {
     # the retention gate's output: a per-token rate in (0, 1) read from the token's own key and value, compounded
     # over the token's age (beta_i ** (t - i)); the lowest evicted under the cap
     "TRIM-KV": (["age_decay"],
-                ["key_norm", "value_norm", "decode", "recent", "sinks", "mean_key", "key_similarity"],
+                ["key_norm", "value_norm", "decode", "recent", "sinks", "mean_key", "key_similarity", "accumulate"],
                 "a retention rate per token from its key and value, raised to the token's age (beta_i^(t-i)); the "
                 "lowest evicted under a fixed cap (the gate's retention computed without training)"),
 }

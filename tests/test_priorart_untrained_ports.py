@@ -52,6 +52,8 @@ PORTS = [
     ("trimkv_exp", "TRIM-KV", "age_decay",
      _desc("A half-life per token read from its value; old tokens fade by their own half-life.",
            relation="Unlike H2O, no attention is needed.")),
+    ("trimkv_state", "TRIM-KV", "age_decay",
+     _desc("While decoding, each token's persistence shrinks by its own key- and value-derived factor every round.")),
     ("seer_r", "SeerAttention-R", "block_scores",
      _desc("While reasoning, each block of the cache is worth its hottest token for the newest queries.",
            relation="ChunkKV sums the attention per chunk once; we take the peak at every step.")),
@@ -82,6 +84,7 @@ def test_renaming_every_identifier_changes_nothing(case):
 HONEST = [
     ("honest_norm_fade", "K-norm (arXiv 2406.11430): the key-norm ranking we fade with age.", "key_norm", "TRIM-KV"),
     ("honest_attention_fade", "SnapKV (arXiv 2404.14469): the window attention.", "attention", "TRIM-KV"),
+    ("honest_state_fade", "H2O (arXiv 2306.14048): the tally; A2SF: its fading factor.", "decay", "TRIM-KV"),
     ("honest_peak_value", "VATP (arXiv 2406.12335): attention times the value norm; we take the maximum over the "
                           "window.", "value_norm", "KVzap"),
     ("honest_block_sum_decode", "ChunkKV (arXiv 2502.00299): the window attention summed per chunk, the top chunks "
@@ -148,3 +151,13 @@ def test_the_index_schema_is_closed_and_the_table_is_built():
         else:
             assert not p.ops_untrained and not p.rule_untrained, p.short_name
     assert set(build.OPS_UNTRAINED) == {"Locret", "KVzap", "TRIM-KV", "SeerAttention-R"}
+
+
+@pytest.mark.parametrize("idiom", ["persist = persist.mul(factor)", "persist = torch.mul(factor, persist)",
+                                   "persist.mul_(factor)", "persist *= factor", "persist = factor * persist"])
+def test_a_retention_compounded_per_call_is_age_decay_in_every_idiom(idiom):
+    """rate ** age written as a recurrence: the remembered retention times the token's own rate, once per call."""
+    src = _src("trimkv_state").replace("persist = persist * factor", idiom)
+    assert idiom in src and "age_decay" in computation(src).features
+    faded = _src("trimkv_state").replace("persist = persist * factor", "persist = persist * 0.9")
+    assert "age_decay" not in computation(faded).features  # a fixed forgetting factor is no per-token rate

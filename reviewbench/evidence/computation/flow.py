@@ -204,6 +204,11 @@ def _age_decay(base: set[str], exponent: set[str]) -> bool:
         not exponent & DATA_TAGS
 
 
+def _rate(t: set[str]) -> bool:
+    """A per-token factor read from the token's own key or value alone (no attention, query, position or memory)."""
+    return bool(t & {"K", "V"}) and not t & {"A", "Q", "P", "S"}
+
+
 def _ahead(node: ast.expr) -> bool:
     """An offset that moves positions forward: a positive constant, or a size or attribute (a window length)."""
     if isinstance(node, ast.Constant):
@@ -1360,6 +1365,9 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("attention_variance", line)
         if op in ("var",) and t & {"K", "V"} and not t & {"A", "Q", "N"}:
             self.add("key_variance", line)  # the spread of key or value channels (a spread of norms is not it)
+        if name == "mul_" and self._on_tensor(receiver) and arg_tags and "S" in rt and not rt & {"A", "Q"} and \
+                _rate(arg_tags[0]):
+            self.add("age_decay", line)  # r.mul_(rate): the rate compounded once per call, in place
         if op == "pow" and name == "pow":  # torch.pow(rate, age), rate.pow(age)
             base, expo = (rt, arg_tags[0]) if self._on_tensor(receiver) and arg_tags else (
                 (arg_tags[0], arg_tags[1]) if len(arg_tags) > 1 else (set(), set()))
@@ -1607,6 +1615,8 @@ class FeatureTagger(ast.NodeVisitor):
             self.aliases[node.targets[0].id] = alias
             return
         t = self.tag(node.value)
+        for tgt in node.targets:
+            self._compounds(tgt, node.value, node.lineno)
         if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and \
                 node.value.func.id in self.defs.classes:
             for tgt in node.targets:  # an instance of a class of the module: its methods run when called
@@ -1633,9 +1643,29 @@ class FeatureTagger(ast.NodeVisitor):
         if node.value is not None:
             self._bind(node.target, self.tag(node.value))
 
+    def _compounds(self, target: ast.expr, value: ast.expr, line: int) -> None:
+        """A remembered retention multiplied by a per-token rate from the key or value and stored back (``r *= rate``,
+        ``st["r"] = st["r"] * rate``): each call compounds the rate once more, rate ** age written as a recurrence.
+        A remembered score scaled by a constant (a forgetting factor) or by attention is not one."""
+        pairs: list[tuple[ast.expr, ast.expr]] = []
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
+            pairs = [(value.left, value.right), (value.right, value.left)]
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "mul":
+            if len(value.args) == 1:  # r.mul(rate)
+                pairs = [(value.func.value, value.args[0])]
+            elif len(value.args) == 2:  # torch.mul(r, rate)
+                pairs = [(value.args[0], value.args[1]), (value.args[1], value.args[0])]
+        if pairs:
+            for mem, rate in pairs:
+                m = self.tag(mem)
+                if "S" in m and not m & {"A", "Q"} and ast.unparse(mem) == ast.unparse(target) and _rate(self.tag(rate)):
+                    self.add("age_decay", line)
+
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         t = self.tag(node.value)
         prior = self.tag(node.target)
+        if isinstance(node.op, ast.Mult) and "S" in prior and not prior & {"A", "Q"} and _rate(t):
+            self.add("age_decay", node.lineno)  # r *= rate: the rate compounded once per call
         if isinstance(node.op, ast.Add) and "A" in t and ("S" in prior or isinstance(node.target, ast.Attribute)):
             self.add("accumulate", node.lineno)
         if isinstance(node.op, ast.Mult) and "S" in prior:
