@@ -122,6 +122,10 @@ MISSTATED = [
      "the values / the attention output"),
     ("Value-weighted attention: each column is scaled by how far its value vector sits from the others.",
      "the values / the attention output"),
+    ("Every layer after the first reuses the kept set inherited from the preceding layer.", "cross-layer reuse"),
+    ("Keys are un-rotated to their pre-RoPE frame before they are compared.", "rotary un-rotation"),
+    ("The smallest set of tokens whose cumulative attention mass reaches 0.9 is kept per head.",
+     "attention-mass coverage (top-p)"),
 ]
 
 
@@ -263,3 +267,47 @@ def test_a_value_claim_stands_only_where_the_code_never_reads_the_values():
                    "Unlike VATP, which weights attention by value norms, the score is attention alone.",
                    "The value of each score is pooled over seven neighbours before the top tokens are kept."]:
         assert _standing(_desc(honest), POOLED) == [], honest
+
+
+# a selection carried to the next layer in a module-level table; keys un-rotated; the top-p set of the attention
+CARRIED = HEAD + '''CHOSEN = {}
+
+
+class Ivy(EvictionMethod):
+    query_window = 16
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention().sum(dim=1), "mean")
+        prev = CHOSEN.get(view.layer - 1)
+        if prev is not None and prev.shape == a.shape:
+            a = a + prev
+        CHOSEN[view.layer] = a
+        return Keep.from_topk(a, view.budget, view.valid)
+'''
+UNROTATED = HEAD + '''class Juniper(EvictionMethod):
+    def select(self, view: LayerView) -> Keep:
+        k = view.rotate(view.keys.float(), -view.positions)
+        return Keep.from_topk(k.norm(dim=-1), view.budget, view.valid)
+'''
+NUCLEUS = HEAD + '''class Kapok(EvictionMethod):
+    query_window = 8
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention().mean(dim=1), "mean")
+        p, order = a.sort(dim=-1, descending=True)
+        inside = (p.cumsum(dim=-1) - p) < 0.9
+        score = torch.zeros_like(a).scatter(-1, order, inside.float() + p)
+        return Keep.from_topk(score, view.budget, view.valid)
+'''
+
+
+@pytest.mark.parametrize("src,summary", [
+    (CARRIED, "Each layer adds the preceding layer's selection scores to its own window attention."),
+    (UNROTATED, "Keys are un-rotated to their pre-RoPE frame, and their norms rank the tokens."),
+    (NUCLEUS, "The smallest set of tokens whose cumulative attention mass reaches 0.9 is kept first."),
+    (POOLED, "Unlike methods that reuse the previous layer's selection, every layer chooses its own."),
+    (POOLED, "Budgets are shared across layers evenly; pooled window attention ranks the tokens."),
+    (POOLED, "Cumulative attention over the window, max-pooled, ranks the tokens."),
+])
+def test_memory_rotation_and_mass_claims_stand_only_where_the_code_cannot_do_them(src, summary):
+    assert _standing(_desc(summary), src) == [], summary

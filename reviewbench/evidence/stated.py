@@ -173,6 +173,12 @@ CONCEPTS: list[Concept] = [
         "decay rate*", "decayed", "forgetting factor*", "momentum", "time decay*"],
        "decay accumulate pooling", "cumsum cumprod",
        "a running score carried across steps and scaled by a decay factor", structure="state recurrence"),
+    # the smallest set covering a share of the attention mass (top-p), or a quantile of the scores
+    _c("attention-mass coverage (top-p)",
+       ["top p", "nucleus", "cumulative ~ mass|share|probabilit*", "smallest set ~ cover*|reach*|whose|that",
+        "mass ~ covered|covers|reaches|reached|exceeds", "quantile*", "percentile*"],
+       "attention_threshold attention_coverage", "cumsum sort argsort msort quantile nanquantile kthvalue "
+       "searchsorted cummax", "scores sorted and summed until a share is covered, or a quantile of them"),
     _c("accumulated attention",
        ["accumulat*", "cumulative", "heavy hitter*", "running sum*"],
        "accumulate window_queries all_queries question_queries", "cumsum sum remember recall",
@@ -220,6 +226,29 @@ CONCEPTS: list[Concept] = [
        ["value vector*", "value state*", "value content*", "value aware", "value weighted", "value distance*",
         "distinctive value*", "distance*|difference*|deviation*|displacement* of|between|from ~ value*"],
        "value_norm attention_output merge", "", "the values (view.values) in the score", structure="values"),
+    # a selection carried from one layer to another: each layer is a call of its own, so the code needs memory
+    # across calls (``structure="state"``); words for budgets shared across layers are the budgets' concept
+    _c("cross-layer reuse",
+       ["reus* ~ previous|preceding|earlier|shallower|lower|first|adjacent layer*",
+        "previous|preceding|earlier|shallower|lower|adjacent layer* selection*|choice*|indices|decision*|mask*|"
+        "kept set*",
+        "selection*|indices|kept set*|mask*|decision* ~ shared|reused|inherited|copied|carried ~ across|between|"
+        "from ~ layer*",
+        "selection*|choice*|indices|decision*|mask* of|from the|an ~ previous|preceding|earlier|shallower|lower|"
+        "adjacent layer*",
+        "cross layer selection*|reuse|sharing|inheritance", "inter layer selection*|reuse|sharing",
+        "inherit* ~ previous|preceding|earlier|shallower|lower|adjacent layer*",
+        "reus*|inherit*|copies|copy ~ selection*|indices|choice*|kept set*|mask* ~ layer below|beneath"],
+       "layer_similarity layer_reuse cross_layer_basis", "", "a selection kept from one layer's call for another's",
+       structure="state"),
+    # the rotary embedding undone (keys compared in their position-free frame) or read (its frequencies, phases)
+    _c("rotary un-rotation",
+       ["pre rope|rotary|rotation", "before ~ rope|rotary", "un rotat*", "unrotat*",
+        "undo* ~ rope|rotary|rotation*", "inverse rope|rotary|rotation*", "de rotat*", "derotat*",
+        "rotat* back", "position free key*", "rope|rotary frequenc*|phase*|angle*"],
+       "pre_rope future_rope polar", "rotate apply_rope rope_angles rotate_half apply angles cos sin atan2 arctan2 "
+       "angle polar view_as_complex view_as_real",
+       "the rotary embedding applied or undone (view.rotate, the layer's rope, or sines and cosines)"),
     _c("random selection",
        ["random selection|eviction|subset|sampling|share|choice|scores", "randomly chosen|selected|evicted|kept|"
         "sampled|dropped", "gumbel", "stochastic*", "at random", "sampl* ~ token*|key*"],
@@ -452,6 +481,10 @@ def stated(sentence: str, mention: Mention, own_names: tuple[str, ...] = ()) -> 
 # --- the shapes of code that could compute a concept ---------------------------------------------------------
 
 _HOOK_SKIP = frozenset({"__init__", "setup"})
+# calls that change a container or tensor in place: on the instance or a module name, memory across calls
+_MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop", "popitem", "add", "clear",
+                       "remove", "__setitem__", "copy_", "fill_", "add_", "mul_", "index_put_", "scatter_",
+                       "scatter_add_", "masked_fill_", "zero_"})
 
 
 def structures(source: str) -> set[str]:
@@ -464,6 +497,16 @@ def structures(source: str) -> set[str]:
     except (SyntaxError, ValueError):
         return set()
     out: set[str] = set()
+    module_names = {t.id for st in tree.body if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                    for t in (st.targets if isinstance(st, ast.Assign) else [st.target]) if isinstance(t, ast.Name)}
+
+    def kept_across_calls(e: ast.expr) -> bool:
+        """A place that outlives one call: an attribute of the module's instance or a name of the module."""
+        while isinstance(e, ast.Subscript):
+            e = e.value
+        return isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self" or \
+            isinstance(e, ast.Name) and e.id in module_names
+
     for fn in ast.walk(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
@@ -472,6 +515,13 @@ def structures(source: str) -> set[str]:
         for n in ast.walk(fn):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("remember", "recall"):
                 out.add("state")
+            if isinstance(n, ast.Global) or fn.name not in _HOOK_SKIP and isinstance(n, ast.Call) and isinstance(
+                    n.func, ast.Attribute) and n.func.attr in _MUTATORS and kept_across_calls(n.func.value):
+                out.add("state")  # self.trail.append(keys), MEMO.update(...), global: memory across calls
+            if fn.name not in _HOOK_SKIP and isinstance(n, (ast.Assign, ast.AugAssign)) and any(
+                    isinstance(t, ast.Subscript) and kept_across_calls(t)
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target])):
+                out.add("state")  # MEMO[layer] = keys
             if isinstance(n, ast.Attribute) and n.attr == "state":
                 out.add("state")
             if fn.name not in _HOOK_SKIP and isinstance(n, (ast.Assign, ast.AugAssign)):
