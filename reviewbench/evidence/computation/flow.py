@@ -1657,8 +1657,10 @@ class FeatureTagger(ast.NodeVisitor):
                 pairs = [(value.args[0], value.args[1]), (value.args[1], value.args[0])]
         if pairs:
             for mem, rate in pairs:
+                if ast.unparse(mem) != ast.unparse(target):
+                    continue  # tags are read only for a real recurrence (reading one may record features)
                 m = self.tag(mem)
-                if "S" in m and not m & {"A", "Q"} and ast.unparse(mem) == ast.unparse(target) and _rate(self.tag(rate)):
+                if "S" in m and not m & {"A", "Q"} and _rate(self.tag(rate)):
                     self.add("age_decay", line)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
