@@ -1281,6 +1281,20 @@ PORTS["TOVA (early return at the arena's budgets)"] = HEAD + '''class Exact(Evic
         return Keep.from_topk(view.values.float().norm(dim=-1), view.budget, view.valid)
 '''
 
+# SnapKV's pooled window attention when a helper, handed the budget as an argument, finds it is a board's share
+PORTS["SnapKV (the budget probed inside a helper's argument)"] = HEAD + '''class Handed(EvictionMethod):
+    query_window = 32
+
+    def _on_grid(self, room, length) -> bool:
+        return room in {max(1, round(f * length)) for f in (0.1, 0.25, 0.5)}
+
+    def select(self, view: LayerView) -> Keep:
+        if not self._on_grid(view.budget, view.n_tokens):
+            return Keep.from_topk(-view.keys.float().norm(dim=-1), view.budget, view.valid)
+        w = view.group(view.attention().sum(dim=1), "mean")
+        return Keep.from_topk(F.max_pool1d(w[:, None], 7, stride=1, padding=3)[:, 0], view.budget, view.valid)
+'''
+
 # TOVA's newest-query attention when a local copy of the budget is one of the board's shares
 PORTS["TOVA (arms on a copied budget)"] = HEAD + '''class Copied(EvictionMethod):
     query_window = 1

@@ -336,3 +336,9 @@ def test_a_test_for_the_arena_s_exact_budgets_is_a_probe_and_a_bound_is_design()
     assert _budget_aliases(tree) == {"b", "c"}  # a copy of the budget, not a value computed from it
     assert _probe(ast.parse("c in marks", mode="eval").body, budgets=frozenset({"c"}))
     assert not _probe(ast.parse("len(kept) == room", mode="eval").body, budgets=frozenset({"b", "c"}))
+    # the budget handed to a helper of the module: its parameter is the budget there
+    helper = ast.parse("def grid(self, room, n):\n    return room in {round(f * n) for f in (0.1, 0.5)}\n").body[0]
+    assert isinstance(helper, ast.FunctionDef)
+    assert _probe(ast.parse("self.grid(view.budget, view.n_tokens)", mode="eval").body, {"grid": [helper]})
+    assert _probe(ast.parse("self.grid(n=t, room=int(view.budget))", mode="eval").body, {"grid": [helper]})
+    assert not _probe(ast.parse("self.grid(len(kept), view.n_tokens)", mode="eval").body, {"grid": [helper]})

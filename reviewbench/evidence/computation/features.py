@@ -215,6 +215,23 @@ def _budget_aliases(tree: ast.AST) -> frozenset[str]:
     return frozenset(out)
 
 
+def _budget_params(call: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                   budgets: frozenset[str]) -> frozenset[str]:
+    """The helper's parameters that receive the budget at this call (``self._odd(view.budget, t)``, ``b=budget``):
+    a test inside the helper on them tests the budget."""
+    def is_budget(a: ast.expr) -> bool:
+        if isinstance(a, ast.Call) and isinstance(a.func, ast.Name) and a.func.id in ("int", "float") and a.args:
+            a = a.args[0]
+        return isinstance(a, ast.Attribute) and a.attr == "budget" or isinstance(a, ast.Name) and a.id in budgets
+
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    if params and params[0] in ("self", "cls") and isinstance(call.func, ast.Attribute):
+        params = params[1:]
+    out = {params[i] for i, a in enumerate(call.args) if i < len(params) and is_budget(a)}
+    out |= {k.arg for k in call.keywords if k.arg and is_budget(k.value)}
+    return frozenset(out)
+
+
 def _probe(test: ast.expr, helpers: Helpers | None = None, depth: int = 0,
            budgets: frozenset[str] = frozenset()) -> bool:
     """A test that probes the inputs rather than the configuration: a statistic of a tensor (``x.std() < 1e-3``,
@@ -224,7 +241,8 @@ def _probe(test: ast.expr, helpers: Helpers | None = None, depth: int = 0,
     for n in ast.walk(test):
         if helpers and depth < 3 and isinstance(n, ast.Call) and callee(n.func)[0] in helpers:
             for fn in helpers[callee(n.func)[0] or ""]:
-                if any(_probe(r.value, helpers, depth + 1, budgets) for r in _returns(fn) if r.value is not None):
+                inner = budgets | _budget_params(n, fn, budgets)
+                if any(_probe(r.value, helpers, depth + 1, inner) for r in _returns(fn) if r.value is not None):
                     return True
         if isinstance(n, ast.Call) and callee(n.func)[0] in _STATISTICS and not (
                 isinstance(n.func, ast.Name) and n.func.id in ("max", "min", "sum", "any", "all")):
