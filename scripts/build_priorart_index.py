@@ -75,6 +75,96 @@ BASELINES = [
      "random scores; uniform; control; seed", "random"),
 ]
 
+# Eviction, token-selection, merging and budget papers beyond priorart.md (issue: widen the index to the eviction
+# literature), with the fields of priorart.md's rows. Found with the search tool: the Awesome-LLM-KV-Cache list
+# (Zefan-Cai/Awesome-LLM-KV-Cache README: ADORE, ALISA), survey and paper-list pages of the code corpus citing each
+# arXiv id (RoCo, Cascading KV Cache, TreeKV, KVCrush, BUZZ, PrefixKV, Twilight, Tactic, PagedEviction, SparQ,
+# RefreshKV, MoBA, SubGen, FastKV), each id seen there with its title and authors. The key ideas are our paraphrase.
+EXTRA_PAPERS = [
+    # (short, title, first author, year, venue, arxiv, family, key idea, keywords)
+    ("RoCo", "On the Efficacy of Eviction Policy for Key-Value Constrained Generative Language Model Inference",
+     "Siyu Ren", 2024, "preprint", "2402.06262", "eviction-score",
+     "Robust cache omission: a token's importance is the attention it received averaged over the queries that could "
+     "see it (not summed, which favours old tokens), ties broken by the standard deviation of that attention.",
+     "averaged attention; normalised by query count; attention standard deviation; robust cache omission; EasyKV"),
+    ("Cascading KV Cache", "Training-Free Exponential Extension of Sliding Window Context with Cascading KV Cache",
+     "Jeffrey Willette", 2024, "preprint", "2406.17808", "decode-time",
+     "The sliding window split into cascading sub-caches; a token leaving one sub-cache enters the next only if its "
+     "exponential moving average of attention beats the token it would displace.",
+     "cascading sub-caches; sliding window; EMA attention; token acceptance; training-free context extension"),
+    ("TreeKV", "TreeKV: Smooth Key-Value Cache Compression with Tree Structures", "Ziwei He", 2025, "IJCAI 2025",
+     "2501.04987", "decode-time",
+     "A tree-shaped cache, sparse on the left (old tokens) and dense on the right (recent): neighbouring tokens "
+     "compete by attention, so the kept density falls smoothly with age; motivated by wavelet analysis.",
+     "tree structure; sparse left dense right; smooth transition; wavelet analysis; pairwise eviction by attention"),
+    ("KVCrush", "KVCrush: Key value cache size-reduction using similarity in head-behaviour", "Gopi Krishna Jha",
+     2025, "preprint", "2503.00022", "eviction-score",
+     "Each token gets a binary signature over heads (is its attention above a threshold in that head); the "
+     "tokens left out of an attention-selected set are grouped by the Hamming distance of their signatures to an "
+     "anchor and one representative per group is kept.",
+     "head behaviour; binary signature; Hamming distance; anchor point; representative tokens; grouping"),
+    ("BUZZ", "BUZZ: Beehive-structured Sparse KV Cache with Segmented Heavy Hitters for Efficient LLM Inference",
+     "Junqi Zhao", 2024, "preprint", "2410.23079", "decode-time",
+     "Sinks plus a sliding window of recent tokens; the older cache cut into segments, each keeping its own heavy "
+     "hitter (largest accumulated attention) instead of one global heavy-hitter ranking.",
+     "beehive structure; segmented heavy hitters; local maximum per segment; sliding window; attention sinks"),
+    ("PrefixKV", "PrefixKV: Adaptive Prefix KV Cache is What Vision Instruction-Following Models Need for Efficient "
+     "Generation", "Ao Wang", 2025, "NeurIPS 2025", "2412.03409", "budget-allocation",
+     "Tokens ranked by attention in each layer; one global retained share of the cumulative attention found by "
+     "binary search sets every layer's kept prefix of the ranking (a per-layer budget).",
+     "adaptive prefix; layer-wise budget; cumulative attention priority; binary search; vision-language models"),
+    ("Twilight", "Twilight: Adaptive Attention Sparsity with Hierarchical Top-p Pruning", "Chaofan Lin", 2025,
+     "NeurIPS 2025", "2502.02770", "budget-allocation",
+     "Top-p instead of top-k: after a base sparse method selects candidates, keep the fewest tokens whose "
+     "(estimated, from a low-bit key copy) attention sums to p.",
+     "top-p pruning; nucleus; adaptive budget; select-then-prune; cumulative attention threshold"),
+    ("Tactic", "Tactic: Adaptive Sparse Attention with Clustering and Distribution Fitting for Long-Context LLMs",
+     "Kan Zhu", 2025, "preprint", "2502.12216", "retrieval",
+     "Keys clustered by k-means; the query's attention to each cluster estimated from its centroid (and a fitted "
+     "distribution); clusters taken, best first, until their estimated attention reaches a target share of the mass.",
+     "k-means clustering; centroids; cumulative attention target; distribution fitting; sparsity-adaptive"),
+    ("PagedEviction", "PagedEviction: Structured Block-wise KV Cache Pruning for Efficient Large Language Model "
+     "Inference", "Krishna Teja Chitty-Venkata", 2025, "Findings of EACL 2026", "2509.04377", "eviction-score",
+     "Attention-free page eviction for paged caches: a token's importance is its value norm over its key norm, "
+     "averaged over each block (page); the least important whole pages are evicted.",
+     "paged attention; block-wise eviction; value norm over key norm; attention-free; vLLM"),
+    ("SparQ", "SparQ Attention: Bandwidth-Efficient LLM Inference", "Luka Ribar", 2024, "ICML 2024", "2312.04985",
+     "retrieval",
+     "The query's largest-magnitude components pick a few key channels; the approximate scores over those channels "
+     "choose the top-k tokens attended exactly, the rest compensated by the mean value.",
+     "query sparsity; top-r components; approximate attention; top-k tokens; mean value reallocation"),
+    ("RefreshKV", "RefreshKV: Updating Small KV Cache During Long-form Generation", "Fangyuan Xu", 2025, "ACL 2025",
+     "2411.05787", "decode-time",
+     "Recycled Attention: full attention every few decoding steps; in between, attend only to the top-k tokens of "
+     "the last full step's attention, refreshed at the next full step.",
+     "recycled attention; periodic full attention; top-k of the last full step; long-form generation"),
+    ("MoBA", "MoBA: Mixture of Block Attention for Long-Context LLMs", "Enzhe Lu", 2025, "NeurIPS 2025", "2502.13189",
+     "retrieval",
+     "The context cut into blocks, each represented by the mean of its keys; a gate scores each block by the query "
+     "against that mean and each query attends to its top blocks plus its own block.",
+     "mixture of block attention; mean-pooled block keys; top-k gating; block sparse attention"),
+    ("SubGen", "SubGen: Token Generation in Sublinear Time and Memory", "Amir Zandieh", 2024, "preprint", "2402.06082",
+     "decode-time",
+     "Keys clustered online during streaming decoding; a few keys kept per cluster, and values kept by sampling "
+     "(with probability from their norms), so attention is estimated in sublinear memory.",
+     "online clustering; key clusters; value sampling; importance sampling; sublinear memory; streaming"),
+    ("FastKV", "FastKV: Decoupling of Context Reduction and KV Cache Compression for Prefill-Decoding Acceleration",
+     "Dongwon Jo", 2025, "Findings of ACL 2026", "2502.01068", "eviction-score",
+     "Token-selective propagation: at one layer the observation window's attention picks the informative tokens and "
+     "the later layers keep that selection; the earlier layers compress their caches by window attention.",
+     "token-selective propagation; TSP layer; window attention; selection reused by later layers; prefill speedup"),
+    ("ALISA", "ALISA: Accelerating Large Language Model Inference via Sparsity-Aware KV Caching", "Youpeng Zhao",
+     2024, "ISCA 2024", "2403.17312", "decode-time",
+     "Sparse window attention: the attention of the most recent tokens summed over the cache picks the important "
+     "tokens, kept with the recent ones; the rest offloaded or recomputed by a scheduler.",
+     "sparse window attention; recent queries; important tokens; CPU offload; recomputation; ISCA"),
+    ("ADORE", "Efficient Sparse Attention needs Adaptive Token Release", "Chaoran Zhang", 2024, "Findings of ACL 2024",
+     "2407.02328", "learned",
+     "A lightweight trained controller releases tokens to keep a top-K sparse attention and rebuilds released "
+     "tokens the future decoding needs.",
+     "adaptive token release; controller module; top-K sparse attention; token rebuilding; learned"),
+]
+
 # The scoring rule of each paper in operations: the features ``reviewbench/evidence/computation/`` extracts from
 # code (its FEATURE_WORDS vocabulary), so retrieval by computation can name the paper. ``ops``: what an
 # implementation must compute ("a|b": either); ``optional``: what one may also show without being another method;
@@ -519,6 +609,32 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                "the keys in their pre-RoPE frame vector-quantised by a codebook (k-means centroids, the rotary "
                "embedding applied to the decoded codes); the queries' attention over the codebook copy ranks the "
                "tokens"),
+    # EXTRA_PAPERS: the rules of the papers beyond priorart.md, written from the papers (their key ideas above)
+    "RoCo": (["attention", "count_normalised", "attention_variance"],
+             ["window_queries", "all_queries", "accumulate", "decode", "head_average", "recent"],
+             "the attention a token received averaged over the queries that can see it (the causal count), with the "
+             "standard deviation of that attention as a second criterion; the top kept"),
+    "BUZZ": (["attention", "accumulate", "block_scores", "recent"],
+             ["sinks", "decode", "max_attention", "all_queries", "window_queries", "head_average"],
+             "accumulated attention (heavy hitters) chosen segment by segment: each segment of the older cache keeps "
+             "its own best tokens, plus sinks and a sliding window of recent tokens"),
+    "Tactic": (["key_clustering", "attention_coverage"],
+               ["attention", "last_query", "window_queries", "decode", "mean_key", "key_similarity", "random",
+                "head_average", "block_scores"],
+               "keys clustered by k-means; the query's attention estimated per cluster from its centroid; clusters "
+               "taken best first until the estimated attention reaches a target share"),
+    "PagedEviction": (["key_norm", "value_norm", "block_scores"], ["sinks", "recent", "decode", "head_average"],
+                      "||v|| / ||k|| per token averaged over each page (block); the lowest whole pages evicted, no "
+                      "attention"),
+    "SubGen": (["key_clustering", "importance_sampling"],
+               ["value_norm", "random", "recent", "sinks", "decode", "attention", "last_query", "key_similarity",
+                "mean_key"],
+               "keys clustered online (a few kept per cluster) and values kept by sampling with probabilities from "
+               "their norms: a sublinear sketch of attention"),
+    "FastKV": (["attention", "window_queries", "layer_reuse"],
+               ["pooling", "head_average", "max_attention", "head_budget"],
+               "the observation window's attention at a propagation layer picks the tokens; the later layers keep that "
+               "one selection"),
 }
 
 # The training-free port of a learned method: the rule a method computes when it takes the paper's trained part
@@ -625,6 +741,28 @@ NO_RULE: dict[str, str] = {
     "Rethinking-KV-Serving": "an evaluation of serving constraints",
     "Sparse Frontier": "an evaluation",
     "EchoLM": "not a KV-cache method (request reuse in serving)",
+    # EXTRA_PAPERS without a rule of their own
+    "Cascading KV Cache": "an exponential moving average of attention decides which token moves on to the next "
+                          "sub-window: in operations A2SF's rule (attention, accumulate, decay); the cascade of "
+                          "sub-windows is bookkeeping the reader does not state",
+    "TreeKV": "neighbouring tokens compete by attention with a density falling with age: the tree's positional "
+              "schedule is no operation the reader states; its attention part is H2O's or TOVA's",
+    "KVCrush": "attention-selected tokens (H2O's or SnapKV's rule) plus representatives grouped by a binary "
+               "head-behaviour signature; the grouping keeps a diverse filler, no token score of its own",
+    "PrefixKV": "per-layer budgets from a share of the cumulative sorted attention: ZigZagKV's rule (attention, "
+                "attention_coverage, layer_budget); the global binary search needs every layer at once",
+    "Twilight": "top-p pruning, the fewest tokens whose attention reaches a share p: DBudgetKV's rule (attention, "
+                "attention_coverage) in the same operations",
+    "SparQ": "the query's largest components choose the channels of an approximate q k^T: InfiniGen's and Double "
+             "Sparsity's rule (channel_selection, attention)",
+    "RefreshKV": "the last full step's attention of the current query picks the tokens: TOVA's and TidalDecode's "
+                 "rule (attention of the current query, decode)",
+    "MoBA": "an architecture (trained with block attention); a port's selection (the query against each block's mean "
+            "key, the top blocks) is ShadowKV's and InfLLM's block-key rule",
+    "ALISA": "the recent tokens' attention summed over the cache plus the recent window: SnapKV's window attention "
+             "without pooling, MorphKV's rule at decode time; the offload scheduler is serving",
+    "ADORE": "a trained controller releases tokens: training; a training-free port ranking tokens by the attention "
+             "they receive is H2O's or TOVA's rule",
 }
 
 ROW = re.compile(r"^\| *(\d+) *\|")
@@ -670,6 +808,14 @@ def main() -> None:
             continue
         seen.add(p["arxiv"])
         papers.append(dict(p, **_ops(p["short_name"])))
+    extra = [{"short_name": s, "title": t, "first_author": a, "year": y, "venue": v, "arxiv": x, "family": f,
+              "key_idea": i, "keywords": [k.strip() for k in kw.split(";")], "baseline": None}
+             for s, t, a, y, v, x, f, i, kw in EXTRA_PAPERS]
+    for p in extra:  # the papers beyond priorart.md, skipped where priorart.md or a baseline already holds the id
+        if p["arxiv"] in seen or p["short_name"] in {q["short_name"] for q in papers}:
+            continue
+        seen.add(p["arxiv"])
+        papers.append(dict(p, **_ops(p["short_name"])))
     missing = (set(OPS) | set(NO_RULE) | set(OPS_UNTRAINED)) - {p["short_name"] for p in papers}
     if missing:
         raise SystemExit(f"{src}: no paper named {', '.join(sorted(missing))} for the OPS or NO_RULE table")
@@ -681,7 +827,7 @@ def main() -> None:
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps({"schema": "reviewbench.priorart/2", "papers": papers}, indent=1, ensure_ascii=False)
                    + "\n", encoding="utf-8")
-    print(f"wrote {OUT}: {len(papers)} papers ({len(BASELINES)} baselines)")
+    print(f"wrote {OUT}: {len(papers)} papers ({len(BASELINES)} baselines, {len(EXTRA_PAPERS)} beyond the notes)")
 
 
 if __name__ == "__main__":
