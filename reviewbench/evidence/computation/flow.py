@@ -1472,8 +1472,9 @@ class FeatureTagger(ast.NodeVisitor):
             else:  # draws of no data: random scores, unless only a fixed rotation is made of them (``finish``)
                 self.pending_random[line] = line
                 t = t | {f"RNDL{line}"}
-            if name in ("multinomial", "bernoulli") and t & {"K", "Q", "A"}:
-                self.add("importance_sampling", line)  # tokens drawn with a probability made of the data
+            if name in ("multinomial", "bernoulli") and t & {"K", "Q", "A", "V"}:
+                self.add("importance_sampling", line)  # tokens drawn with a probability made of the data (keys,
+                # queries, attention or values: SubGen draws values by their norms)
             t = t | {"RND"}
         if op == "exp" and "Q" in t and "K" in t:
             arg = self._operand(receiver, node.args)
