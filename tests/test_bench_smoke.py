@@ -37,7 +37,9 @@ SMOKE: dict[str, list[str]] = {
     "harness_overhead.py": ["--smoke", "--ours-only"],
     "kvpress_parity.py": ["--smoke", "--ours-only"],
 }
-SLOW = {"benchmark_stage.py": "five full `review` runs of the benchmark stage, minutes even at one item"}
+SLOW = {"benchmark_stage.py": "five full `review` runs of the benchmark stage, minutes even at one item",
+        # ~30 s even at its tiniest (it starts busy workers on purpose); the decode-cap tests cover board C's loop
+        "contention.py": "board C's decode loop beside deliberately busy cores: half a minute at its tiniest"}
 
 
 def run(script: str, args: list[str], tmp: Path, timeout: int = 600) -> subprocess.CompletedProcess:
