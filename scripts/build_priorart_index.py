@@ -163,6 +163,84 @@ EXTRA_PAPERS = [
      "A lightweight trained controller releases tokens to keep a top-K sparse attention and rebuilds released "
      "tokens the future decoding needs.",
      "adaptive token release; controller module; top-K sparse attention; token rebuilding; learned"),
+    # Second widening round: ids seen in the search tool's paper lists and notes (October2001/Awesome-KV-Cache-Compression
+    # README: InfiniPot-V, LOOK-M, CItruS, SepLLM, MiniKV, SentenceKV; paper-list and note pages of the code corpus
+    # citing each id with its title and authors: SpindleKV, EMS, Radar, SirLLM, OBCache, Lethe, LongHeads, MoA).
+    ("SpindleKV", "SpindleKV: A Novel KV Cache Reduction Method Balancing Both Shallow and Deep Layers",
+     "Zicong Tang", 2025, "ACL 2025", "2507.06517", "merging",
+     "Deep layers evict by attention with a pyramid of per-layer budgets; shallow layers replace tokens by a codebook: "
+     "keys linked when their cosine similarity passes a threshold, the best-connected key chosen as a code word and "
+     "the keys it links to folded into it (a magnitude kept per token).",
+     "codebook replacement; cosine similarity graph; degree; shallow and deep layers; attention eviction; GQA"),
+    ("InfiniPot-V", "InfiniPot-V: Memory-Constrained KV Cache Compression for Streaming Video Understanding",
+     "Minsoo Kim", 2025, "preprint", "2506.15745", "eviction-score",
+     "Whenever the fixed memory fills during streaming, tokens whose keys are most similar to the recent frame's keys "
+     "(temporal redundancy) are dropped and, among the rest, tokens with large value norms are kept; no attention "
+     "and no query needed.",
+     "temporal-axis redundancy; key cosine similarity to recent tokens; value norm; streaming video; query-agnostic"),
+    ("EMS", "EMS: Adaptive Evict-then-Merge Strategy for Head-wise KV Cache Compression Based on Global-Local "
+     "Importance", "Yingxin Li", 2024, "preprint", "2412.08521", "merging",
+     "A global-local score (attention accumulated over all queries blended with the recent queries' attention) "
+     "ranked across the heads of a layer gives head-wise budgets; evicted tokens are merged into the kept ones "
+     "instead of dropped.",
+     "global-local importance; accumulated attention; local window attention; head-wise budget; evict then merge"),
+    ("Radar", "Radar: Fast Long-Context Decoding for Any Transformer", "Yongchang Hao", 2025, "ICLR 2025",
+     "2503.10571", "retrieval",
+     "Keys and the query lifted by a random feature map (random projections, exp minus half the squared norm) so that "
+     "a segment's summed features estimate its attention; the top segments are attended with sinks and a sliding "
+     "window.",
+     "random features; random projections; segment summaries; top-k segments; training-free; sliding window"),
+    ("LOOK-M", "LOOK-M: Look-Once Optimization in KV Cache for Efficient Multimodal Long-Context Inference",
+     "Zhongwei Wan", 2024, "Findings of EMNLP 2024", "2406.18139", "merging",
+     "Text-prior eviction: the attention of the text prompt's tokens ranks the (image) cache; each evicted pair is "
+     "merged into its most similar kept key by cosine similarity (average, pivotal or weighted merging).",
+     "text-prior; prompt attention; multimodal; merge evicted tokens; key cosine similarity; pivotal merging"),
+    ("SirLLM", "SirLLM: Streaming Infinite Retentive LLM", "Yao Yao", 2024, "ACL 2024", "2405.12528", "decode-time",
+     "StreamingLLM's sinks and window plus the tokens of highest token entropy (the model's surprise at each token, "
+     "from its output distribution), the stored entropies decayed every turn so old key phrases fade.",
+     "token entropy; memory decay; key phrases; streaming dialogue; attention sinks"),
+    ("OBCache", "OBCache: Optimal Brain KV Cache Pruning for Efficient Long-Context LLM Inference", "Yuzhe Gu", 2025,
+     "ICML 2026", "2510.07651", "eviction-score",
+     "Eviction as layer-wise structured pruning: second-order (Optimal Brain Damage) saliencies of the attention "
+     "output's change when a token's value, key or pair is removed (value: squared attention times squared value "
+     "norm; key: attention times logit, squared, times the distance of the value from each query's output).",
+     "optimal brain damage; second-order Taylor; output-aware saliency; value norm; attention output perturbation"),
+    ("Lethe", "Lethe: Layer- and Time-Adaptive KV Cache Pruning for Reasoning-Intensive LLM Serving", "Hui Zeng", 2025,
+     "AAAI 2026", "2511.06029", "decode-time",
+     "During long reasoning, each layer's pruning budget follows the Hoyer sparsity of its attention; tokens are "
+     "pruned in rounds by a recency-aware retention score (attention accumulated with exponential decay, sinks and "
+     "recent tokens kept).",
+     "layer-wise sparsity; Hoyer sparsity; recency-aware selective retention; decayed attention; multi-round pruning"),
+    ("LongHeads", "LongHeads: Multi-Head Attention is Secretly a Long Context Processor", "Yi Lu", 2024,
+     "Findings of EMNLP 2024", "2402.10685", "retrieval",
+     "The context cut into chunks, each head attending to the chunks its query scores highest against the chunks' "
+     "representative keys, plus the first and the last chunk, so every head stays within its trained length.",
+     "chunk selection per head; chunk representations; training-free length extension; first and last chunk"),
+    ("MoA", "MoA: Mixture of Sparse Attention for Automatic Large Language Model Compression", "Tianyu Fu", 2024,
+     "preprint", "2406.14909", "budget-allocation",
+     "Heterogeneous sliding-window spans per head and layer, elastic with the input length, chosen offline by a "
+     "gradient-based profile of each head's influence and an optimiser over candidate spans.",
+     "heterogeneous elastic rules; per-head window span; offline profiling; sliding window; attention sinks"),
+    ("CItruS", "CItruS: Chunked Instruction-aware State Eviction for Long Sequence Modeling", "Yu Bai", 2024,
+     "EMNLP 2024", "2406.12018", "eviction-score",
+     "The long input read chunk by chunk; the cache of the chunks is evicted by the attention the instruction "
+     "(the task's question) tokens pay it, separately from the cache used to model the language.",
+     "chunked processing; instruction-aware eviction; question attention; state eviction; long sequences"),
+    ("SepLLM", "SepLLM: Accelerate Large Language Models by Compressing One Segment into One Separator",
+     "Guoxuan Chen", 2024, "preprint", "2412.12094", "eviction-score",
+     "Keep the initial tokens, the separator tokens (punctuation, line breaks) that summarise their segments, and "
+     "the neighbouring recent tokens; the other tokens dropped.",
+     "separator tokens; punctuation; segment summary; initial tokens; neighbouring tokens; training-free"),
+    ("MiniKV", "MiniKV: Pushing the Limits of LLM Inference via 2-Bit Layer-Discriminative KV Cache",
+     "Akshat Sharma", 2024, "preprint", "2411.18077", "quantization",
+     "Selective KV by pooled window attention (layer-discriminative budgets) combined with 2-bit quantisation of "
+     "the kept cache.",
+     "2-bit quantization; selective KV; layer-discriminative; heavy hitters; pyramid"),
+    ("SentenceKV", "SentenceKV: Efficient LLM Inference via Sentence-Level Semantic KV Caching", "Yuxuan Zhu", 2025,
+     "preprint", "2504.00970", "retrieval",
+     "Prompt tokens grouped by sentence, each sentence summarised by a semantic vector of its keys kept on the GPU; "
+     "during decoding the query retrieves the sentences most similar to it.",
+     "sentence-level caching; semantic vectors; sentence boundaries; query-sentence similarity; offload"),
 ]
 
 # The scoring rule of each paper in operations: the features ``reviewbench/evidence/computation/`` extracts from
@@ -635,6 +713,30 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                ["pooling", "head_average", "max_attention", "head_budget"],
                "the observation window's attention at a propagation layer picks the tokens; the later layers keep that "
                "one selection"),
+    # Second widening round (written from the papers' key ideas above)
+    "SpindleKV": (["attention", "key_similarity", "key_clustering", "merge"],
+                  ["window_queries", "pooling", "head_average", "max_attention", "recent", "sinks", "layer_budget",
+                   "pyramid", "key_norm"],
+                  "keys linked by cosine similarity above a threshold, the best-connected ones chosen as code words "
+                  "and the others folded into them (a codebook), beside eviction by window attention"),
+    "InfiniPot-V": (["key_similarity", "value_norm"],
+                    ["recent", "sinks", "chunked_refill", "decode", "head_average", "block_scores", "key_norm"],
+                    "the cosine similarity of each key to the recent tokens' keys (temporal redundancy) against the "
+                    "value norm: redundant tokens dropped, large values kept; no attention"),
+    "EMS": (["attention", "accumulate", "window_queries", "head_budget", "merge"],
+            ["all_queries", "decode", "recent", "sinks", "pooling", "head_average", "key_similarity",
+             "count_normalised"],
+            "accumulated attention blended with the recent queries' attention, one ranking across the heads of a "
+            "layer (head-wise budgets); the evicted tokens merged into the kept ones"),
+    "Radar": (["random", "key_norm", "block_scores|block_keys"],
+              ["query_statistics", "exp_logit", "attention", "last_query", "window_queries", "decode", "sinks",
+               "recent", "head_average", "block_keys", "block_scores"],
+              "keys and query lifted by a random feature map (random projections, exp minus half the squared norm); "
+              "each segment's summed features against the query's estimate its attention; the top segments kept"),
+    "LOOK-M": (["attention", "question_queries", "key_similarity", "merge"],
+               ["window_queries", "accumulate", "head_average", "pooling", "recent", "sinks", "max_attention"],
+               "the prompt text's attention ranks the cache; each evicted token merged into its most similar kept "
+               "key (cosine similarity)"),
 }
 
 # The training-free port of a learned method: the rule a method computes when it takes the paper's trained part
@@ -763,6 +865,24 @@ NO_RULE: dict[str, str] = {
              "without pooling, MorphKV's rule at decode time; the offload scheduler is serving",
     "ADORE": "a trained controller releases tokens: training; a training-free port ranking tokens by the attention "
              "they receive is H2O's or TOVA's rule",
+    # second widening round
+    "SirLLM": "token entropy comes from the model's output distribution, which the layer view does not give; its "
+              "decayed store of scores is A2SF's form (attention, accumulate, decay)",
+    "OBCache": "its key saliency (attention-weighted distance of the value from each query's output) is CAOTE's rule "
+               "(attention, attention_output); its value saliency (attention times the value norm) VATP's",
+    "Lethe": "its retention is attention accumulated with a decay: A2SF's rule (attention, accumulate, decay); the "
+             "layer budgets from the Hoyer sparsity of attention are no operation the reader states",
+    "LongHeads": "each head's query against chunk representations, the top chunks plus the first and last: InfLLM's "
+                 "block-key rule (block_keys, recent)",
+    "MoA": "offline-profiled window spans per head: DuoAttention's rule (a fitted per-head table, sinks, recent)",
+    "CItruS": "the instruction tokens' attention evicting chunk by chunk: FINCH's rule (attention, question_queries, "
+              "chunk by chunk)",
+    "SepLLM": "separator tokens are chosen by their text (punctuation), which the layer view does not give; the rest "
+              "is StreamingLLM's sinks and window",
+    "MiniKV": "its selection is SnapKV's and PyramidKV's pooled window attention; the 2-bit cache is storage (a port "
+              "keeping a low-bit copy for the others is MiKV's rule)",
+    "SentenceKV": "sentence boundaries come from the text, which the layer view does not give; a port with fixed "
+                  "chunks and their mean keys against the query is ShadowKV's and InfLLM's block-key rule",
 }
 
 ROW = re.compile(r"^\| *(\d+) *\|")
