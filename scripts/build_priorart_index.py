@@ -734,7 +734,8 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
               "keys and query lifted by a random feature map (random projections, exp minus half the squared norm); "
               "each segment's summed features against the query's estimate its attention; the top segments kept"),
     "LOOK-M": (["attention", "question_queries", "key_similarity", "merge"],
-               ["window_queries", "accumulate", "head_average", "pooling", "recent", "sinks", "max_attention"],
+               ["window_queries", "accumulate", "head_average", "pooling", "recent", "sinks", "max_attention",
+                "key_clustering"],
                "the prompt text's attention ranks the cache; each evicted token merged into its most similar kept "
                "key (cosine similarity)"),
 }
