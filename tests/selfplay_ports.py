@@ -1308,3 +1308,324 @@ PORTS["TOVA (arms on a copied budget)"] = HEAD + '''class Copied(EvictionMethod)
             s = view.values.float().norm(dim=-1)
         return Keep.from_topk(s, view.budget, view.valid)
 '''
+
+# --- round 9 (seed 2329: 8 of the newest rules - the training-free ports, the EXTRA_PAPERS rules, the storage and
+# sharing rules - and 4 ruled papers not drawn before, each in idioms the earlier rounds did not use) -----------------
+
+# SpeCache: a 2-bit per-channel min-max copy of the keys made in numpy and brought back, the window queries'
+# attention over that copy by torch.func.vmap over the heads, the group's maximum
+PORTS["SpeCache"] = HEAD + '''import numpy as np
+from torch.func import vmap
+
+
+def _lowbit(x, bits=2):
+    a = x.detach().cpu().numpy()
+    lo = a.min(axis=-2, keepdims=True)
+    hi = a.max(axis=-2, keepdims=True)
+    step = (hi - lo) / (2 ** bits - 1) + 1e-8
+    codes = np.clip(np.round((a - lo) / step), 0, 2 ** bits - 1)
+    return torch.from_numpy(codes * step + lo).to(x.dtype)
+
+
+class Preview(EvictionMethod):
+    query_window = 4
+
+    def select(self, view: LayerView) -> Keep:
+        g = view.model.group_size
+        kq = _lowbit(view.keys.float()).repeat_interleave(g, dim=0)
+        scale = view.model.scale
+
+        def one(qh, kh):
+            return torch.softmax(qh @ kh.T * scale, dim=-1).sum(0)
+
+        s = vmap(one)(view.queries.float(), kq)
+        return Keep.from_topk(view.group(s, "max"), view.budget, view.valid)
+'''
+
+# Tactic: a dataclass k-means (centroids updated by index_reduce "mean"), the newest query's weight per cluster from
+# its centroid times its size (bincount), clusters taken best first in a loop until the share is reached
+PORTS["Tactic"] = HEAD + '''from dataclasses import dataclass
+
+
+@dataclass
+class _Codebook:
+    n: int = 12
+    iters: int = 5
+
+    def fit(self, x):
+        gen = torch.Generator().manual_seed(0)
+        cent = x[torch.randperm(x.shape[0], generator=gen)[: self.n]].clone()
+        for _ in range(self.iters):
+            lab = ((x[:, None] - cent[None]) ** 2).sum(-1).argmin(-1)
+            cent = cent.index_reduce(0, lab, x, "mean", include_self=False)
+        return lab, cent
+
+
+class Swarm(EvictionMethod):
+    query_window = 1
+    target = 0.85
+
+    def setup(self, model) -> None:
+        self.book = _Codebook()
+
+    def select(self, view: LayerView) -> Keep:
+        q = view.group(view.queries.float(), "mean")[:, -1]
+        out = []
+        for h in range(view.n_kv_heads):
+            lab, cent = self.book.fit(view.keys[h].float())
+            cnt = torch.bincount(lab, minlength=cent.shape[0]).float()
+            w = torch.exp(cent @ q[h] * view.model.scale) * cnt
+            w = w / w.sum()
+            got = 0.0
+            taken = torch.zeros_like(w, dtype=torch.bool)
+            for c in torch.argsort(w, descending=True).tolist():
+                if got >= self.target:
+                    break
+                taken[c] = True
+                got += float(w[c])
+            out.append(torch.where(taken[lab], 1.0 + w[lab], w[lab]))
+        return Keep.from_topk(torch.stack(out), view.budget, view.valid)
+'''
+
+# QJL: the Gaussian projection drawn in setup and bound into a functools.partial estimator; sign bits by torch.where,
+# the asymmetric estimate sqrt(pi/2)/m ||k|| <S q, sign(S k)>
+PORTS["QJL"] = HEAD + '''import functools
+
+
+def _estimate(proj, q, k):
+    bits = torch.where(k @ proj > 0, 1.0, -1.0)
+    est = (q @ proj) @ bits.transpose(-1, -2)
+    return est * k.norm(dim=-1).unsqueeze(-2) * math.sqrt(math.pi / 2) / proj.shape[-1]
+
+
+class Sketch(EvictionMethod):
+    query_window = 16
+    m = 128
+
+    def setup(self, model) -> None:
+        gen = torch.Generator().manual_seed(11)
+        proj = torch.randn(model.head_dim, self.m, generator=gen)
+        self.est = functools.partial(_estimate, proj)
+
+    def select(self, view: LayerView) -> Keep:
+        g = view.model.group_size
+        k = view.keys.float().repeat_interleave(g, dim=0)
+        z = self.est(view.queries.float(), k) * view.model.scale
+        p = z.softmax(-1).mean(1)
+        return Keep.from_topk(view.group(p, "mean"), view.budget, view.valid)
+'''
+
+# TRIM-KV (training-free): a per-token rate from the key and the value computed at prefill and kept in a module
+# global, compounded over the age at decode by torch.float_power
+PORTS["TRIM-KV"] = HEAD + '''_RATES = {}
+
+
+class Fade(EvictionMethod):
+    def _rate(self, view):
+        k, v = view.keys.float(), view.values.float()
+        return torch.sigmoid(2.0 + torch.linalg.norm(v, dim=-1) - torch.linalg.norm(k, dim=-1) / k.shape[-1] ** 0.5)
+
+    def select(self, view: LayerView) -> Keep:
+        rate = self._rate(view)
+        _RATES[view.layer] = rate
+        return Keep.from_topk(rate, view.budget, view.valid)
+
+    def on_decode(self, view: LayerView) -> Keep:
+        rate = _RATES.get(view.layer)
+        if rate is None or rate.shape != view.positions.shape:
+            rate = self._rate(view)
+            _RATES[view.layer] = rate
+        age = (view.positions.amax(dim=-1, keepdim=True) - view.positions).double()
+        keep = torch.float_power(rate.double(), age)
+        return Keep.from_topk(keep.float(), view.budget, view.valid)
+'''
+
+# PagedEviction: ||v|| / ||k|| as the root of a ratio of squares, each page's mean by avg_pool1d with the page as
+# kernel and stride, spread back by repeat_interleave
+PORTS["PagedEviction"] = HEAD + '''class Leaves(EvictionMethod):
+    page = 16
+
+    def select(self, view: LayerView) -> Keep:
+        ratio = (view.values.float().square().sum(-1) / view.keys.float().square().sum(-1).clamp_min(1e-12)).sqrt()
+        H, T = ratio.shape
+        pad = (-T) % self.page
+        per = F.avg_pool1d(F.pad(ratio, (0, pad))[:, None], self.page, stride=self.page)[:, 0]
+        s = per.repeat_interleave(self.page, dim=-1)[:, :T]
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+# KVSharer: a module-level dataclass ledger of each layer's mean value and its kept set; a layer far enough (torch.dist)
+# from the one below borrows that layer's kept set (if / else assignment, one return)
+PORTS["KVSharer"] = HEAD + '''from dataclasses import dataclass, field
+
+
+@dataclass
+class _Ledger:
+    sig: dict = field(default_factory=dict)
+    picks: dict = field(default_factory=dict)
+
+
+LEDGER = _Ledger()
+
+
+class Lend(EvictionMethod):
+    query_window = 16
+    far = 3.0
+
+    def _pick(self, view):
+        a = view.group(view.attention().sum(1), "mean")
+        return [row.topk(min(view.budget, row.numel())).indices for row in a]
+
+    def select(self, view: LayerView) -> Keep:
+        sig = view.values.float().mean(dim=(0, 1))
+        prev = view.layer - 1
+        LEDGER.sig[view.layer] = sig
+        donor = LEDGER.picks.get(prev)
+        if donor is not None and prev in LEDGER.sig and torch.dist(sig, LEDGER.sig[prev]) > self.far:
+            LEDGER.picks[view.layer] = donor
+        else:
+            LEDGER.picks[view.layer] = self._pick(view)
+        return Keep(LEDGER.picks[view.layer])
+'''
+
+# SeerAttention-R (training-free): at decode, the newest queries' attention max-reduced per block by
+# scatter_reduce("amax") over block ids, gathered back; prefill keeps the newest tokens
+PORTS["SeerAttention-R"] = HEAD + '''class Peaks(EvictionMethod):
+    query_window = 4
+    span = 32
+
+    def select(self, view: LayerView) -> Keep:
+        return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+
+    def on_decode(self, view: LayerView) -> Keep:
+        flat = view.attention().amax(dim=1)
+        H, T = flat.shape
+        ids = (torch.arange(T) // self.span).expand(H, T)
+        peak = torch.zeros(H, int(ids.max()) + 1).scatter_reduce(1, ids, flat, reduce="amax", include_self=False)
+        return Keep.from_topk(view.group(peak.gather(1, ids), "max"), view.budget, view.valid)
+'''
+
+# KVzap (training-free): the repeat pass's attention, each head's maximum over the queries in a list comprehension,
+# the group by unflatten + amax, times torch.norm(p=2) of the values
+PORTS["KVzap"] = HEAD + '''class Recall(EvictionMethod):
+    reconstruction_queries = True
+
+    def select(self, view: LayerView) -> Keep:
+        att = view.attention()
+        peak = torch.stack([att[h].max(0)[0] for h in range(att.shape[0])])
+        grp = peak.unflatten(0, (view.n_kv_heads, view.model.group_size)).amax(1)
+        mag = torch.norm(view.values.float(), p=2, dim=-1)
+        return Keep.from_topk(grp * mag, view.budget, view.valid)
+'''
+
+# InfiniGen: the newest query's loudest channels (|q| times the keys' largest |k|), both gathered by take_along_dim,
+# the rehearsed attention by bmm
+PORTS["InfiniGen"] = HEAD + '''class Skim(EvictionMethod):
+    query_window = 1
+    width = 8
+
+    def select(self, view: LayerView) -> Keep:
+        g = view.model.group_size
+        q = view.queries.float()[:, -1]
+        k = view.keys.float().repeat_interleave(g, dim=0)
+        loud = (q.abs() * k.abs().amax(1)).topk(self.width, dim=-1).indices
+        qs = torch.take_along_dim(q, loud, dim=-1)
+        ks = torch.take_along_dim(k, loud[:, None, :].expand(-1, k.shape[1], -1), dim=-1)
+        s = torch.softmax(torch.bmm(ks, qs[..., None])[..., 0] * view.model.scale, dim=-1)
+        return Keep.from_topk(view.group(s, "mean"), view.budget, view.valid)
+'''
+
+# Attention-Gate: a tiny gate's fitted parameters loaded in setup, applied by torch.func.functional_call to each
+# token's key and value; keep flags by a torch.where chain
+PORTS["Attention-Gate"] = HEAD + '''from pathlib import Path
+
+from torch.func import functional_call
+
+
+class Gatekeeper(EvictionMethod):
+    def setup(self, model) -> None:
+        d = model.head_dim
+        self.net = torch.nn.Sequential(torch.nn.Linear(2 * d, 16), torch.nn.GELU(), torch.nn.Linear(16, 1))
+        self.params = torch.load(Path(__file__).with_name("gate.pt"))
+
+    def select(self, view: LayerView) -> Keep:
+        x = torch.cat([view.keys.float(), view.values.float()], dim=-1)
+        logit = functional_call(self.net, self.params, (x,)).squeeze(-1)
+        s = torch.where(logit > 0, 1.0 + logit, torch.where(logit > -1, logit, -1.0))
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+# CHAI: heads compared by F.cosine_similarity broadcast over head pairs, each head's leader the first head above the
+# bar (a list comprehension), the leaders' shared attention by index_reduce_ "mean"
+PORTS["CHAI"] = HEAD + '''class Choir(EvictionMethod):
+    query_window = 16
+    bar = 0.9
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.attention().mean(dim=1)
+        sim = F.cosine_similarity(a[:, None, :], a[None, :, :], dim=-1)
+        lead = torch.stack([torch.nonzero(sim[i] > self.bar)[0, 0] for i in range(a.shape[0])])
+        pooled = torch.zeros_like(a).index_reduce_(0, lead, a, "mean", include_self=False)
+        return Keep.from_topk(view.group(pooled[lead], "mean"), view.budget, view.valid)
+'''
+
+# MiniCache: the layer below's keys kept by a closure built in setup; the cosine of each token's key with the one
+# below it in numpy (einsum over linalg.norm), the tokens that turned most kept
+PORTS["MiniCache"] = HEAD + '''import numpy as np
+
+
+def _memory():
+    box = {}
+
+    def swap(layer, k):
+        old = box.get(layer - 1)
+        box[layer] = k
+        return old
+
+    return swap
+
+
+class Drift(EvictionMethod):
+    recent = 8
+
+    def setup(self, model) -> None:
+        self.swap = _memory()
+
+    def select(self, view: LayerView) -> Keep:
+        k = view.keys.float().numpy()
+        prev = self.swap(view.layer, k)
+        if prev is None or prev.shape != k.shape:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        cos = np.einsum("htd,htd->ht", k, prev) / (np.linalg.norm(k, axis=-1) * np.linalg.norm(prev, axis=-1) + 1e-6)
+        turn = torch.from_numpy(1.0 - cos)
+        turn[:, -self.recent:] = 2.0
+        return Keep.from_topk(turn, view.budget, view.valid)
+'''
+
+# honest (round 9): a rule of its own run through wrappers - a partial bound in setup, vmapped over the heads, a
+# fixed forgetting factor by float_power, a fitted prior over the positions by functional_call: the wrappers run
+# what they wrap, and none of it is a learned token scorer, a per-token rate over age or a published rule
+HONEST["wrapped_own_rule"] = HEAD + """import functools
+
+from torch.func import functional_call, vmap
+
+
+def _mix(bar, a, k):
+    return a * (a > bar).float() + 0.1 * k.var(dim=-1)
+
+
+class Own(EvictionMethod):
+    query_window = 8
+
+    def setup(self, model) -> None:
+        self.prior = torch.nn.Linear(1, 1)
+        self.params = {"weight": torch.tensor([[0.01]]), "bias": torch.tensor([0.0])}
+        self.mix = functools.partial(_mix, 0.02)
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention().sum(1), "mean")
+        s = vmap(self.mix)(a, view.keys.float())
+        age = (view.positions.amax(-1, keepdim=True) - view.positions).double()
+        bias = functional_call(self.prior, self.params, (age.float()[..., None],)).squeeze(-1)
+        return Keep.from_topk(s * torch.float_power(0.99, age).float() + bias, view.budget, view.valid)
+"""

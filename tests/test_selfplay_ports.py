@@ -342,3 +342,20 @@ def test_a_test_for_the_arena_s_exact_budgets_is_a_probe_and_a_bound_is_design()
     assert _probe(ast.parse("self.grid(view.budget, view.n_tokens)", mode="eval").body, {"grid": [helper]})
     assert _probe(ast.parse("self.grid(n=t, room=int(view.budget))", mode="eval").body, {"grid": [helper]})
     assert not _probe(ast.parse("self.grid(len(kept), view.n_tokens)", mode="eval").body, {"grid": [helper]})
+
+
+# --- round 9: functions run through wrappers, float_power, functional_call -----------------------------------------
+
+def test_a_function_run_through_vmap_or_a_partial_is_inlined() -> None:
+    assert {"attention", "quantised_scores"} <= set(computation(PORTS["SpeCache"]).features)  # vmap(one)(q, k)
+    assert "sign_sketch" in computation(PORTS["QJL"]).features  # self.est = partial(_estimate, proj) in setup
+
+
+def test_float_power_of_a_token_rate_over_its_age_is_age_decay_and_functional_call_runs_the_network() -> None:
+    assert "age_decay" in computation(PORTS["TRIM-KV"]).features
+    assert "learned_scorer" in computation(PORTS["Attention-Gate"]).features
+    # vmap(partial(...)) of an own mix, a fixed factor ** age, a fitted prior over the positions: none of them
+    f = computation(HONEST["wrapped_own_rule"]).features
+    assert "attention" in f and "key_variance" in f
+    assert not {"age_decay", "learned_scorer"} & set(f)
+    assert not _flag(HONEST["wrapped_own_rule"])

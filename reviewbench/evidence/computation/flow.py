@@ -10,6 +10,7 @@ from typing import Any
 from reviewbench.evidence.computation.syntax import (Defs, callable_alias, callee, dead_statements, fitted_literal,
                                                      flattens, is_true, kwarg, negative, self_attr, subtracts)
 from reviewbench.evidence.computation.vocabulary import (ANGLE_CALLS, API_CALLS, API_SOURCES, CANON, CLUSTERING,
+                                                         FUNCTION_WRAPPERS,
                                                          FACTORISATIONS, INLINE_DEPTH, INTEGER_CASTS, INTEGER_DTYPES,
                                                          INVERSES, LEARNED_CALLS, ORTHOGONAL_CALLS, QUANTISING_CALLS,
                                                          SIGN_CALLS, SIZES)
@@ -251,6 +252,9 @@ class FeatureTagger(ast.NodeVisitor):
         self.pending_random: dict[int, int] = {}  # draws of no data not (yet) seen turned into a fixed rotation
         # an arithmetic node's operands' tags, for ``_binop_storage``
         self._sides: dict[int, tuple[set[str], set[str]]] = {}
+        # names (and self attributes) bound to a local function wrapped by vmap / partial / compile, with the tags of
+        # the arguments a partial binds: calling them runs that function (``_wrapped``)
+        self.wrapped: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[set[str]]]] = {}
 
     def finish(self) -> None:
         """Features decided only once every hook has run: an exponential of the logits never normalised."""
@@ -1032,6 +1036,12 @@ class FeatureTagger(ast.NodeVisitor):
                 isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "layer" and \
                 "VIEW" in self.tag(node.args[0].value):
             return (rt | set().union(*arg_tags[1:])) - {"LK"}  # self.kept.get(view.layer): this layer's own, kept
+        wrapped = self._wrapped(node.func)
+        if wrapped is not None:  # vmap(f)(q, k), self.est(q, k) with self.est = partial(f, proj): f run on them
+            fn, bound = wrapped
+            call = ast.Call(func=node.func, args=[ast.Constant(None) for _ in bound] + list(node.args),
+                            keywords=node.keywords)
+            return self._inline(fn, call, bound + arg_tags, kw_tags) | all_args | set().union(*bound)
         local = self.defs.resolve(node, self.owner) or self._instance_method(node)
         if local is not None and name not in API_CALLS and name not in ("remember", "recall"):
             return self._inline(local, node, arg_tags, kw_tags) | all_args
@@ -1039,6 +1049,29 @@ class FeatureTagger(ast.NodeVisitor):
         if interface is not None:
             return interface
         return self._op_call(name, node, receiver, rt, arg_tags, all_args)
+
+    def _wrapped(self, e: ast.expr) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[set[str]]] | None:
+        """The local function ``e`` runs when called, and the tags of the arguments it already binds: ``vmap(f)``,
+        ``torch.compile(f)``, ``functools.partial(f, a)`` (nested: ``vmap(partial(f, a))``), or a name or self
+        attribute bound to one of them."""
+        key = e.id if isinstance(e, ast.Name) else f"self.{e.attr}" if isinstance(e, ast.Attribute) and self_attr(e) \
+            else None
+        if key is not None and key in self.wrapped:
+            return self.wrapped[key]
+        if not (isinstance(e, ast.Call) and callee(e.func)[0] in FUNCTION_WRAPPERS and e.args):
+            return None
+        first = e.args[0]
+        inner = self._wrapped(first)
+        if inner is None:
+            name = first.id if isinstance(first, ast.Name) else first.attr if isinstance(first, ast.Attribute) and \
+                self_attr(first) else None
+            fns = self.defs.by_name.get(name or "")
+            if not fns:
+                return None
+            same = [d for d in fns if self.defs.owner.get(id(d)) == self.owner]
+            inner = ((same or fns)[0], [])
+        bound = [self.tag(a) for a in e.args[1:]] if callee(e.func)[0] == "partial" else []
+        return inner[0], inner[1] + bound
 
     def _instance_method(self, node: ast.Call) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """A call on an instance of a class of the module: ``sc(q, k)`` runs its ``__call__``, ``sc.score(x)`` its
@@ -1122,6 +1155,9 @@ class FeatureTagger(ast.NodeVisitor):
             t = t | {"W"}  # a trainable layer, fitted weights loaded, or one of them applied
         if name in ("linear", "bilinear") and "W" in t and t & {"K", "V", "Q", "A"}:
             self.add("learned_scorer", line)
+        if name == "functional_call" and len(arg_tags) >= 3 and "W" in arg_tags[0] | arg_tags[1] and \
+                arg_tags[2] & {"K", "V", "Q", "A"}:
+            self.add("learned_scorer", line)  # torch.func.functional_call(net, params, (x,)): the network run on x
         if op == "act" and "W" in t and t & {"K", "V", "Q", "A"}:
             self.add("learned_scorer", line)  # fitted weights, a nonlinearity: a network written out
         if name in ("expand_as", "view_as", "reshape_as", "type_as") and receiver is not None:
@@ -1368,7 +1404,7 @@ class FeatureTagger(ast.NodeVisitor):
         if name == "mul_" and self._on_tensor(receiver) and arg_tags and "S" in rt and not rt & {"A", "Q"} and \
                 _rate(arg_tags[0]):
             self.add("age_decay", line)  # r.mul_(rate): the rate compounded once per call, in place
-        if op == "pow" and name == "pow":  # torch.pow(rate, age), rate.pow(age)
+        if name in ("pow", "float_power"):  # torch.pow(rate, age), rate.pow(age), torch.float_power(rate, age)
             base, expo = (rt, arg_tags[0]) if self._on_tensor(receiver) and arg_tags else (
                 (arg_tags[0], arg_tags[1]) if len(arg_tags) > 1 else (set(), set()))
             if _age_decay(base, expo):
@@ -1615,6 +1651,13 @@ class FeatureTagger(ast.NodeVisitor):
         if alias is not None and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             self.aliases[node.targets[0].id] = alias
             return
+        wrapped = self._wrapped(node.value) if isinstance(node.value, ast.Call) else None
+        if wrapped is not None:
+            for tgt in node.targets:  # est = partial(f, proj), self.est = vmap(f): calling it runs f
+                key = tgt.id if isinstance(tgt, ast.Name) else f"self.{tgt.attr}" if isinstance(
+                    tgt, ast.Attribute) and self_attr(tgt) else None
+                if key is not None:
+                    self.wrapped[key] = wrapped
         t = self.tag(node.value)
         for tgt in node.targets:
             self._compounds(tgt, node.value, node.lineno)

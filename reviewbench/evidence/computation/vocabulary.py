@@ -71,6 +71,9 @@ API_SOURCES = {"keys": "K", "values": "V", "queries": "Q", "positions": "P", "qu
 SIZES = frozenset({"shape", "dtype", "device", "ndim", "size", "numel", "dim", "len", "n_tokens", "n_kv_heads",
                    "group_size", "head_dim", "n_heads", "n_layers", "budget", "layer", "finfo", "iinfo"})
 
+# Calls that wrap a function into another that runs it (vectorised, compiled, with arguments bound).
+FUNCTION_WRAPPERS = frozenset({"vmap", "partial", "compile", "jit", "script"})
+
 # Calls that build a trainable layer or load fitted weights.
 LEARNED_CALLS = frozenset({"Linear", "Parameter", "Conv1d", "load", "load_state_dict", "from_pretrained", "load_file",
                            "Embedding", "MLP", "loadtxt", "genfromtxt"})
