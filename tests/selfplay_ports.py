@@ -1629,3 +1629,17 @@ class Own(EvictionMethod):
         bias = functional_call(self.prior, self.params, (age.float()[..., None],)).squeeze(-1)
         return Keep.from_topk(s * torch.float_power(0.99, age).float() + bias, view.budget, view.valid)
 """
+
+# honest (round 9): each token's largest key entry (over its own channels) weighting window attention, smoothed by
+# overlapping windows (half a window's stride): no channel is selected and the windows are no pages
+HONEST["token_peak_overlapping_windows"] = HEAD + """class Peaky(EvictionMethod):
+    query_window = 8
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention().sum(1), "mean")
+        spike = view.keys.float().abs().amax(-1)
+        s = a * spike.sqrt()
+        T = s.shape[-1]
+        sm = F.avg_pool1d(F.pad(s, (0, 8))[:, None], 8, stride=4)[:, 0]
+        return Keep.from_topk(sm.repeat_interleave(4, dim=-1)[:, :T] + s, view.budget, view.valid)
+"""

@@ -359,3 +359,20 @@ def test_float_power_of_a_token_rate_over_its_age_is_age_decay_and_functional_ca
     assert "attention" in f and "key_variance" in f
     assert not {"age_decay", "learned_scorer"} & set(f)
     assert not _flag(HONEST["wrapped_own_rule"])
+
+
+def test_a_window_as_wide_as_its_stride_is_a_page_and_an_overlapping_one_smooths() -> None:
+    f = computation(PORTS["PagedEviction"]).features  # avg_pool1d(x, page, stride=page): one mean per page
+    assert "block_scores" in f and "pooling" not in f
+    f = computation(HONEST["token_peak_overlapping_windows"]).features  # kernel 8, stride 4: overlapping windows
+    assert "pooling" in f
+
+
+def test_a_channel_s_largest_key_magnitude_ranks_channels_and_a_token_s_largest_entry_is_its_norm() -> None:
+    f = computation(PORTS["InfiniGen"]).features  # |q| times k.abs().amax(tokens), top channels, gathered
+    assert "channel_selection" in f and "key_envelope" not in f
+    # each token's largest |k| entry (over its channels) is its L-infinity norm, no channel chosen; the honest mix
+    # (window attention times it, smoothed) is no rule and raises nothing
+    f = computation(HONEST["token_peak_overlapping_windows"]).features
+    assert "key_norm" in f and "channel_selection" not in f
+    assert not _flag(HONEST["token_peak_overlapping_windows"])

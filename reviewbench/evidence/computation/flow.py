@@ -1351,6 +1351,10 @@ class FeatureTagger(ast.NodeVisitor):
                 if _same(stride, kernel):
                     self.add("block_scores", line)
                 return t | {"KR", "BLK"}
+            if name in ("max_pool1d", "avg_pool1d") and kernel is not None and stride is not None and \
+                    _same(stride, kernel) and not (isinstance(kernel, ast.Constant) and kernel.value == 1):
+                self.add("block_scores", line)  # a window as wide as its stride: one value per block, no smoothing
+                return t | {"BLK"}
             self.add("pooling", line)
             if name in ("max_pool1d", "avg_pool1d", "max_pool2d", "avg_pool2d") and kernel is not None and not (
                     isinstance(kernel, ast.Constant) and kernel.value == 1) and (stride is None or _same(stride, kernel)):
@@ -1494,6 +1498,24 @@ class FeatureTagger(ast.NodeVisitor):
         if name in ("maximum", "fmax", "max") and len(arg_tags) >= 2 and any("S" in a and "EL" not in a for a in arg_tags) \
                 and any("EL" in a for a in arg_tags):
             self.add("recurrence_interval", line)  # a remembered value raised to the time since a stamp: the longest gap
+        if op == "extreme" and name in ("amax", "max") and "ABS" in t and "K" in t and not t & {"A", "V"} and \
+                not self.loop:
+            at = 0 if self._on_tensor(receiver) else 1
+            xdim = kwarg(node, "dim") or (node.args[at] if len(node.args) > at else None)
+            if _per_channel_axis(xdim, self._operand(receiver, list(node.args))):
+                return t | {"PC"}  # each channel's largest magnitude over the tokens: a per-channel magnitude
+            if isinstance(xdim, ast.UnaryOp) and isinstance(xdim.op, ast.USub) and isinstance(
+                    xdim.operand, ast.Constant) and xdim.operand.value == 1 and "Q" not in t and \
+                    not self.normalising and not is_true(kwarg(node, "keepdim")):
+                # x.abs().amax(-1): each key's largest entry, its L-infinity norm (kept as a dim: a per-row scale)
+                self.add("key_norm", line)
+        if op == "extreme" and name in ("amax", "max") and "ABS" in t and "V" in t and not t & {"A", "K", "Q"} and \
+                not self.loop and not self.normalising:
+            xdim = kwarg(node, "dim") or (node.args[0 if self._on_tensor(receiver) else 1] if len(node.args) > (
+                0 if self._on_tensor(receiver) else 1) else None)
+            if isinstance(xdim, ast.UnaryOp) and isinstance(xdim.op, ast.USub) and isinstance(
+                    xdim.operand, ast.Constant) and xdim.operand.value == 1 and not is_true(kwarg(node, "keepdim")):
+                self.add("value_norm", line)  # v.abs().amax(-1): each value's L-infinity norm
         if (op == "extreme" or name == "aminmax") and t & {"K", "V"} and not t & {"A", "N"}:
             t = t | {"X"}  # a per-channel minimum or maximum of keys or values
         if name in ("exponential_", "uniform_", "normal_", "bernoulli_", "geometric_", "cauchy_", "log_normal_",
