@@ -17,7 +17,12 @@ read 2/6 (6/6 after: scores sorted ascending rank (their tail is a top-k), tenso
 (exponential_, uniform_...) are random, a call on an instance of a class of the module runs its __call__ or method);
 a sixth round of fresh papers read 4/6 (5/6 after: an einsum of the query with a factorisation's basis and the keys
 projected on it is low-rank scoring; keys gathered by a ranking of a block's values are that block's
-representatives whichever operand carries the block); the causes, each general (data flow, never names):
+representatives whichever operand carries the block); a ninth round (seed 2329, eight of the newest rules and four papers not drawn before,
+in new idioms) read 3/12 (10/12 after: functions run through vmap / partial / compile are inlined, float_power is a
+power, functional_call runs the network, a pool as wide as its stride is a page mean, a channel's largest key magnitude
+ranked chooses channels and a token's largest entry is its L-infinity norm, broadcast key differences assign
+clusters and index_reduce pools them, a best-first sum of attention stopped at a bar is coverage; KVSharer and
+MiniCache, with cross-layer state on a module-level object or in a closure, left open in OPEN); the causes, each general (data flow, never names):
 a softmax written by hand (exp of logits shifted by their own max / log-sum-exp, or divided by its own sum) read as
 an exponential logit; attention summed over the heads in a loop (acc += a[h]) not read as a head average;
 sort(descending=True) not a ranking (a flattened sort over heads is a head budget); x * x and einsum("htd,htd->ht",
@@ -34,7 +39,7 @@ import pytest
 from reviewbench.evidence.computation import computation
 from reviewbench.evidence.priorart_evidence import computation_matches
 from reviewbench.flags.prior_art import computation_flags
-from tests.selfplay_ports import HEAD, HONEST, PORTS
+from tests.selfplay_ports import HEAD, HONEST, OPEN, PORTS
 
 
 def _matches(src: str):
@@ -376,3 +381,28 @@ def test_a_channel_s_largest_key_magnitude_ranks_channels_and_a_token_s_largest_
     f = computation(HONEST["token_peak_overlapping_windows"]).features
     assert "key_norm" in f and "channel_selection" not in f
     assert not _flag(HONEST["token_peak_overlapping_windows"])
+
+
+def test_broadcast_key_distances_assign_clusters_and_a_best_first_sum_to_a_share_is_coverage() -> None:
+    f = computation(PORTS["Tactic"]).features  # ((k[:, None] - c[None]) ** 2).sum(-1).argmin, index_reduce "mean"
+    assert {"key_clustering", "attention_coverage"} <= set(f) and "key_norm" not in f
+    f = computation(HONEST["ranked_walk_by_count"]).features  # a best-first walk stopped by a count
+    assert "attention" in f and "attention_coverage" not in f
+    assert not _flag(HONEST["ranked_walk_by_count"])
+
+
+@pytest.mark.xfail(strict=True, reason="open reader gaps: cross-layer state on a module-level object or a closure")
+@pytest.mark.parametrize("key", sorted(OPEN))
+def test_the_ports_left_open_are_still_unread(key: str) -> None:
+    assert any(m.short_name == key and m.level == "same" for m in _matches(OPEN[key]))
+
+
+# (Tactic left out: the renamer renames its dataclass's method but not the call self.book.fit(...) on an instance
+# attribute, so its renamed source calls a method that no longer exists)
+@pytest.mark.parametrize("key", ["SpeCache", "QJL", "TRIM-KV", "PagedEviction", "SeerAttention-R", "KVzap",
+                                 "InfiniGen", "Attention-Gate", "CHAI"])
+def test_round_9_ports_are_renaming_proof(key: str) -> None:
+    from renaming import renamed
+
+    from portcases import assert_rename_proof
+    assert_rename_proof(PORTS[key], renamed(PORTS[key]))

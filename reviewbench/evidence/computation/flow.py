@@ -114,6 +114,17 @@ def _broadcast(e: ast.expr) -> bool:
     return False
 
 
+def _mass_reached(loop: ast.For) -> set[str]:
+    """Names a loop adds to (``got += ...``) and leaves once they pass a bar (``if got >= bar: break``)."""
+    summed = {n.target.id for n in ast.walk(loop) if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add)
+              and isinstance(n.target, ast.Name)}
+    tested: set[str] = set()
+    for n in ast.walk(loop):
+        if isinstance(n, ast.If) and any(isinstance(b, ast.Break) for b in n.body) and isinstance(n.test, ast.Compare):
+            tested |= {x.id for x in [n.test.left, *n.test.comparators] if isinstance(x, ast.Name)}
+    return summed & tested
+
+
 def _rope_undone(node: ast.BinOp) -> bool:
     """``x * cos - rotate_half(x) * sin``: the rotary embedding applied backwards (the rotation by minus the angle)."""
     if not isinstance(node.op, ast.Sub):
@@ -449,6 +460,9 @@ class FeatureTagger(ast.NodeVisitor):
                 not self._centred(node.left):  # c * c with c = k - mean: a spread
             return lt | {"SQ"}  # x * x: squared entries, summed a norm written by hand
         lt = set(lt)
+        if isinstance(node.op, ast.Sub) and "K" in lt and "K" in rt and not (lt | rt) & {"Q", "A"} and \
+                _broadcast(node.left) and _broadcast(node.right):
+            return lt | rt | {"KKB"}  # k[:, None] - c[None]: keys against keys (or centroids), pair by pair
         binop = self._binop_blocks(node, lt, rt)
         if binop is not None:
             return binop
@@ -1367,7 +1381,7 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("antidiagonal", line)  # attention summed where row + column is constant
         if (op == "reduce" and t & {"DDM", "DG"} or op == "scatter" and t & {"DD", "DDM"}) and "A" in t:
             self.add("diagonal_sums", line)  # attention summed where row - column (the query-key distance) is constant
-        if op in ("reduce", "scatter") and "ASG" in t and "K" in t:
+        if (op in ("reduce", "scatter") or name in ("index_reduce", "index_reduce_")) and "ASG" in t and "K" in t:
             self.add("key_clustering", line)  # keys pooled by their nearest centroid: k-means
         if op == "scatter" and "BID" in t and t & DATA_TAGS:
             self.add("block_scores", line)  # values summed by block id
@@ -1375,7 +1389,7 @@ class FeatureTagger(ast.NodeVisitor):
             return t | {"CNT"}  # a visibility matrix summed over the queries: how many see each key
         if op in ("reduce", "extreme") and "K" in t:
             t = t | {"KR"}  # keys reduced (a mean, a min or max): a summary of them
-        if op == "rank" and name in ("argmax", "argmin") and "KK2" in t:
+        if op == "rank" and name in ("argmax", "argmin") and ("KK2" in t or "KKB" in t and "LVD" not in t):
             return t | {"ASG"}  # each key's nearest centroid
         if (op == "rank" and name == "argmin" or op == "extreme" and name in ("min", "amin")) and "LVD" in t:
             return (t - {"LVD"}) | {"QZI"}  # the nearest of a few levels, entry by entry: a quantiser's code
@@ -1459,7 +1473,7 @@ class FeatureTagger(ast.NodeVisitor):
                     _per_channel_axis(pdim, self._operand(receiver, list(node.args))) and not self.normalising:
                 return t | {"PC"}  # squares or magnitudes summed over the tokens: one energy per channel
             if ("SQ" in t or l1) and "A" not in t and "Q" not in t and not whole and not self.normalising and \
-                    "KK2" not in t:  # (squared distances between keys are pairwise, no row's norm)
+                    not t & {"KK2", "KKB"}:  # (squared distances between keys are pairwise, no row's norm)
                 # x.pow(2).sum(-1): a norm written out (under a root that divides: a unit vector, no score)
                 if "K" in t and "V" not in t:
                     self.add("key_norm", line)
@@ -1765,6 +1779,10 @@ class FeatureTagger(ast.NodeVisitor):
         self.frames.append({"blocks": bool(it & {"BS", "BLK"}), "sel": set(), "cat": set()})
         for s in node.body + node.orelse:
             self.visit(s)
+        if {"R", "A"} <= it and _mass_reached(node) & {n for n in self.tags if "A" in self.tags[n]}:
+            # walking items best first by their attention, adding their attention up and stopping once the sum
+            # reaches a bar: the fewest items covering a share of the mass (a cumsum of sorted attention, by hand)
+            self.add("attention_coverage", node.lineno)
         self._loop_end(node.lineno)
         self.loop -= 1
         self.loop_vars -= added
