@@ -406,3 +406,30 @@ def test_round_9_ports_are_renaming_proof(key: str) -> None:
 
     from portcases import assert_rename_proof
     assert_rename_proof(PORTS[key], renamed(PORTS[key]))
+
+
+def test_a_ratio_of_two_norms_reads_both_and_a_vector_over_its_norm_stays_a_unit_vector() -> None:
+    """||v|| / ||k|| (a page score's per-token ratio) is two norm scores; k / ||k|| is a unit key (a similarity
+    follows), no key-norm score. Set 10's PagedEviction port read as value norms alone before (not held out since)."""
+    head = ("import torch\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n\nclass A(EvictionMethod):\n"
+            "    def select(self, view: LayerView) -> Keep:\n")
+    tail = "        return Keep.from_topk(s, view.budget, view.valid)\n"
+    for body in ["        s = view.values.norm(dim=-1) / view.keys.norm(dim=-1)\n",
+                 "        s = view.values.float().norm(dim=-1) / view.keys.float().norm(dim=-1).clamp_min(1e-6)\n",
+                 "        s = torch.linalg.vector_norm(view.values, dim=-1) / torch.linalg.vector_norm(view.keys, dim=-1)\n"]:
+        assert {"key_norm", "value_norm"} <= set(computation(head + body + tail).features), body
+    unit = "        k = view.keys / view.keys.norm(dim=-1, keepdim=True)\n        s = (k @ k.transpose(1, 2)).mean(-1)\n"
+    f = computation(head + unit + tail).features
+    assert "key_norm" not in f and "key_similarity" in f
+
+
+def test_a_relative_residual_is_one_quantity_not_two_norms() -> None:
+    """||v - p|| / ||v|| (a value's surprise relative to its size: an honest rule in set 7) reads no value norm; the
+    norms of two different data in a ratio (||v|| / ||k||, torch.norm on either side) read both."""
+    head = ("import torch\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n\nclass A(EvictionMethod):\n"
+            "    def select(self, view: LayerView) -> Keep:\n        v = view.values.float()\n        k = view.keys\n")
+    tail = "        return Keep.from_topk(s, view.budget, view.valid)\n"
+    rel = "        p = (v[:, :-2] + v[:, 2:]) / 2\n        s = (v[:, 1:-1] - p).norm(dim=-1) / v[:, 1:-1].norm(dim=-1)\n"
+    assert "value_norm" not in computation(head + rel + tail).features
+    both = "        s = torch.norm(v, dim=-1) / torch.linalg.vector_norm(k, dim=-1).clamp_min(1e-6)\n"
+    assert {"key_norm", "value_norm"} <= set(computation(head + both + tail).features)

@@ -221,6 +221,15 @@ def _rate(t: set[str]) -> bool:
     return bool(t & {"K", "V"}) and not t & {"A", "Q", "P", "S"}
 
 
+def _norm_call(node: ast.expr) -> bool:
+    """A norm taken per row (``x.norm(dim=-1)``, ``torch.linalg.vector_norm(x, dim=-1)``), through the casts and
+    clamps around it (``.float()``, ``.clamp_min(eps)``)."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+            "float", "double", "clamp", "clamp_min", "clip", "to", "detach"):
+        node = node.func.value
+    return isinstance(node, ast.Call) and CANON.get(callee(node.func)[0] or "") == "norm"
+
+
 def _ahead(node: ast.expr) -> bool:
     """An offset that moves positions forward: a positive constant, or a size or attribute (a window length)."""
     if isinstance(node, ast.Constant):
@@ -434,6 +443,30 @@ class FeatureTagger(ast.NodeVisitor):
                 out |= self.tag(child)
         return out
 
+    def _normed_source(self, node: ast.expr) -> str | None:
+        """"K" or "V" when ``node`` is a norm of the keys or of the values themselves (``view.keys.float().norm()``,
+        ``k.norm()`` with ``k`` read off the keys alone), read without tagging anything; None for a norm of anything
+        else (a difference: a relative residual ||v - p|| / ||v|| is one quantity's size, not two norms)."""
+        while isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Attribute):
+                recv = f.value
+                module = isinstance(recv, ast.Name) and not self.tags.get(recv.id) or \
+                    isinstance(recv, ast.Attribute) and recv.attr not in API_SOURCES
+                # torch.norm(x), torch.linalg.vector_norm(x): the data is the argument; x.norm(), x.float(): the receiver
+                node = node.args[0] if CANON.get(f.attr) == "norm" and node.args and module else recv
+            elif node.args:
+                node = node.args[0]
+            else:
+                return None
+        if isinstance(node, ast.Attribute) and node.attr in ("keys", "values") and isinstance(node.value, ast.Name) \
+                and "VIEW" in self.tags.get(node.value.id, set()):
+            return API_SOURCES[node.attr]
+        if isinstance(node, ast.Name):
+            t = self.tags.get(node.id, set()) & DATA_TAGS
+            return next(iter(t)) if t in ({"K"}, {"V"}) else None
+        return None
+
     def _tag_binop(self, node: ast.BinOp) -> set[str]:
         """The tags of an arithmetic expression, and the features its operation shows."""
         tie = self._tie_break(node)
@@ -441,6 +474,10 @@ class FeatureTagger(ast.NodeVisitor):
             return tie
         divisor_norm = isinstance(node.op, ast.Div) and any(
             isinstance(c, ast.Call) and CANON.get(callee(c.func)[0] or "") == "norm" for c in ast.walk(node.right))
+        if divisor_norm and _norm_call(node.left) and _norm_call(node.right):
+            num, den = self._normed_source(node.left), self._normed_source(node.right)
+            if num is not None and den is not None and num != den:
+                divisor_norm = False  # ||v|| / ||k||: a ratio of two norms of different data, both scores
         # x / sqrt(sum x^2), x * rsqrt(sum x^2): a unit vector written out (a root of data, not of a size)
         root_side = node.right if isinstance(node.op, ast.Div) and _root(node.right) else (
             node.right if isinstance(node.op, ast.Mult) and _root(node.right, inverse=True) else
