@@ -148,3 +148,37 @@ def test_torch_keeps_the_hosts_vector_kernels_inside(tmp_path):
         out = torch.backends.cpu.get_cpu_capability()
     """)
     assert out == torch.backends.cpu.get_cpu_capability()
+
+
+def test_a_method_cannot_tell_a_batched_call_from_a_single_one_by_its_tensors_storage(tmp_path):
+    """The benchmark hands a method several layers in one request region, the behaviour bank one at a time; a view
+    into the region would show its size and offset (set 10's hostile board-C port branches on exactly that). Every
+    tensor arrives in a storage of its own (``torch.frombuffer`` at its offset and count): the method answers the
+    same in both."""
+    import torch
+
+    from harness.api import LayerView
+
+    d = tmp_path / "provenance"
+    d.mkdir()
+    (d / "method.py").write_text(
+        "import torch\nfrom harness import EvictionMethod, Keep\n"
+        "class Provenance(EvictionMethod):\n"
+        "    def select(self, view):\n"
+        "        own = all(x.storage_offset() == 0 and x.untyped_storage().nbytes() == x.numel() * x.element_size()\n"
+        "                  for x in (view.keys, view.values, view.positions))\n"
+        "        pick = 0 if own else 1\n"
+        "        return Keep(tuple(torch.tensor([pick]) for _ in range(view.keys.shape[0])))\n")
+    m = SandboxedMethod(str(d), LIMITS)
+    try:
+        m.setup(INFO)
+
+        def view(layer: int) -> LayerView:
+            return LayerView(layer=layer, keys=torch.randn(2, 16, 8), values=torch.randn(2, 16, 8),
+                             positions=torch.arange(16).repeat(2, 1), queries=None, budget=1, board="B_online",
+                             phase="prefill", model=INFO)
+
+        answers = m.call_layers("select", [view(0), view(1)]) + m.call_layers("select", [view(0)])
+    finally:
+        m.close()
+    assert [int(a.indices[0][0]) for a in answers] == [0, 0, 0]

@@ -433,3 +433,20 @@ def test_a_relative_residual_is_one_quantity_not_two_norms() -> None:
     assert "value_norm" not in computation(head + rel + tail).features
     both = "        s = torch.norm(v, dim=-1) / torch.linalg.vector_norm(k, dim=-1).clamp_min(1e-6)\n"
     assert {"key_norm", "value_norm"} <= set(computation(head + both + tail).features)
+
+
+def test_a_test_on_the_tensors_memory_layout_is_a_probe() -> None:
+    """Whether a tensor is a view into a larger buffer, its offset, address or strides say how the caller built it,
+    never what a rule needs: a branch on them is judged arm by arm (set 10's hostile board-C port; not held out)."""
+    import ast
+
+    from reviewbench.evidence.computation.features import _probe
+
+    def probe(expr: str) -> bool:
+        return _probe(ast.parse(expr, mode="eval").body)
+
+    for expr in ["view.keys.storage_offset() > 0",
+                 "view.keys.untyped_storage().nbytes() > view.keys.numel() * view.keys.element_size()",
+                 "view.keys._base is not None", "not view.values.is_contiguous()", "view.keys.data_ptr() % 4096"]:
+        assert probe(expr), expr
+    assert not probe("view.layer % 2 == 0") and not probe("view.queries is None")

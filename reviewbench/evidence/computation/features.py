@@ -165,9 +165,13 @@ def _returns(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
     return [n for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value is not None and id(n) not in inner]
 
 
-# Statistics of the layer's data a test may probe (a probe-detecting branch: keys that look synthetic, NaNs).
+# Statistics of the layer's data a test may probe (a probe-detecting branch: keys that look synthetic, NaNs), and
+# the tensors' memory layout and provenance (a view into a larger buffer, its offset, its address, its dtype's size):
+# how the caller built the tensors, which no rule has a reason to branch on.
 _STATISTICS = frozenset({"std", "var", "mean", "max", "min", "amax", "amin", "sum", "any", "all", "isnan", "isinf",
-                         "isfinite", "norm", "item", "median", "allclose", "equal", "count_nonzero", "unique"})
+                         "isfinite", "norm", "item", "median", "allclose", "equal", "count_nonzero", "unique",
+                         "storage_offset", "untyped_storage", "storage", "data_ptr", "is_contiguous", "stride",
+                         "is_shared", "is_pinned", "_is_view", "nbytes", "element_size", "is_set_to"})
 
 
 Helpers = dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]
@@ -247,6 +251,8 @@ def _probe(test: ast.expr, helpers: Helpers | None = None, depth: int = 0,
         if isinstance(n, ast.Call) and callee(n.func)[0] in _STATISTICS and not (
                 isinstance(n.func, ast.Name) and n.func.id in ("max", "min", "sum", "any", "all")):
             return True
+        if isinstance(n, ast.Attribute) and n.attr == "_base":
+            return True  # x._base: whether the tensor is a view into another one (how the caller built it)
         if _budget_probe(n, budgets):
             return True
         if isinstance(n, ast.Compare) and any(isinstance(c, ast.Constant) and isinstance(c.value, (int, float))
