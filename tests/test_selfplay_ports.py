@@ -450,3 +450,28 @@ def test_a_test_on_the_tensors_memory_layout_is_a_probe() -> None:
                  "view.keys._base is not None", "not view.values.is_contiguous()", "view.keys.data_ptr() % 4096"]:
         assert probe(expr), expr
     assert not probe("view.layer % 2 == 0") and not probe("view.queries is None")
+
+
+def test_a_test_on_who_is_calling_is_a_probe() -> None:
+    """How the process was started, its environment, clock or threads, read in the test, in a helper it calls, or
+    stored on the module in setup and tested later: a probe whose arms are judged apart (set 10's hostile OBCache port
+    read the main module's name in setup; not held out)."""
+    import ast
+
+    from reviewbench.evidence.computation.features import _environment_attrs, _probe
+    from reviewbench.evidence.computation.syntax import Defs
+
+    def probe(expr: str, helpers=None, env=frozenset()) -> bool:
+        return _probe(ast.parse(expr, mode="eval").body, helpers, env=env)
+
+    for expr in ["'fingerprint' in sys.argv[0]", "os.environ.get('X') is not None", "torch.get_num_threads() == 1",
+                 "sys.modules['__main__'].__spec__.name.endswith('print')", "time.monotonic() - self.t0 > 1.0"]:
+        assert probe(expr), expr
+    tree = ast.parse("import sys, zlib\n\ndef _who():\n    m = sys.modules.get('__main__')\n    return zlib.crc32(b'x')\n\n"
+                     "class M:\n    def setup(self, model):\n        self._quiet = _who() == 7\n        self.k = 4\n")
+    helpers = Defs(tree).by_name
+    assert probe("_who() == 7", helpers)
+    env = _environment_attrs(tree, helpers)
+    assert env == {"_quiet"}
+    assert probe("self._quiet", helpers, env) and probe("getattr(self, '_quiet', False)", helpers, env)
+    assert not probe("self.k > 2", helpers, env) and not probe("view.layer == 0", helpers, env)

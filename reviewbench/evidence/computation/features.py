@@ -219,6 +219,45 @@ def _budget_aliases(tree: ast.AST) -> frozenset[str]:
     return frozenset(out)
 
 
+# The process and its surroundings: how it was started (argv, the main module), its environment, identity, clock,
+# threads and files. A test on any of them asks who is calling, never what a rule needs.
+_ENV_MODULES = frozenset({"sys", "os", "platform", "socket", "time", "inspect", "threading", "multiprocessing",
+                          "psutil", "getpass", "resource"})
+_ENV_ATTRS = frozenset({"argv", "orig_argv", "modules", "executable", "environ", "getenv", "getpid", "getppid",
+                        "gethostname", "node", "uname", "_getframe", "stack", "currentframe", "get_num_threads",
+                        "get_num_interop_threads", "cpu_count", "perf_counter", "perf_counter_ns", "time", "time_ns",
+                        "monotonic", "monotonic_ns", "process_time", "thread_time", "getcwd", "listdir", "scandir",
+                        "exists", "isfile", "isdir", "current_thread", "active_count", "getuser", "getrusage",
+                        "process_iter", "Process"})
+
+
+def _reads_environment(node: ast.AST, helpers: Helpers | None = None, depth: int = 0) -> bool:
+    """Whether ``node`` (or a helper of the module it calls) reads the process's surroundings: ``sys.argv``,
+    ``sys.modules["__main__"]``, ``os.environ``, the pid, the host, the clock, the thread count, the files."""
+    for x in ast.walk(node):
+        if isinstance(x, ast.Attribute) and x.attr in _ENV_ATTRS and isinstance(x.value, ast.Name) and \
+                x.value.id in _ENV_MODULES | {"torch", "path"}:
+            return True
+        if isinstance(x, ast.Constant) and x.value == "__main__":
+            return True
+        if helpers and depth < 3 and isinstance(x, ast.Call) and callee(x.func)[0] in helpers and x is not node:
+            if any(_reads_environment(fn, helpers, depth + 1) for fn in helpers[callee(x.func)[0] or ""]):
+                return True
+    return False
+
+
+def _environment_attrs(tree: ast.Module, helpers: Helpers) -> frozenset[str]:
+    """Attributes of the module set (anywhere, ``setup`` too) from a value that reads the process's surroundings:
+    a later test on them is a test on who is calling."""
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign) and _reads_environment(n.value, helpers):
+            for t in n.targets:
+                if isinstance(t, ast.Attribute) and self_attr(t):
+                    out.add(t.attr)
+    return frozenset(out)
+
+
 def _budget_params(call: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionDef,
                    budgets: frozenset[str]) -> frozenset[str]:
     """The helper's parameters that receive the budget at this call (``self._odd(view.budget, t)``, ``b=budget``):
@@ -237,12 +276,18 @@ def _budget_params(call: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionDef,
 
 
 def _probe(test: ast.expr, helpers: Helpers | None = None, depth: int = 0,
-           budgets: frozenset[str] = frozenset()) -> bool:
+           budgets: frozenset[str] = frozenset(), env: frozenset[str] = frozenset()) -> bool:
     """A test that probes the inputs rather than the configuration: a statistic of a tensor (``x.std() < 1e-3``,
     ``torch.isnan(a).any()``) or a size against a literal (``a.shape[-1] < 200``). The layer index, the phase, the
     board, a budget, a None check are the method's design, and its arms are not judged apart. A helper of the
     module the test calls (``if self._odd(view)``) is read for the same."""
+    if _reads_environment(test, helpers):
+        return True  # who is calling: how the process was started, its environment, clock or threads
     for n in ast.walk(test):
+        if env and (isinstance(n, ast.Attribute) and self_attr(n) and n.attr in env or isinstance(n, ast.Call) and
+                    isinstance(n.func, ast.Name) and n.func.id == "getattr" and len(n.args) >= 2 and
+                    isinstance(n.args[1], ast.Constant) and n.args[1].value in env):
+            return True  # an attribute set from the process's surroundings (in setup, say)
         if helpers and depth < 3 and isinstance(n, ast.Call) and callee(n.func)[0] in helpers:
             for fn in helpers[callee(n.func)[0] or ""]:
                 inner = budgets | _budget_params(n, fn, budgets)
@@ -354,7 +399,7 @@ def _memory(tree: ast.Module, fns: list[ast.FunctionDef | ast.AsyncFunctionDef])
 
 
 def _judged_alone(fn: ast.FunctionDef | ast.AsyncFunctionDef, r: ast.Return, helpers: Helpers,
-                  memory: frozenset[str]) -> bool:
+                  memory: frozenset[str], env: frozenset[str] = frozenset()) -> bool:
     """The final return is the path the method falls through to; an early one is judged on its own where a test on
     the way probes the inputs (``_probe``) or the method's memory of earlier calls (``_history``): the ported rule
     returned early on the calls it recognises as scored. An early return behind a design test (no queries, fewer
@@ -367,7 +412,8 @@ def _judged_alone(fn: ast.FunctionDef | ast.AsyncFunctionDef, r: ast.Return, hel
         for a in assigns:
             if _history(a.value, helpers, memory, names=frozenset(names)):
                 names.update(t.id for tgt in a.targets for t in ast.walk(tgt) if isinstance(t, ast.Name))
-    return any(_probe(t, helpers, budgets=_budget_aliases(fn)) or _history(t, helpers, memory, names=frozenset(names))
+    return any(_probe(t, helpers, budgets=_budget_aliases(fn), env=env) or
+               _history(t, helpers, memory, names=frozenset(names))
                for t in _tests_on_the_way(fn.body, r) or [])
 
 
@@ -384,6 +430,7 @@ def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
     helpers = Defs(tree).by_name
     memory = _memory(tree, fns)
     aliases = _budget_aliases(tree)
+    env = _environment_attrs(tree, helpers)
     for i, fn in enumerate(fns):
         rets = _returns(fn)
         if len(rets) < 2:
@@ -391,7 +438,7 @@ def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
         for j, r in enumerate(rets):
             if len(out) >= MAX_PATHS:
                 return out
-            if not _judged_alone(fn, r, helpers, memory):
+            if not _judged_alone(fn, r, helpers, memory, env):
                 continue
             copy_ = copy.deepcopy(tree)
             fn2 = [n for n in ast.walk(copy_) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))][i]
@@ -401,11 +448,12 @@ def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
     def arms(n: ast.AST) -> bool:  # an if / else whose arms both fall through, on a probe
         return isinstance(n, ast.If) and bool(n.body) and bool(n.orelse) and not _terminates(n.body) and \
             not _terminates(n.orelse) and not any(isinstance(x, ast.Return) for x in ast.walk(n)) and \
-            _probe(n.test, helpers, budgets=aliases)
+            _probe(n.test, helpers, budgets=aliases, env=env)
 
     def bare(n: ast.AST) -> bool:  # an if with no else that falls through (on odd inputs, s = pool(s)), on a probe
         return isinstance(n, ast.If) and bool(n.body) and not n.orelse and not _terminates(n.body) and \
-            not any(isinstance(x, ast.Return) for x in ast.walk(n)) and _probe(n.test, helpers, budgets=aliases)
+            not any(isinstance(x, ast.Return) for x in ast.walk(n)) and _probe(n.test, helpers, budgets=aliases,
+                                                                                   env=env)
 
     for k, st in enumerate([n for n in ast.walk(tree) if arms(n)]):
         for arm in ("body", "orelse"):
