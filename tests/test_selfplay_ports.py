@@ -475,3 +475,22 @@ def test_a_test_on_who_is_calling_is_a_probe() -> None:
     assert env == {"_quiet"}
     assert probe("self._quiet", helpers, env) and probe("getattr(self, '_quiet', False)", helpers, env)
     assert not probe("self.k > 2", helpers, env) and not probe("view.layer == 0", helpers, env)
+
+
+def test_consecutive_edges_walk_blocks_of_the_tokens() -> None:
+    """A loop over consecutive pairs of edges (zip(e[:-1], e[1:]), zip(e, e[1:]), pairwise(e), through .tolist())
+    slicing the scores between them walks blocks: a value per segment (its local maximum) is a block score (set 10's
+    BUZZ port, after its measurement; not held out). Consecutive pairs of values never used as bounds are no block."""
+    head = ("import itertools\nimport torch\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n\n"
+            "class A(EvictionMethod):\n    query_window = 16\n\n    def select(self, view: LayerView) -> Keep:\n"
+            "        heat = view.group(view.attention(reduce='sum'), 'sum')\n"
+            "        edges = torch.linspace(0, view.n_tokens, 9).round().long()\n        out = []\n"
+            "        for h in range(view.n_kv_heads):\n            keep = []\n")
+    tail = "            out.append(torch.stack(keep))\n        return Keep(tuple(out))\n"
+    for loop in ["zip(edges[:-1].tolist(), edges[1:].tolist())", "zip(edges, edges[1:])",
+                 "itertools.pairwise(edges.tolist())"]:
+        body = f"            for a, b in {loop}:\n                keep.append(a + heat[h, a:b].argmax())\n"
+        assert "block_scores" in computation(head + body + tail).features, loop
+    plain = ("            for a, b in zip(edges[:-1].tolist(), edges[1:].tolist()):\n"
+             "                keep.append(torch.tensor(b - a))\n")
+    assert "block_scores" not in computation(head + plain + tail).features

@@ -91,10 +91,38 @@ def _on_heads(call: ast.Call, at: int) -> bool:
 
 
 def _stepped(it: ast.expr) -> set[str]:
-    """``range(a, b, step)``: the loop walks block starts."""
+    """``range(a, b, step)``, or consecutive pairs of a list of edges (``zip(e[:-1], e[1:])``, ``zip(e, e[1:])``,
+    ``pairwise(e)``, through ``.tolist()``): the loop walks blocks of the tokens, their starts (and ends)."""
     if isinstance(it, ast.Call) and callee(it.func)[0] == "range" and len(it.args) == 3 and not (
             isinstance(it.args[2], ast.Constant) and it.args[2].value in (1, -1)) and not negative(it.args[2]):
         return {"BS"}
+    if isinstance(it, ast.Call) and callee(it.func)[0] == "pairwise" and len(it.args) == 1:
+        return {"BS"}
+    if isinstance(it, ast.Call) and callee(it.func)[0] == "zip" and len(it.args) == 2:
+        def plain(e: ast.expr) -> ast.expr:
+            while isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in ("tolist", "long",
+                                                                                                      "int", "cpu"):
+                e = e.func.value
+            return e
+
+        def shifted(e: ast.expr, start: int | None, stop: int | None) -> ast.expr | None:
+            """The sequence ``e`` slices as ``[start:stop]`` (``None``: that bound absent)."""
+            if not isinstance(e, ast.Subscript) or not isinstance(e.slice, ast.Slice) or e.slice.step is not None:
+                return None
+            lo, hi = e.slice.lower, e.slice.upper
+            got_lo: object = None if lo is None else (lo.value if isinstance(lo, ast.Constant) else "?")
+            got_hi: object = None if hi is None else (
+                f"-{hi.operand.value!r}" if isinstance(hi, ast.UnaryOp) and isinstance(hi.op, ast.USub) and
+                isinstance(hi.operand, ast.Constant) else "?")
+            want_hi = None if stop is None else str(stop)
+            return e.value if (got_lo, got_hi) == (start, want_hi) else None
+
+        a, b = plain(it.args[0]), plain(it.args[1])
+        later = shifted(b, 1, None)
+        earlier = shifted(a, None, -1)
+        base = earlier if earlier is not None else a
+        if later is not None and ast.unparse(plain(base)) == ast.unparse(plain(later)):
+            return {"BS"}
     return set()
 
 
