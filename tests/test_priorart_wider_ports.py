@@ -4,9 +4,14 @@ operations: RoCo (attention averaged over the queries that see each key, with it
 segment by segment beside sinks and a recent window), Tactic (key clusters taken until their estimated attention
 reaches a share), PagedEviction (||v|| / ||k|| averaged per page, whole pages kept), SubGen (keys clustered, tokens
 drawn with probabilities from their values' norms) and FastKV (one layer's window attention picks the tokens, later
-layers keep that pick).
+layers keep that pick). A second round added five more: SpindleKV (keys folded into the best-connected key of a
+cosine-similarity codebook beside eviction by window attention), InfiniPot-V (each key's similarity to the recent keys
+against the value norm, no attention), EMS (accumulated and recent-query attention ranked across heads, the evicted
+folded into the kept), Radar (keys and query lifted by a random feature map, segments scored by their summed
+features) and LOOK-M (the prompt's attention ranks the cache, the evicted merged into the most similar kept key).
 
-Every method under tests/data/wider_ports/ was written for these tests as a cheating agent would write a port
+Every method under tests/data/wider_ports/ and tests/data/wider_ports2/ (the second round) was written for these
+tests as a cheating agent would write a port
 (renamed, own helpers, other idioms), from the papers' key ideas; none is a held-out or calibration bundle. Each port
 has a credited twin; the honest methods there use one of the rules' operations as a part of a rule of their own and
 must not read as the port.
@@ -25,12 +30,15 @@ from renaming import renamed
 from reviewbench.evidence.computation import computation
 from reviewbench.priorart import load_index
 
-DATA = Path(__file__).resolve().parent / "data" / "wider_ports"
+DATA = Path(__file__).resolve().parent / "data"
+ROUNDS = ("wider_ports", "wider_ports2")
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _src(case: str) -> str:
-    return (DATA / case / "method.py").read_text(encoding="utf-8")
+    """``case``: a folder of either round ("roco", "wider_ports2/spindle")."""
+    path = DATA / case if "/" in case else DATA / ROUNDS[0] / case
+    return (path / "method.py").read_text(encoding="utf-8")
 
 
 # (case, paper, an operation of its rule, the uncredited description: its own words, a contrast at most)
@@ -51,6 +59,20 @@ PORTS = [
     ("fastkv", "FastKV", "layer_reuse",
      _desc("One layer reads the closing queries' attention and picks the tokens; the later layers keep its pick.",
            relation="SnapKV chooses in every layer.")),
+    # the second round
+    ("wider_ports2/spindle", "SpindleKV", "key_clustering",
+     _desc("Near-identical keys are folded into the entry that stands for most of them; attention picks the entries.",
+           relation="Unlike SnapKV, similar keys are not kept twice.")),
+    ("wider_ports2/infinipotv", "InfiniPot-V", "key_similarity",
+     _desc("A token whose key repeats the newest stretch's keys goes first; among the rest the longer values stay.",
+           relation="No attention is computed.")),
+    ("wider_ports2/ems", "EMS", "head_budget",
+     _desc("Long and short memory of attention blended; one ranking over heads; dropped tokens folded into kept ones.",
+           relation="H2O keeps only the long tally.")),
+    ("wider_ports2/radar", "Radar", "random",
+     _desc("Keys and the query lifted by a fixed random map; segments scored in that space, the best segments kept.")),
+    ("wider_ports2/lookm", "LOOK-M", "merge",
+     _desc("The prompt's tokens say which cached tokens matter; each dropped token folded into its closest kept key.")),
 ]
 
 
@@ -64,7 +86,8 @@ def test_the_credited_twin_is_not_flagged(case, paper, op, description):
     assert_credited_twin_clean(_src(case), paper)
 
 
-@pytest.mark.parametrize("case", sorted(p.name for p in DATA.iterdir() if (p / "method.py").exists()))
+@pytest.mark.parametrize("case", sorted(f"{r}/{p.name}" for r in ROUNDS for p in (DATA / r).iterdir()
+                                         if (p / "method.py").exists()))
 def test_renaming_every_identifier_changes_nothing(case):
     src = _src(case)
     assert_rename_proof(src, renamed(src))
@@ -82,6 +105,16 @@ HONEST = [
      {"attention_variance"}, ["RoCo"]),
     ("honest_tally_window", "H2O (arXiv 2306.14048): heavy hitters and a recent window.", {"block_scores"}, ["BUZZ"]),
     ("honest_per_layer_window", "SnapKV (arXiv 2404.14469): pooled window attention.", {"layer_reuse"}, ["FastKV"]),
+    # the second round
+    ("wider_ports2/honest_keydiff_value", "KeyDiff (arXiv 2504.15364): distance from the mean key; VATP (arXiv "
+     "2406.12335): the value norm as a weight.", {"key_similarity"}, ["InfiniPot-V"]),
+    ("wider_ports2/honest_random_chunks", "Random eviction (the control baseline) and ChunkKV (arXiv 2502.00299): "
+     "whole chunks.", {"key_norm"}, ["Radar"]),
+    ("wider_ports2/honest_merge_tally", "WeightedKV (arXiv 2503.01330) and KeepKV (arXiv 2504.09936): a tally of "
+     "attention and the dropped values folded into the kept ones.", {"head_budget"}, ["EMS"]),
+    ("wider_ports2/honest_similarity_merge", "KVMerger (arXiv 2407.08454): consecutive similar keys merged; SnapKV "
+     "(arXiv 2404.14469): window attention. R-KV (arXiv 2505.24133): key similarity.",
+     {"key_clustering", "question_queries"}, ["SpindleKV", "LOOK-M"]),
 ]
 
 
@@ -117,7 +150,6 @@ def test_the_papers_beyond_the_notes_are_in_the_index_once_each_with_a_rule_or_a
         p = index.by_name(short)
         assert p.title == title and p.arxiv == arxiv and ids.count(arxiv) == 1, short
         assert (short in build.OPS) != (short in build.NO_RULE), short
-    first = [row[0] for row in build.EXTRA_PAPERS][: [row[0] for row in build.EXTRA_PAPERS].index("ADORE") + 1]
-    ruled = {s for s in first if s in build.OPS}
-    assert ruled == {"RoCo", "BUZZ", "Tactic", "PagedEviction", "SubGen", "FastKV"}
-    assert len(index.papers) == 171  # 157 after this round, 14 more in the second (tests/test_priorart_wider_ports2.py)
+    ruled = {row[0] for row in build.EXTRA_PAPERS if row[0] in build.OPS}
+    assert ruled == {p[1] for p in PORTS}  # every ruled paper beyond the notes has a port here
+    assert len(index.papers) == 171  # 157 after the first round, 14 more in the second
