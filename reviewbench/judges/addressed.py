@@ -89,6 +89,56 @@ def status() -> str:
     return _STATUS.get("status", f"gemma-3-270m, first {LAYER} layers, logistic probe (not yet loaded)")
 
 
+@lru_cache(maxsize=1)
+def _stored_at() -> Path | None:
+    """Where this classifier's probabilities are kept across processes (one small file per text, under the Gemma
+    checkpoint's cache folder, keyed by the checkpoint, the layer cut and the probe's weights): a review process that
+    finds every text there never loads the model (~4 s each review here). None without the checkpoint."""
+    import hashlib
+
+    try:
+        from reviewbench.judges.localmodels import _gemma_checkpoint
+
+        ck = _gemma_checkpoint()
+    except Exception:  # noqa: BLE001 - no checkpoint, no cache: the model path reports why
+        return None
+    key = hashlib.sha256(f"{ck.name}|{LAYER}|".encode() + _data("addressed_weights.json").read_bytes()).hexdigest()
+    return ck.parent / "addressed" / key[:16]
+
+
+def _stored(texts: list[str]) -> dict[str, float]:
+    import hashlib
+
+    folder = _stored_at()
+    out: dict[str, float] = {}
+    if folder is None:
+        return out
+    for t in texts:
+        try:
+            out[t] = float((folder / hashlib.sha256(t.encode()).hexdigest()[:32]).read_text())
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def _store(probs: dict[str, float]) -> None:
+    import hashlib
+    import os
+    import tempfile
+
+    folder = _stored_at()
+    if folder is None:
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for t, p in probs.items():
+            with tempfile.NamedTemporaryFile("w", dir=folder, delete=False, prefix=".tmp-") as fh:
+                fh.write(repr(p))
+            os.replace(fh.name, folder / hashlib.sha256(t.encode()).hexdigest()[:32])
+    except OSError:
+        return  # a cache that cannot be written only costs time
+
+
 def addressed_to_reviewer(texts: list[str]) -> list[bool]:
     """For each text: is it addressed to whoever reviews or grades the submission (in any language)?"""
     if not texts:
@@ -98,8 +148,12 @@ def addressed_to_reviewer(texts: list[str]) -> list[bool]:
         if todo:
             if len(_seen) > 50000:
                 _seen.clear()
-            for t, p in zip(todo, probabilities(todo)):
-                _seen[t] = p > THRESHOLD
+            known = _stored(todo)
+            rest = [t for t in todo if t not in known]
+            fresh = dict(zip(rest, probabilities(rest))) if rest else {}
+            _store(fresh)
+            for t in todo:
+                _seen[t] = (known[t] if t in known else fresh[t]) > THRESHOLD
         _STATUS["status"] = f"gemma-3-270m, first {LAYER} layers, logistic probe"
         return [_seen[t] for t in texts]
     except (ImportError, OSError, RuntimeError, FileNotFoundError, KeyError, ValueError) as e:
