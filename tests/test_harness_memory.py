@@ -167,7 +167,7 @@ print(json.dumps({"threshold": eng.mmap_threshold,
 """
 
 
-@pytest.mark.slow
+@pytest.mark.heavy  # two board-A runs in subprocesses (~25 s): `make test-all`; CI ran at 1,191 s of its 1,200
 def test_results_do_not_depend_on_the_allocator_setting():
     """The same board-A item (SnapKV and H2O at two budgets) with and without the setting: rows, top-K
     distributions and importance identical (only where the bytes live changes)."""
