@@ -34,6 +34,8 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from reviewbench.evidence.computation.vocabulary import CONTAINER_MUTATORS, TENSOR_MUTATORS
+
 
 @dataclass(frozen=True)
 class Concept:
@@ -482,9 +484,7 @@ def stated(sentence: str, mention: Mention, own_names: tuple[str, ...] = ()) -> 
 
 _HOOK_SKIP = frozenset({"__init__", "setup"})
 # calls that change a container or tensor in place: on the instance or a module name, memory across calls
-_MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop", "popitem", "add", "clear",
-                       "remove", "__setitem__", "copy_", "fill_", "add_", "mul_", "index_put_", "scatter_",
-                       "scatter_add_", "masked_fill_", "zero_"})
+_MUTATORS = CONTAINER_MUTATORS | TENSOR_MUTATORS
 
 
 def structures(source: str) -> set[str]:

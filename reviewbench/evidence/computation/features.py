@@ -10,7 +10,7 @@ from reviewbench.evidence.computation.flow import FeatureTagger
 from reviewbench.evidence.computation.syntax import (Defs, callee, class_attrs, const_int, dead_statements,
                                                      fitted_literal, is_true, parse_source, self_attr,
                                                      self_attr_reads)
-from reviewbench.evidence.computation.vocabulary import FEATURE_WORDS, GENERIC, LEARNED_CALLS
+from reviewbench.evidence.computation.vocabulary import CONTAINER_MUTATORS, FEATURE_WORDS, GENERIC, LEARNED_CALLS
 
 
 @dataclass
@@ -357,8 +357,7 @@ def _history(test: ast.expr, helpers: Helpers | None = None, memory: frozenset[s
     return False
 
 
-_MUTATORS = frozenset({"append", "extend", "add", "update", "setdefault", "pop", "insert", "appendleft", "clear",
-                       "remove", "discard", "popitem", "__setitem__"})
+_MUTATORS = CONTAINER_MUTATORS
 
 
 def _memory(tree: ast.Module, fns: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> frozenset[str]:

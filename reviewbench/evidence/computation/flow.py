@@ -240,8 +240,7 @@ def _age_decay(base: set[str], exponent: set[str]) -> bool:
     """A per-token rate read from the token's own key or value (no attention, no query) raised to a power that is a
     position (the token's age): a retention that compounds with age. A constant factor ** age (a positional
     forgetting factor) or attention ** age is not one."""
-    return bool(base & {"K", "V"}) and not base & {"A", "Q", "P", "S"} and "P" in exponent and \
-        not exponent & DATA_TAGS
+    return _rate(base) and "P" in exponent and not exponent & DATA_TAGS
 
 
 def _rate(t: set[str]) -> bool:

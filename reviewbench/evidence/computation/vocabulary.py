@@ -204,3 +204,10 @@ FEATURE_WORDS = {
 
 GENERIC = frozenset({"attention", "window_queries", "all_queries", "window_kept", "pooling", "recent", "decode",
                      "uniform_positions", "question_queries"})
+
+# Calls that change a container in place (``self.trail.append(keys)``, ``MEMO.update(...)``), and those that change a
+# tensor in place: on the module's instance or a name of the module, what the next call can read.
+CONTAINER_MUTATORS = frozenset({"append", "extend", "add", "update", "setdefault", "pop", "insert", "appendleft",
+                                "clear", "remove", "discard", "popitem", "__setitem__"})
+TENSOR_MUTATORS = frozenset({"copy_", "fill_", "add_", "mul_", "index_put_", "scatter_", "scatter_add_",
+                             "masked_fill_", "zero_"})
