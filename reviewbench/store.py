@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -114,9 +115,27 @@ class Store:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, timeout=30, isolation_level=None)
         self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._set_wal()
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._migrate()
+
+    def _set_wal(self, patience_s: float = 30.0) -> None:
+        """Switch to WAL, waiting out other processes doing the same.
+
+        SQLite answers a journal-mode change that meets another connection's lock with "database is locked" at
+        once, without calling the busy handler (seen when several reviews of one arena open a new store together),
+        so the switch is retried here. WAL is stored in the file: once one process has set it, the rest find it."""
+        deadline = time.monotonic() + patience_s
+        delay = 0.01
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                    raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
 
     def close(self) -> None:
         self._db.close()
