@@ -69,6 +69,8 @@ class EvidenceRules(_Strict):
     # over at least this many items; otherwise there are too few items to tell, and the score stays at 2
     par_ci_halfwidth: float = Field(default=0.03, gt=0)
     par_min_items: int = Field(default=10, ge=1)
+    # the share of a source's views where the heads split into streaming and content-chosen ones (HeadRoles)
+    head_roles_split: float = Field(default=0.2, gt=0, le=1)
 
 
 class FlagEffect(_Strict):

@@ -102,6 +102,18 @@ class BehaviourDivergence(_Closed):
     summary: str
 
 
+class HeadRoles(_Closed):
+    """Whether the method splits a layer's heads into roles: some keep a pure position set (a few opening tokens and
+    an unbroken run of the newest) at every budget, the others a set chosen by content. Measured on kept sets, so no
+    idiom of the code hides it (DuoAttention's and RazorAttention's streaming and retrieval heads, and their ports)."""
+
+    source: Literal["benchmark", "bank"]
+    views: int  # views (prompt or item x layer) with at least two heads whose choice is not the whole layer
+    split_share: float  # of those, the share where some heads are streaming at every budget and others never are
+    streaming_heads: float  # the mean share of a view's heads that are streaming at every budget
+    summary: str
+
+
 class BehaviourEvidence(_Closed):
     matches: list[BehaviourMatch]  # from ``source``: the benchmark's scored calls when measured, else the bank
     errors: dict[str, str]
@@ -114,6 +126,7 @@ class BehaviourEvidence(_Closed):
     bank_matches: list[BehaviourMatch] = []  # the second source (when the benchmark is the first)
     bank_budgets: list[float] = []
     divergence: BehaviourDivergence | None = None
+    head_roles: list[HeadRoles] = []  # per source measured (the scored calls first)
 
 
 # --- the measures ------------------------------------------------------------------------------------------------
@@ -223,6 +236,46 @@ def _probes(b: Behaviour, raw: dict[str, Any]) -> BehaviourProbes:
                            content_independent=indep, position_ks=round(ks, 3), gap_cv=round(cv, 3),
                            uniform_random=law, overspend=over, layer_overspend=layer_over, summary=summary,
                            error=raw.get("error"))
+
+
+def _streaming_row(kept: np.ndarray, n: int) -> bool | None:
+    """A head's kept set (sorted indices) is a position rule's: the first s tokens and an unbroken run of the newest
+    (s may be 0). None where the set says nothing (too few kept, or nearly all)."""
+    k = len(kept)
+    if k < 4 or k > n - 8:
+        return None
+    s = int(np.argmin(kept == np.arange(k))) if not (kept == np.arange(k)).all() else k
+    if s == k:
+        return False  # only the opening tokens: no run of the newest
+    tail = kept[s:]
+    return bool(tail[-1] == n - 1 and tail[-1] - tail[0] == len(tail) - 1)
+
+
+def head_roles(b: Behaviour, source: Literal["benchmark", "bank"]) -> HeadRoles:
+    """``HeadRoles`` of one behaviour: per view, each head streaming at every budget where its set says something,
+    or at none; a view is split when it holds heads of both kinds."""
+    per_view: dict[str, list[list[bool]]] = {}
+    for (_, view), m in b.masks.items():
+        rows = per_view.setdefault(view, [[] for _ in range(m.shape[0])])
+        for h, row in enumerate(m):
+            r = _streaming_row(np.flatnonzero(row), m.shape[1])
+            if r is not None and h < len(rows):
+                rows[h].append(r)
+    split, shares = [], []
+    for rows in per_view.values():
+        said = [r for r in rows if r]
+        if len(said) < 2:
+            continue
+        always = [all(r) for r in said]
+        split.append(any(always) and any(not any(r) for r in said))
+        shares.append(float(np.mean(always)))
+    share = float(np.mean(split)) if split else 0.0
+    streaming = float(np.mean(shares)) if shares else 0.0
+    summary = (f"{share:.0%} of {len(split)} views split their heads into streaming heads (the opening tokens and "
+               f"the newest run at every budget) and heads that choose by content; {streaming:.0%} of a view's heads "
+               f"stream on average")
+    return HeadRoles(source=source, views=len(split), split_share=round(share, 3), streaming_heads=round(streaming, 3),
+                     summary=summary)
 
 
 def _pair_jaccard(a: np.ndarray, b: np.ndarray, a_law: bool, b_law: bool) -> np.ndarray:
@@ -522,11 +575,13 @@ def behaviour_evidence(candidate_dir: Path, earlier: dict[str, Path], top: int =
     refs = {label: list(specs) for label, specs in reference_families().items()} | {k: [v] for k, v in earlier_specs.items()}
     bank_all = compare(merged, cand, refs) if cand in merged["kept"] else []
     probes = candidate_probes(merged, cand)
+    bank_roles = [head_roles(Behaviour(merged["kept"][cand], merged["views"], budgets), "bank")] \
+        if cand in merged["kept"] else []
     measured = _scored_behaviours(scored, merged, cand, earlier_specs, errors) if scored is not None else None
     if measured is None:
         return BehaviourEvidence(matches=bank_all[:top], errors=errors, budgets=budgets,
                                  bank_version=result["bank_version"], probes=probes, bank=bank_words(),
-                                 where=f"the behaviour bank ({bank_words()})")
+                                 where=f"the behaviour bank ({bank_words()})", head_roles=bank_roles)
     me, scored_refs, board_budgets = measured
     on_board = compare_behaviours(me, scored_refs)
     n_items = len({v.rpartition("|")[0] for v in me.views})
@@ -537,4 +592,5 @@ def behaviour_evidence(candidate_dir: Path, earlier: dict[str, Path], top: int =
                              where=f"the board benchmark's scored calls: {n_items} hidden test items x {n_layers} "
                                    f"layers at the board's budgets",
                              bank_matches=bank_all[:top], bank_budgets=budgets,
-                             divergence=divergence(on_board, bank_all, same, related))
+                             divergence=divergence(on_board, bank_all, same, related),
+                             head_roles=[head_roles(me, "benchmark"), *bank_roles])

@@ -8,6 +8,8 @@ anything the submission says to a reviewer.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from reviewbench.overall import BoardMeasurement
@@ -92,6 +94,11 @@ class EvidenceFacts(_Closed):
     # adaptation of (``priorart_evidence.declared_port``): its short name, "" when none. The one fact read from the
     # description's prose, and it can only lower a score (the method exists: novelty at most 1)
     declared_port: str = ""
+    # the published idea its kept sets show (``behaviour.HeadRoles`` at the rubric's ``head_roles_split``): a split
+    # of the heads into streaming and content-chosen ones. "same": nothing of its own beside it in the code; "family":
+    # something; "" when not seen. With the papers of that idea (``flags.prior_art.head_role_papers``)
+    head_roles: Literal["", "same", "family"] = ""
+    head_role_papers: list[str] = Field(default_factory=list)
     ledger: LedgerFact = LedgerFact()
     citations: CitationFact = CitationFact()
     sections_missing: list[str] = Field(default_factory=list)

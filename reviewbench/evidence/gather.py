@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from reviewbench.evidence.facts import (BoardFact, CitationFact, ComputedFact, EvidenceFacts, LedgerFact, PriorArtFact,
                                         SimilarityFact)
@@ -78,10 +78,24 @@ def gather_facts(*, evidence: EvidenceData | None, ledger: LedgerData | None, se
                          contradicted_every_seed=sum(e.status == "contradicted" and e.reproducible
                                                      for e in ledger.ledger),
                          unverifiable=sum(e.status == "unverifiable" for e in ledger.ledger))
+    roles, role_papers = _head_roles(evidence, rules)
     port = declared_port(description) if description else None
     return EvidenceFacts(code=code, behaviour=behaviour, behaviour_measured=measured, prior_art=prior, ledger=led,
                          citations=cites, sections_missing=sections_missing, board=board, board_reason=board_reason,
                          computed=computed, misstated=misstated, claims=n_claims, citations_found=n_citations,
-                         declared_port=port.short_name if port else "",
+                         declared_port=port.short_name if port else "", head_roles=roles,
+                         head_role_papers=role_papers,
                          evidence_missing="" if evidence is not None else
                          "the evidence stage gave no result (not run, skipped or failed)")
+
+
+def _head_roles(evidence: EvidenceData | None, rules: EvidenceRules) -> tuple[Literal["", "same", "family"], list[str]]:
+    """Whether the kept sets show the streaming/content-head split (either source), and whether the code computes
+    anything of its own beside it (``flags.prior_art``'s filler test)."""
+    from reviewbench.flags.prior_art import head_role_papers, role_extras
+
+    if evidence is None or evidence.behaviour is None or not any(
+            r.views and r.split_share >= rules.head_roles_split for r in evidence.behaviour.head_roles):
+        return "", []
+    names = [p.short_name for p in head_role_papers()]
+    return ("family" if role_extras(evidence.prior_art.features) else "same"), names

@@ -114,9 +114,13 @@ def _measured_novelty(facts: EvidenceFacts, rubric: Rubric) -> CriterionScore:
     elif family:
         what.append(f"computation: the rule of {family.short_name} ({', '.join(family.ops)}) plus "
                     f"{', '.join(family.extra)}")
+    roles = ", ".join(facts.head_role_papers)
+    if facts.head_roles:
+        what.append(f"kept sets: streaming heads beside heads that choose by content, the published idea of {roles}"
+                    + ("" if facts.head_roles == "same" else ", with something of its own beside it"))
     evidence = "; ".join(what)
     derived = _credited_derivative(facts, r)
-    if derived and not same:
+    if derived and not same and facts.head_roles != "same":
         return CriterionScore(score=min(2, r.novelty_max),
                               rationale=f"anchor 2: a credited work's rule ({derived}) plus an operation of its own; "
                                         f"its nearness to that work is the credited part, not a copy — {evidence}")
@@ -124,10 +128,10 @@ def _measured_novelty(facts: EvidenceFacts, rubric: Rubric) -> CriterionScore:
         return CriterionScore(score=0, rationale=f"anchor 0: the same method as a reference — {evidence}")
     if b >= r.novelty_cosmetic[0] or c >= r.novelty_cosmetic[1]:
         return CriterionScore(score=1, rationale=f"anchor 1: a close variant of a reference — {evidence}")
-    if same:
+    if same or facts.head_roles == "same":
         return CriterionScore(score=min(1, r.novelty_max), rationale=f"anchor 1 at most: a published method "
                                                                     f"(the method exists) — {evidence}")
-    if b >= r.novelty_family[0] or c >= r.novelty_family[1] or family:
+    if b >= r.novelty_family[0] or c >= r.novelty_family[1] or family or facts.head_roles:
         return CriterionScore(score=min(2, r.novelty_max),
                               rationale=f"anchor 2: within a known family, measurably changed — {evidence}")
     cap = "" if r.novelty_max > 3 else " (higher levels need a judge who reads the idea; measurement cannot show them)"

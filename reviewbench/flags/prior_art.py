@@ -27,10 +27,12 @@ is found.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from reviewbench.evidence.behaviour import BehaviourMatch, told_apart
-from reviewbench.evidence.priorart_evidence import ComputationMatch, Credit, credit_for, papers_for, source_order
+from reviewbench.evidence.behaviour import BehaviourMatch, HeadRoles, told_apart
+from reviewbench.evidence.priorart_evidence import (COSMETIC, PROTECTIVE, ComputationMatch, Credit, credit, credit_for,
+                                                    papers_for, source_order)
 from reviewbench.evidence.similarity import CodeMatch, Span
 from reviewbench.rubric import EvidenceRules
 from reviewbench.verdict import FlagClaim
@@ -38,6 +40,9 @@ from reviewbench.verdict import FlagClaim
 # the defaults of rubrics/default.toml [evidence] (measured: disguised public ports vs another baseline <= 0.47 code
 # score; honest example submissions <= 0.50)
 DEFAULT_RULES = EvidenceRules()
+
+if TYPE_CHECKING:
+    from reviewbench.priorart import Paper
 
 
 def _first_line(source: str, spans: Sequence[Span]) -> tuple[str, int]:
@@ -260,3 +265,58 @@ def _agreeing_family(computed: Sequence[ComputationMatch], behaviour: Sequence[B
                      f"(Jaccard {top.jaccard:.2f} to {top.reference} on the {top.source}, the nearest of every "
                      f"reference by at least {rules.behaviour_margin:g}): what it adds changes little of what the rule "
                      f"keeps; the description does not credit it ({hit.credit.reason})"))]
+
+
+# What a head-role method may compute beside its role split and still be nothing but the published idea: which
+# queries score, how they pool, protection, a per-head budget and accumulated attention (H2O's or SnapKV's
+# ranking inside the retrieval heads is the filler every such method needs, not a mechanism of its own).
+_ROLE_FILLER = COSMETIC | PROTECTIVE | {"head_budget", "learned_gate", "learned_weights", "accumulate"}
+
+
+def role_extras(features: Mapping[str, int]) -> list[str]:
+    """What the code computes beside a split of its heads into roles that is a mechanism of its own."""
+    return sorted(set(features) - _ROLE_FILLER)
+
+
+def head_role_papers() -> list[Paper]:
+    """The index's papers whose rule is a split of the heads into streaming heads (the opening tokens and the newest)
+    and full or content-chosen ones: a gate plus sinks and a recent window (DuoAttention, RazorAttention, ...)."""
+    from reviewbench.priorart import load_index
+
+    out = []
+    for p in load_index().papers:
+        for _, req, _, _ in p.rules():
+            alts = {a for r in req for a in r.split("|")}
+            if {"sinks", "recent", "learned_gate"} <= alts:
+                out.append(p)
+                break
+    return sorted(out, key=lambda p: p.arxiv or "")
+
+
+def head_role_flags(roles: Sequence[HeadRoles], features: Mapping[str, int], description: str,
+                    class_line: tuple[str, int], rules: EvidenceRules = DEFAULT_RULES) -> list[FlagClaim]:
+    """UNDISCLOSED_PRIOR_ART from how the method keeps, not how it is written: in at least ``head_roles_split`` of the
+    views of a source (the scored calls or the bank: either is a measurement of the method; a method can hide on
+    one, not make the other unsaid), some heads keep only the opening tokens and the newest run at every budget and
+    others choose by content — the published split into streaming and retrieval heads. No paper of that family is
+    credited. A proof when the code computes nothing of its own beside the split (``_ROLE_FILLER``); an indication
+    for a judge to weigh when it does (the split is then a part of a method of its own, uncredited)."""
+    seen = [r for r in roles if r.views and r.split_share >= rules.head_roles_split]
+    if not seen:
+        return []
+    papers = head_role_papers()
+    if not papers or any(credit(description, p).credited for p in papers):
+        return []
+    r = max(seen, key=lambda r: r.split_share)
+    own = role_extras(features)
+    names = ", ".join(f"{p.short_name} (arXiv {p.arxiv})" if p.arxiv else p.short_name for p in papers)
+    quote, line = class_line
+    return [FlagClaim(
+        flag="UNDISCLOSED_PRIOR_ART", quote=quote or "method.py", location=f"method.py:{line}",
+        raised_by="evidence:behaviour", strength="indication" if own else "proof",
+        explanation=(f"it splits each layer's heads into streaming heads and heads that choose by content, measured on "
+                     f"its kept sets ({r.source}: {r.summary}; at or above {rules.head_roles_split:g}): the published "
+                     f"idea of {names}; "
+                     + (f"the code computes {', '.join(own)} of its own beside it" if own else
+                        "the code computes nothing of its own beside it (which queries score, pooling, protection)")
+                     + "; the description credits none of them"))]

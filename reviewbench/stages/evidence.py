@@ -27,7 +27,7 @@ from reviewbench.findings import Finding
 from reviewbench.flags.fabricated_evidence import fabricated_citation_flags
 from reviewbench.flags.evasion import evasion_flags
 from reviewbench.flags.misstated import misstated_flags
-from reviewbench.flags.prior_art import computation_flags, prior_art_flags
+from reviewbench.flags.prior_art import computation_flags, head_role_flags, prior_art_flags
 from reviewbench.judges.websearch import WebSearch
 from reviewbench.pipeline import Stage, StageContext, StageKey, StageOutput, config_tables
 from reviewbench.priorart import load_index
@@ -110,6 +110,12 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
                                  behaviour.bank_matches if behaviour is not None and behaviour.source == "benchmark" else ())
     if computed and not any(f.flag == "UNDISCLOSED_PRIOR_ART" and f.strength == "proof" for f in flags):
         flags = [f for f in flags if f.flag != "UNDISCLOSED_PRIOR_ART"] + computed  # the stronger evidence
+    if behaviour is not None and not any(f.flag == "UNDISCLOSED_PRIOR_ART" and f.strength == "proof" for f in flags):
+        roles = head_role_flags(behaviour.head_roles, pa.features, desc, class_line, ctx.rubric.evidence)
+        if any(f.strength == "proof" for f in roles):
+            flags = [f for f in flags if f.flag != "UNDISCLOSED_PRIOR_ART"]
+        flags += roles if any(f.strength == "proof" for f in roles) or not any(
+            f.flag == "UNDISCLOSED_PRIOR_ART" for f in flags) else []
     flags += misstated_flags(desc, b.method.source, matches, ctx.rubric.evidence)
     flags += evasion_flags(behaviour, class_line)
     for c in citations:
@@ -127,6 +133,7 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
         if behaviour.source == "benchmark" and behaviour.bank_matches:
             digest.append("nearest by behaviour on the review's bank (second source): " + ", ".join(
                 f"{m.reference} Jaccard {m.jaccard:.2f}" for m in behaviour.bank_matches[:3]))
+        digest += [f"head roles ({r.source}): {r.summary}" for r in behaviour.head_roles if r.split_share]
         if behaviour.divergence is not None:
             digest.append(f"bank vs scored calls: {behaviour.divergence.summary}")
     digest.append("nearest by code (token and operation fingerprints, incl. the baselines' public code): " + ", ".join(
