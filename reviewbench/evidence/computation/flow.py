@@ -913,6 +913,8 @@ class FeatureTagger(ast.NodeVisitor):
         selected channels, a shared low-rank basis. Returns tags the result gains."""
         out: set[str] = set()
         self._estimators(lt, rt, line)
+        if "LOGA" in lt and "A" in rt or "LOGA" in rt and "A" in lt:
+            self.add("entropy", line)  # attention against its own log: -sum p log p, written by hand or as a product
         for a, b in ((lt, rt), (rt, lt)):
             if "Q" in a and "K" not in a and "X" in b and "K" in b and "QZ" not in b:
                 self.add("key_envelope", line)  # q_c times a channel's min or max of the keys: an upper bound
@@ -1619,7 +1621,11 @@ class FeatureTagger(ast.NodeVisitor):
             self.pending_exp[line] = line  # exp of query-key logits: expected attention, unless divided by its sum
             return t | {f"EXP{line}"}
         if op == "log" and "A" in t:
-            self.add("entropy", line)
+            # p * log p (Shannon entropy, a KL term) when multiplied by attention (``_pair``); a log alone is a
+            # monotone transform of a score (ranking log s keeps what ranking s keeps), no entropy
+            return t | {"LOGA"}
+        if name in ("entr", "xlogy", "entropy") and "A" in t | rt:
+            self.add("entropy", line)  # torch.special.entr(p), xlogy(p, p), Categorical(probs=p).entropy()
         if op == "cumsum" and "C1" in t and not t & PER_TOKEN:
             return t | {"I"}  # a running count of ones along the tokens: the token index, written out
         if op == "cumsum" and "A" in t:

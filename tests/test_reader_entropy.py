@@ -1,0 +1,43 @@
+"""Entropy is attention against its own log, in any idiom; a log of a score alone is a monotone transform (ranking
+log s keeps what ranking s keeps), not entropy: a KVzip+-style score ranked by its log read as "entropy" and hid the
+rule it computes."""
+
+import pytest
+
+from reviewbench.evidence.computation import computation
+
+HEAD = "import torch\nfrom harness import EvictionMethod, Keep, LayerView\n"
+
+
+def _src(body: str) -> str:
+    return HEAD + f'''class E(EvictionMethod):
+    query_window = 8
+
+    def select(self, view: LayerView) -> Keep:
+        p = view.group(view.attention().mean(dim=1), "mean")
+        {body}
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+
+@pytest.mark.parametrize("body", [
+    "h = -(p * torch.log(p + 1e-9)).sum(-1, keepdim=True)\n        s = p * h",
+    "h = -((p + 1e-9).log() * p).sum(-1, keepdim=True)\n        s = p * h",
+    "h = -torch.mul(p, p.clamp_min(1e-9).log()).sum(-1, keepdim=True)\n        s = p * h",
+    "h = -torch.einsum('ht,ht->h', p, torch.log(p + 1e-9))[:, None]\n        s = p * h",
+    "h = -(p[:, None, :] @ torch.log(p + 1e-9)[:, :, None])[:, 0]\n        s = p * h",
+    "h = torch.special.entr(p).sum(-1, keepdim=True)\n        s = p * h",
+    "h = -torch.special.xlogy(p, p).sum(-1, keepdim=True)\n        s = p * h",
+    "h = torch.distributions.Categorical(probs=p).entropy()[:, None]\n        s = p * h",
+])
+def test_attention_against_its_log_is_entropy_in_every_idiom(body):
+    assert "entropy" in computation(_src(body)).features
+
+
+@pytest.mark.parametrize("body", [
+    "s = (p * view.values.float().norm(dim=-1)).clamp_min(1e-30).log()",
+    "s = torch.log1p(p.cumsum(-1))",
+    "s = p.log() + view.positions.float() * 1e-6",
+])
+def test_a_log_of_a_score_is_no_entropy(body):
+    assert "entropy" not in computation(_src(body)).features
