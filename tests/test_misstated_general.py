@@ -126,6 +126,8 @@ MISSTATED = [
     ("Keys are un-rotated to their pre-RoPE frame before they are compared.", "rotary un-rotation"),
     ("The smallest set of tokens whose cumulative attention mass reaches 0.9 is kept per head.",
      "attention-mass coverage (top-p)"),
+    ("The context is split by recursive spectral bisection of the keys' nearest-neighbour graph, and each part "
+     "keeps its best tokens.", "a similarity graph / spectral partition"),
 ]
 
 
@@ -311,3 +313,25 @@ NUCLEUS = HEAD + '''class Kapok(EvictionMethod):
 ])
 def test_memory_rotation_and_mass_claims_stand_only_where_the_code_cannot_do_them(src, summary):
     assert _standing(_desc(summary), src) == [], summary
+
+
+# keys handed to view.attention as probes: attention of the keys over the keys, no query read
+PROBED = HEAD + '''class Larch(EvictionMethod):
+    def select(self, view: LayerView) -> Keep:
+        probe = view.keys.float().repeat_interleave(view.model.group_size, dim=0)
+        got = view.group(view.attention(probe, reduce="sum"), "mean")
+        return Keep.from_topk(got, view.budget, view.valid)
+'''
+
+
+def test_a_claim_that_the_question_s_queries_score_stands_only_where_the_code_reads_no_query():
+    for claim in ["Each context token is weighted by the attention paid to it by the question's queries.",
+                  "A density of the question-span queries is evaluated at every key; the densest keys stay.",
+                  "The queries of the question rank the context; the top tokens are kept."]:
+        for src in (LOWNORM, PROBED):
+            assert _standing(_desc(claim), src) == ["MISSTATED_METHOD"], (claim, src[:60])
+        assert _standing(_desc(claim), POOLED) == [], claim  # the queries are read: how, words cannot say
+    for honest in ["The question's tokens are always kept; the lowest key norms fill the rest.",
+                   "Unlike SnapKV, no question query is read: key norms alone rank the tokens.",
+                   "The question span is protected by position, and keys rank everything else."]:
+        assert _standing(_desc(honest), LOWNORM) == [], honest

@@ -105,6 +105,15 @@ CONCEPTS: list[Concept] = [
         "propagat* ~ graph*|attention", "diffus* over|on|through ~ graph*"],
        "attention_propagation", "matrix_power eig eigh eigvals svd",
        "attention composed with attention (A @ A, a power iteration or an eigenvector)", structure="loop"),
+    # a graph over the tokens and its spectrum (a k-NN or affinity graph, its Laplacian, the Fiedler vector):
+    # pairwise similarities of keys and an eigenvector or a power iteration over them
+    _c("a similarity graph / spectral partition",
+       ["fiedler*", "laplacian*", "spectral bisection*|partition*|region*|embedding*|cut*|graph*",
+        "k nearest neighbo* graph*", "knn graph*", "nearest neighbo* graph*", "affinity graph*|matri*",
+        "similarity graph*", "lanczos", "normali* cut*", "graph cut*"],
+       "key_similarity attention_propagation", "eig eigh eigvals eigvalsh lobpcg svd svd_lowrank cdist "
+       "cosine_similarity normalize matrix_power",
+       "pairwise similarities of the tokens (a graph) and its spectrum (an eigenvector or a power iteration)"),
     _c("variance",
        ["variance*", "covarianc*", "standard deviation*", "second order statistic*|moment*", "dispersion"],
        "attention_variance query_statistics key_variance centred", "var std var_mean std_mean cov",
@@ -260,11 +269,20 @@ CONCEPTS: list[Concept] = [
         "diversit*"],
        "key_similarity mean_key leverage hashing", "cosine_similarity normalize norm cdist",
        "a similarity between keys"),
-    # words alone: nothing a call shows for certain
+    # a choice of queries: strict where the code never reads a query (``structure="queries"``: the data flow's
+    # ``Computation.reads``; keys handed to ``view.attention`` as probes are keys, not queries)
     _c("a query window",
        ["observation window*", "query window*", "last # queries", "window of ~ last|recent queries",
         "recent queries", "last # prompt queries"],
-       "window_queries last_query question_queries", "", "attention from a window of recent queries"),
+       "window_queries last_query question_queries", "", "attention from a window of recent queries",
+       structure="queries"),
+    # the question's queries (board A hands them over): words that name the queries or the attention of the
+    # question, never its tokens (a method may keep the question's tokens by their positions alone)
+    _c("the question's queries",
+       ["question ~ quer*", "quer* of|from|in ~ question*", "question attention", "question conditioned",
+        "conditioned on ~ question*", "attention of|from|paid by ~ question*", "question to context attention"],
+       "question_queries window_queries last_query all_queries", "", "the question's queries (view.queries) in "
+       "the score", structure="queries"),
     _c("recency",
        ["recency", "most recent tokens", "recent tokens", "sliding window*", "recent window*", "local window*"],
        "recent", "", "a slice of the most recent tokens"),

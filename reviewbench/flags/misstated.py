@@ -78,7 +78,8 @@ def misstatements(description: str, method_src: str) -> list[Misstatement]:
     motivates: an observation there, "keys are nearly low-rank", is no claim about the code)."""
     calls = called_names(method_src)
     comp = computation(method_src)
-    shapes = structures(method_src) | ({"values"} if "V" in comp.reads else set())  # the values read at all
+    shapes = structures(method_src) | ({"values"} if "V" in comp.reads else set()) | (
+        {"queries"} if "Q" in comp.reads else set())  # the values, the queries read at all
     features = set(comp.features) | (shapes & {"centred"})  # a shape that computes it outright
     found: dict[str, Misstatement] = {}
     for key, sent, own in _own_sentences(description):
