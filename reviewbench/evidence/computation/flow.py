@@ -18,6 +18,9 @@ from reviewbench.evidence.computation.vocabulary import (ANGLE_CALLS, API_CALLS,
 # What a value per token is made of (keys, values, queries, attention, positions): a fitted number with none of
 # these is chosen per head or per layer, so a test on it is a gate, not a score.
 PER_TOKEN = frozenset({"K", "V", "Q", "A", "P"})
+# reductions that, called without an axis, leave one number (``Tagger.call``'s scalars)
+_SCALARS = frozenset({"mean", "sum", "max", "min", "amax", "amin", "median", "std", "var", "item", "nanmean",
+                      "nansum", "prod", "logsumexp"})
 
 
 def _by_position(t: set[str]) -> bool:
@@ -1084,8 +1087,14 @@ class FeatureTagger(ast.NodeVisitor):
 
     def call(self, node: ast.Call) -> set[str]:
         name, receiver = callee(node.func)
+        # a reduction over every axis (x.mean(), torch.max(x), x.item()): one number for the layer, so a norm inside
+        # it is a scale (a ridge, a normaliser), no per-token score (``normalising`` keeps norms from being one)
+        scalar = name in _SCALARS and not node.keywords and (
+            not node.args if self._on_tensor(receiver) else len(node.args) == 1 and receiver is not None)
+        self.normalising += scalar
         rt = self.tag(receiver) if receiver is not None else set()
         arg_tags = [self.tag(a) for a in node.args]
+        self.normalising -= scalar
         kw_tags = {k.arg: self.tag(k.value) for k in node.keywords}
         all_args: set[str] = set().union(*arg_tags, *kw_tags.values()) if (arg_tags or kw_tags) else set()
         if name in SIZES:
@@ -1310,7 +1319,8 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("count_normalised", line)
         if name in ("flip", "fliplr", "flipud") and t & {"A", "Q", "K"}:
             return t | {"FL"}  # reversed along an axis: a diagonal of it is an anti-diagonal
-        if op == "diag" and "KK2" in t and "Q" not in t and "N" not in t and name in ("diagonal", "diag"):
+        if op == "diag" and "KK2" in t and "Q" not in t and "N" not in t and name in ("diagonal", "diag") and \
+                not self.normalising:
             self.add("key_norm", line)  # the diagonal of k k^T: each key's squared norm
         if op == "diag" and "FL" in t and t & {"A", "Q", "K"}:
             self.add("antidiagonal", line)

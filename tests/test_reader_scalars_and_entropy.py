@@ -1,6 +1,7 @@
 """Entropy is attention against its own log, in any idiom; a log of a score alone is a monotone transform (ranking
 log s keeps what ranking s keeps), not entropy: a KVzip+-style score ranked by its log read as "entropy" and hid the
-rule it computes."""
+rule it computes. A norm reduced over every axis (x.mean(), torch.max(x), .item()) is one number, a scale (a ridge,
+a normaliser), no per-token key-norm score."""
 
 import pytest
 
@@ -41,3 +42,23 @@ def test_attention_against_its_log_is_entropy_in_every_idiom(body):
 ])
 def test_a_log_of_a_score_is_no_entropy(body):
     assert "entropy" not in computation(_src(body)).features
+
+
+@pytest.mark.parametrize("body", [
+    "scale = view.keys.float().norm(dim=-1).mean()\n        s = p / scale",
+    "ridge = 0.1 * torch.diagonal(view.keys.float() @ view.keys.float().transpose(-1, -2), dim1=-2, dim2=-1).mean()"
+    "\n        s = p + ridge",
+    "top = torch.max(view.keys.float().norm(dim=-1))\n        s = p * top",
+    "s = p * view.keys.float().pow(2).sum(-1).mean().item()",
+])
+def test_a_norm_reduced_to_one_number_is_a_scale_not_a_key_norm_score(body):
+    assert "key_norm" not in computation(_src(body)).features
+
+
+@pytest.mark.parametrize("body", [
+    "s = p - view.keys.float().norm(dim=-1) / view.keys.float().norm(dim=-1).mean()",
+    "s = -view.keys.float().norm(dim=-1).mean(0)",
+    "s = p * view.keys.float().pow(2).sum(-1)",
+])
+def test_a_per_token_norm_stays_a_key_norm_beside_a_scale(body):
+    assert "key_norm" in computation(_src(body)).features
