@@ -244,3 +244,23 @@ def test_behaviour_makes_a_misstatement_a_proof_only_when_the_matched_baseline_l
     like_h2o = [BehaviourMatch(reference="baseline:h2o", jaccard=0.95, rank_corr=0.9)]
     flags = misstated_flags(recency, DECAYED, like_h2o)  # H2O's own rule keeps a recent window
     assert flags and flags[0].strength == "indication"
+
+
+def test_a_rule_of_its_own_aggregated_otherwise_is_the_same_rule_and_a_query_rule_aggregated_is_not():
+    """Averaging the scores over the heads or taking a maximum over the queries is anchor 1's cosmetic change of a
+    rule that has an operation naming it (keys clustered into codewords); a rule made of attention and a choice of
+    queries alone stays a family member when aggregated otherwise, and pooling added to another rule is a part of
+    its own (a credited low-rank port pooled like SnapKV is no Loki copy)."""
+    from reviewbench.evidence.priorart_evidence import computation_matches
+
+    desc = "# X\n\n## Method summary\nOur own rule.\n"
+    clustered = {"attention": 3, "key_clustering": 4, "mean_key": 4, "window_queries": 2, "head_average": 6}
+    assert any(m.short_name == "PQCache" and m.level == "same" for m in computation_matches(clustered, desc))
+    pooled = {**clustered, "pooling": 7}
+    pooled.pop("head_average")
+    assert all(m.level != "same" for m in computation_matches(pooled, desc) if m.short_name == "PQCache")
+    from reviewbench.evidence.priorart_evidence import _aggregation_only
+
+    assert not _aggregation_only(["head_average"], ["attention", "window_queries", "pooling"])
+    assert not _aggregation_only(["question_queries"], ["attention", "key_clustering"])
+    assert _aggregation_only(["max_attention", "head_average"], ["attention", "key_clustering|merge"])

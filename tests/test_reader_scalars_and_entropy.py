@@ -62,3 +62,21 @@ def test_a_norm_reduced_to_one_number_is_a_scale_not_a_key_norm_score(body):
 ])
 def test_a_per_token_norm_stays_a_key_norm_beside_a_scale(body):
     assert "key_norm" in computation(_src(body)).features
+
+
+@pytest.mark.parametrize("body", [
+    "k = view.keys.float()\n        c = k.mean(1, keepdim=True)\n"
+    "        d = (k * k).sum(-1, keepdim=True) - 2 * k @ c.transpose(-1, -2) + (c * c).sum(-1)[:, None]\n"
+    "        s = p - d[..., 0]",
+    "k = view.keys.float()\n        c = k[:, :8]\n"
+    "        d = k.pow(2).sum(-1)[..., None] + c.pow(2).sum(-1)[:, None] - 2 * torch.einsum('htd,hcd->htc', k, c)\n"
+    "        s = p - d.min(-1).values",
+])
+def test_a_squared_distance_written_out_is_no_key_norm(body):
+    assert "key_norm" not in computation(_src(body)).features
+
+
+def test_a_key_norm_score_beside_a_squared_distance_stays():
+    body = ("k = view.keys.float()\n        n = k.pow(2).sum(-1)\n        c = k.mean(1, keepdim=True)\n"
+            "        d = (k * k).sum(-1, keepdim=True) - 2 * k @ c.transpose(-1, -2)\n        s = p * n - d[..., 0]")
+    assert "key_norm" in computation(_src(body)).features

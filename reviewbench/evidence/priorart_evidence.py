@@ -477,6 +477,19 @@ def _matches(features: dict[str, int], description: str) -> list[ComputationMatc
     return out
 
 
+# How a rule's scores are aggregated (over heads, over queries by a maximum): anchor 1's
+# cosmetic change. Which queries score is not among them (a question's queries on board A are how an honest method
+# and a port both read the board).
+AGGREGATION = frozenset({"head_average", "max_attention"})
+
+
+def _aggregation_only(extra: list[str], ops: list[str]) -> bool:
+    """The code computes the rule and only aggregates its scores otherwise: the same rule, where the rule has an
+    operation of its own (beyond attention, a choice of queries, protection) that names it."""
+    own = {a for r in ops for a in r.split("|")} - COSMETIC - PROTECTIVE - PHASE
+    return bool(own) and set(extra) <= AGGREGATION
+
+
 def _closeness(m: ComputationMatch) -> tuple[bool, int, int]:
     return m.level != "same", len(m.extra), -len(m.matched)
 
@@ -513,7 +526,8 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
     return ComputationMatch(short_name=p.short_name, title=p.title, arxiv=p.arxiv, baseline=p.baseline,
                             rule=sentence, which="rule" if which == "rule" else "training-free port",
                             required=list(ops), matched=matched, extra=extra,
-                            level="same" if not extra else "family", credited=c.credited, credit=c)
+                            level="same" if not extra or _aggregation_only(extra, ops) else "family",
+                            credited=c.credited, credit=c)
 
 
 # --- retrieval --------------------------------------------------------------------------------------------

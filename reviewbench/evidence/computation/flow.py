@@ -899,6 +899,12 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(node.op, ast.FloorDiv) and lt & {"K", "V"} and not both & {"A", "Q", "N", "R"}:
             self.add("quantised", line)  # keys // step: keys floored to a grid, a low-bit copy of them
             return both | {"QZ"}
+        if isinstance(node.op, (ast.Add, ast.Sub)):
+            for a, b in ((lt, rt), (rt, lt)):
+                if b & {"KK2", "KKB"}:  # ||x||^2 - 2 x.c + ||c||^2: a squared distance written out, no key norm
+                    for x in [x for x in a if x.startswith("SQN")]:
+                        if self.found.get("key_norm") == int(x[3:]):
+                            del self.found["key_norm"]
         if isinstance(node.op, (ast.Add, ast.Sub)) and not both & (DATA_TAGS | {"W", "RND"}):
             if isinstance(node.op, ast.Add) and "I" in lt and "I" in rt:
                 return both | {"IS"}  # row index + column index: constant along an anti-diagonal
@@ -1415,6 +1421,8 @@ class FeatureTagger(ast.NodeVisitor):
                     return t | {"SQ"}
                 if name == "einsum" and len(arg_tags) >= 3:
                     self._einsum(arg_tags[1:], line)
+                    if len(arg_tags) == 3:  # two operands: what their pair is (keys against keys), as a @ b
+                        t = t | self._pair(arg_tags[1], arg_tags[2], line)
                 else:
                     self._matmul(arg_tags[-2], arg_tags[-1], line)
                     t = t | self._pair(arg_tags[-2], arg_tags[-1], line)  # torch.matmul(a, b) reads as a @ b
@@ -1552,6 +1560,8 @@ class FeatureTagger(ast.NodeVisitor):
                     not t & {"KK2", "KKB"}:  # (squared distances between keys are pairwise, no row's norm)
                 # x.pow(2).sum(-1): a norm written out (under a root that divides: a unit vector, no score)
                 if "K" in t and "V" not in t:
+                    if "key_norm" not in self.found:
+                        t = t | {f"SQN{line}"}  # (taken back where it turns out a squared distance's term)
                     self.add("key_norm", line)
                 elif "V" in t and "K" not in t:
                     self.add("value_norm", line)
@@ -1716,6 +1726,8 @@ class FeatureTagger(ast.NodeVisitor):
 
     # statements -----------------------------------------------------------------------------------
     def _bind(self, target: ast.expr, t: set[str]) -> None:
+        if any(x.startswith("SQN") for x in t):  # a squared norm's mark lives in its expression (``_binop_blocks``)
+            t = {x for x in t if not x.startswith("SQN")}
         if isinstance(target, ast.Name):
             self.tags[target.id] = set(t)
             if "SEL" in t and self.frames:
