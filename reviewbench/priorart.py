@@ -34,10 +34,12 @@ def generic_name(name: str) -> bool:
 
 def name_pattern(name: str) -> re.Pattern[str]:
     """A paper's name as written in prose: its words joined by nothing, a blank or a hyphen, not inside a longer
-    word; case-blind unless the name is ordinary words (``generic_name``)."""
+    word; case-blind unless the name is ordinary words (``generic_name``) or an acronym of three capital letters or
+    fewer ("AIM", "NSA", "DMS": "we aim to" or "dms" in prose names no paper)."""
     parts = [re.escape(p) for p in re.findall(r"[A-Za-z0-9]+", name)]
     body = r"[-\s]?".join(parts)
-    return re.compile(rf"(?<![A-Za-z0-9]){body}(?![A-Za-z0-9])", 0 if generic_name(name) else re.I)
+    acronym = len(name) <= 3 and name.isalpha() and name.isupper()
+    return re.compile(rf"(?<![A-Za-z0-9]){body}(?![A-Za-z0-9])", 0 if generic_name(name) or acronym else re.I)
 
 
 SCHEMA = "reviewbench.priorart/2"  # /2: the training-free port of a learned method (ops_untrained)

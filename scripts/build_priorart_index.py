@@ -241,6 +241,185 @@ EXTRA_PAPERS = [
      "Prompt tokens grouped by sentence, each sentence summarised by a semantic vector of its keys kept on the GPU; "
      "during decoding the query retrieves the sentences most similar to it.",
      "sentence-level caching; semantic vectors; sentence boundaries; query-sentence similarity; offload"),
+    # Third widening round: ids verified through the search tool's stored pages (each paper's arXiv abstract page or
+    # an index page of it giving title, authors and id; FastV also in Zefan-Cai/Awesome-LLM-KV-Cache, EM-LLM and AIM in
+    # TreeAI-Lab/Awesome-KV-Cache-Management): frequency-domain condensation (FreqKV, FourierAttention, FAEDKV),
+    # graph and tree selection (GraphKV, HiP, AIM), budget allocation (VL-Cache, MEDA, CoKV, Task-KV, ZipVL,
+    # PyramidDrop), merging (Elastic Cache, StreamMem), decode-time reasoning caches (RPC, Think Clearly, G-KV) and
+    # others. The key ideas are our paraphrase.
+    ("FreqKV", "FreqKV: Key-Value Compression in Frequency Domain for Context Window Extension", "Jushi Kai", 2025,
+     "ICLR 2026", "2505.00570", "merging",
+     "Whenever the cache fills, its keys and values are transformed along the tokens by a discrete cosine transform "
+     "and only the lowest-frequency coefficients are kept (turned back into a shorter cache), the newest tokens kept "
+     "as they are; repeated as the cache grows, so old context is condensed again and again.",
+     "frequency domain; discrete cosine transform; low-frequency components; iterative compression; context window "
+     "extension; parameter-free"),
+    ("FourierAttention", "Beyond Homogeneous Attention: Memory-Efficient LLMs via Fourier-Approximated KV Cache",
+     "Xiaoran Liu", 2025, "preprint", "2506.11886", "merging",
+     "Head dimensions play different roles: those insensitive to long context have their evolution along the tokens "
+     "projected on a fixed number of orthogonal Fourier basis coefficients (a fixed-length spectral state), the others "
+     "kept whole; a Triton kernel (FlashFourierAttention) reads and writes the spectral cache.",
+     "Fourier basis; spectral coefficients; heterogeneous head dimensions; fixed-length state; training-free"),
+    ("FAEDKV", "FAEDKV: Infinite-Window Fourier Transform for Unbiased KV Cache Compression", "Runchao Li", 2025,
+     "preprint", "2507.20030", "merging",
+     "The cache transformed into the frequency domain by an infinite-window Fourier transform updated as tokens "
+     "arrive, so that every token, early or recent, contributes equally to a fixed set of spectral components kept per "
+     "layer (chosen by a frequency ablation); training-free.",
+     "infinite-window Fourier transform; frequency domain; unbiased retention; spectral components; layer-wise"),
+    ("GraphKV", "GraphKV: Breaking the Static Selection Paradigm with Graph-Based KV Cache Eviction", "Xuelin Li",
+     2025, "EMNLP 2025", "2509.00388", "eviction-score",
+     "Tokens as nodes carrying an initial importance (SnapKV's or PyramidKV's window attention), edges weighted by the "
+     "cosine similarity of their keys; after the most important tokens are picked, a decay signal propagated to their "
+     "most similar neighbours lowers those scores, over one or more rounds, so the kept set is diverse.",
+     "graph-based eviction; decay signal propagation; key cosine similarity; redundancy; plug-and-play; SnapKV"),
+    ("BalanceKV", "BalanceKV: KV Cache Compression through Discrepancy Theory", "Amir Zandieh", 2025, "preprint",
+     "2502.07861", "eviction-score",
+     "Vector balancing (Banaszczyk's discrepancy theory): a self-balancing signed walk over the tokens' key and value "
+     "embeddings splits the cache into two halves whose contributions to attention nearly cancel; one half is kept and "
+     "the split repeated until the budget, a geometry-aware sample with a provable error bound.",
+     "discrepancy theory; vector balancing; self-balancing walk; geometric sampling; streaming attention"),
+    ("RPC", "Reasoning Path Compression: Compressing Generation Trajectories for Efficient LLM Reasoning",
+     "Jiwon Song", 2025, "preprint", "2505.13866", "decode-time",
+     "Every P decoding steps the cache of the generated reasoning is compressed: the attention of a selector window of "
+     "the R newest queries scores the earlier entries, the top ones kept with the window.",
+     "reasoning path compression; periodic compression; selector window; recent queries; semantic sparsity"),
+    ("Think Clearly", "Think Clearly: Improving Reasoning via Redundant Token Pruning", "Daewon Choi", 2025,
+     "Findings of EMNLP 2025", "2507.08806", "decode-time",
+     "An end-of-thinking instruction is injected after each reasoning step; the attention its token pays to the "
+     "reasoning scores the tokens, whole low-contributing reasoning chunks pruned first (structure-aware), then the "
+     "instruction is removed and reasoning resumes.",
+     "redundant token pruning; end-of-thinking token; structure-aware pruning; reasoning chunks; test-time"),
+    ("FastV", "An Image is Worth 1/2 Tokens After Layer 2: Plug-and-Play Inference Acceleration for Large "
+     "Vision-Language Models", "Liang Chen", 2024, "ECCV 2024", "2403.06764", "eviction-score",
+     "After a layer K the (image) tokens are ranked by the average attention they receive from all tokens at that "
+     "layer; the lowest R% are dropped for every following layer.",
+     "visual token pruning; average attention received; layer K; plug-and-play; vision-language models"),
+    ("PyramidDrop", "PyramidDrop: Accelerating Your Large Vision-Language Models via Pyramid Visual Redundancy "
+     "Reduction", "Long Xing", 2024, "preprint", "2410.17247", "budget-allocation",
+     "The layers cut into stages; at the end of each stage a fixed ratio of the image tokens is dropped by the "
+     "attention of the last instruction token, so the kept tokens shrink stage by stage like a pyramid.",
+     "pyramid; stage-wise token dropping; last instruction token attention; visual redundancy; vision-language"),
+    ("Elastic Cache", "Efficient Inference of Vision Instruction-Following Models with Elastic Cache", "Zuyan Liu",
+     2024, "ECCV 2024", "2407.18121", "merging",
+     "During instruction encoding, tokens ranked by how often they are attended (accumulated attention); the "
+     "important ones become anchors and the less important pairs around them are merged into the nearest anchor; "
+     "during generation a truncation point with an offset keeps the initial and the most recent tokens.",
+     "importance-driven cache merging; anchor points; accumulated attention; truncation point; vision-language"),
+    ("LM-Infinite", "LM-Infinite: Zero-Shot Extreme Length Generalization for Large Language Models", "Chi Han", 2023,
+     "NAACL 2024", "2308.16137", "eviction-score",
+     "A Lambda-shaped attention mask (the starting tokens plus a local window) and a bound on the attended distance "
+     "let a model run far beyond its training length without training; the cache holds the start and the window.",
+     "Lambda-shaped mask; starting tokens; local window; distance limit; length generalisation; zero-shot"),
+    ("HiP", "A Training-free Sub-quadratic Cost Transformer Model Serving Framework With Hierarchically Pruned "
+     "Attention", "Heejun Lee", 2024, "preprint", "2406.09827", "retrieval",
+     "Hierarchically Pruned Attention: keys near each other get similar scores (attention locality), so a tree search "
+     "estimates each query's top-k keys: the context split into branches, each scored by a representative key against "
+     "the query, the best branches kept and split in two again until single tokens remain.",
+     "hierarchically pruned attention; tree search; top-k estimation; attention locality; sub-quadratic; "
+     "training-free"),
+    ("CoKV", "CoKV: Optimizing KV Cache Allocation via Cooperative Game", "Qiheng Sun", 2025, "preprint",
+     "2502.17501", "budget-allocation",
+     "Heads' cooperative contributions estimated offline by a sliced Shapley value set per-head budgets; SnapKV evicts "
+     "inside each head.",
+     "cooperative game; Shapley value; head-level budget; offline head importance; SnapKV"),
+    ("Lookahead Q-Cache", "Lookahead Q-Cache: Achieving More Consistent KV Cache Eviction via Pseudo Query",
+     "Yixuan Wang", 2025, "EMNLP 2025", "2505.20334", "eviction-score",
+     "A few pseudo tokens generated cheaply after the prompt give lookahead queries that serve as the observation "
+     "window scoring the cache, closer to the decoding queries than the prompt's last ones (LAQ++ adds the local "
+     "window).",
+     "pseudo lookahead queries; observation window; consistent eviction; prefill-decode mismatch; LAQ"),
+    ("G-KV", "G-KV: Decoding-Time KV Cache Eviction with Global Attention", "Mengqi Liao", 2025, "preprint",
+     "2512.00504", "decode-time",
+     "During long reasoning, each compression's window attention (normalised by its maximum) is combined with the "
+     "score carried from earlier compressions (decayed, by maximum or sum) into a global score, optionally minus a key "
+     "redundancy term; reinforcement learning and distillation adapt the model to the compressed cache.",
+     "global attention score; historical attention; decoding-time eviction; reasoning models; redundancy"),
+    ("SABlock", "SABlock: Semantic-Aware KV Cache Eviction with Adaptive Compression Block Size", "Jinhan Chen", 2025,
+     "preprint", "2510.22556", "eviction-score",
+     "Semantic segmentation aligns compression boundaries with linguistic units; token scores are refined by their "
+     "segment, and a budget-driven search picks each segment's block size, blocks kept whole.",
+     "semantic segmentation; adaptive block size; segment-guided scoring; block-level eviction"),
+    ("VL-Cache", "VL-Cache: Sparsity and Modality-Aware KV Cache Compression for Vision-Language Model Inference "
+     "Acceleration", "Dezhan Tu", 2024, "ICLR 2025", "2410.23317", "budget-allocation",
+     "Post-vision attention (of the prompt tokens after the image) scores the cache; each layer's budget follows the "
+     "sparsity of that attention (the share of entries above a fraction of their row's maximum), measured at "
+     "inference time.",
+     "post-vision attention; layer-adaptive sparsity; budget allocation; modality-aware; vision-language"),
+    ("StreamMem", "StreamMem: Query-Agnostic KV Cache Memory for Streaming Video Understanding", "Yanlai Yang", 2025,
+     "preprint", "2508.15717", "eviction-score",
+     "A video streamed clip by clip into a fixed-size memory: after each clip the cache is cut back by the attention of "
+     "generic chat-template tokens (a query-agnostic proxy), and each frame's dropped tokens are merged into a "
+     "frame-level prototype.",
+     "streaming video; fixed-size memory; query-agnostic; chat template proxy queries; frame prototypes"),
+    ("EpiCache", "EpiCache: Episodic KV Cache Management for Long Conversational Question Answering", "Minsoo Kim",
+     2025, "preprint", "2509.17396", "eviction-score",
+     "Block-wise prefill bounds memory; the conversation is clustered into episodes by sentence embeddings and each "
+     "episode's medoid segment serves as the query of an episode-specific eviction; layer budgets follow each layer's "
+     "sensitivity to eviction.",
+     "episodic clustering; block-wise prefill; episode-specific eviction; layer sensitivity; conversational QA"),
+    ("Task-KV", "Task-KV: Task-aware KV Cache Optimization via Semantic Differentiation of Attention Heads",
+     "Xingyang He", 2025, "preprint", "2501.15113", "budget-allocation",
+     "Heads far from the heads' semantic centre (heterogeneous heads) keep the full cache; the others keep sinks, "
+     "recent tokens and a few middle activations; a semantic separator tells them apart per task.",
+     "heterogeneous heads; semantic centre; head-level budget; middle activations; task-aware"),
+    ("SmallKV", "SmallKV: Small Model Assisted Compensation of KV Cache Compression for Efficient LLM Inference",
+     "Yi Zhao", 2025, "preprint", "2508.02751", "eviction-score",
+     "A small model's attention, matched to the large model's, tracks globally important tokens (against saliency "
+     "shift) and stands in for the attention of marginal tokens evicted from the large model's cache.",
+     "small model assistance; attention matching; saliency shift; marginal tokens; compensation"),
+    ("ZipVL", "ZipVL: Efficient Large Vision-Language Models with Dynamic Token Sparsification", "Yefei He", 2024,
+     "preprint", "2410.08584", "eviction-score",
+     "Each layer's ratio of important tokens set adaptively: the fewest tokens whose normalised attention reaches a "
+     "share of the mass; important tokens get sparse attention and a high-bit cache, the others a low-bit one (dropped "
+     "in a later version).",
+     "dynamic ratio; attention mass threshold; important tokens; mixed-precision cache; vision-language"),
+    ("DiffKV", "DiffKV: Differentiated Memory Management for Large Language Models with Parallel KV Compaction",
+     "Yanqi Zhang", 2024, "SOSP 2025", "2412.03131", "quantization",
+     "Differentiated compression: keys kept at higher precision than values; tokens split by attention into "
+     "high-precision, low-precision and pruned tiers with per-head dynamic sparsity; an on-GPU memory manager "
+     "compacts the ragged cache (first titled LeanKV).",
+     "differentiated precision; keys versus values; token importance tiers; head-wise sparsity; memory compaction"),
+    ("TriForce", "TriForce: Lossless Acceleration of Long Sequence Generation with Hierarchical Speculative Decoding",
+     "Hanshi Sun", 2024, "preprint", "2404.11912", "retrieval",
+     "Hierarchical speculative decoding: a retrieval cache (context chunks picked by the query against each chunk's "
+     "mean key) drafts for the full model, and is itself drafted by a small model with a StreamingLLM cache.",
+     "speculative decoding; retrieval-based draft cache; chunk selection; hierarchical speculation; lossless"),
+    ("EM-LLM", "Human-inspired Episodic Memory for Infinite Context LLMs", "Zafeirios Fountas", 2024, "ICLR 2025",
+     "2407.09450", "retrieval",
+     "Tokens grouped into episodic events at points of high surprise, boundaries refined by the graph modularity of "
+     "key similarity; events retrieved by the query's similarity to their representative keys plus temporally "
+     "contiguous events, beside the initial and local tokens.",
+     "episodic memory; Bayesian surprise; event segmentation; graph modularity; similarity retrieval"),
+    ("AIM", "AIM: Adaptive Inference of Multi-Modal LLMs via Token Merging and Pruning", "Yiwu Zhong", 2024,
+     "ICCV 2025", "2412.03248", "merging",
+     "Visual tokens merged by embedding similarity before the LLM; inside it, tokens pruned progressively by a "
+     "PageRank over each layer's attention matrix (importance propagated along attention), a scheduler setting each "
+     "layer's retention.",
+     "PageRank; attention graph; progressive pruning; token merging; layer scheduler; training-free"),
+    ("Dynamic Context Pruning", "Dynamic Context Pruning for Efficient and Interpretable Autoregressive Transformers",
+     "Sotiris Anagnostidis", 2023, "NeurIPS 2023", "2305.15805", "learned",
+     "A learnable mechanism, fitted by fine-tuning with a sparsity parameter, decides at every step which "
+     "uninformative tokens each layer drops from the context, from projected query-key interactions through a "
+     "sparse sigmoid.",
+     "learnable context pruning; sparse sigmoid; fine-tuning; interpretable; adaptively sparse attention"),
+    ("MEDA", "MEDA: Dynamic KV Cache Allocation for Efficient Multimodal Long-Context Inference", "Zhongwei Wan", 2025,
+     "NAACL 2025", "2502.17599", "budget-allocation",
+     "Each layer's cache size set by the entropy of its cross-modal attention; the pairs kept by attention, and the "
+     "non-selected pairs merged (averaged) into the selected ones so the whole context leaves a trace.",
+     "cross-modal attention entropy; layer-wise allocation; KV merging; multimodal long context"),
+    ("FlashCache", "Revisiting Multimodal KV Cache Compression: A Frequency-Domain-Guided Outlier-KV-Aware Approach",
+     "Yaoxin Yang", 2025, "CVPR 2026", "2511.16786", "eviction-score",
+     "The keys and values low-pass filtered along the tokens (a discrete cosine transform, the low frequencies kept) "
+     "give a smooth base; the pairs that deviate most from it (outlier KVs) are kept, no attention computed, with "
+     "per-layer budgets from the layers' energy.",
+     "frequency domain; low-pass filter; outlier KVs; deviation from the base; attention-free; FlashAttention "
+     "compatible"),
+    ("SampleAttention", "SampleAttention: Near-Lossless Acceleration of Long Context LLM Inference with Adaptive "
+     "Structured Sparse Attention", "Qianchao Zhu", 2024, "preprint", "2406.15486", "retrieval",
+     "Each head keeps a local window and the key columns picked by a two-stage query-guided filter: the attention of a "
+     "sample of the queries is summed per key and the fewest keys whose cumulative attention reaches a threshold "
+     "(cumulative residual attention) are kept.",
+     "sampled queries; column stripes; cumulative residual attention; local window; adaptive sparsity; prefill"),
 ]
 
 # The scoring rule of each paper in operations: the features ``reviewbench/evidence/computation/`` extracts from
@@ -738,6 +917,61 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                 "key_clustering"],
                "the prompt text's attention ranks the cache; each evicted token merged into its most similar kept "
                "key (cosine similarity)"),
+    # Third widening round (written from the papers' key ideas above; new reader operations: token_spectrum,
+    # similarity_suppression, coarse_to_fine, and attention_propagation read off a power iteration too). StreamMem's and
+    # VL-Cache's would be two older rules joined (InfiniPot's refill plus merging; FINCH's question attention plus a
+    # bar), which honest methods crediting the two compute too: they have none of their own (NO_RULE).
+    "FreqKV": (["token_spectrum", "merge"], ["sinks", "recent", "decode", "chunked_refill", "head_average"],
+               "the keys and values transformed along the tokens (a discrete cosine or Fourier transform), the lowest "
+               "frequencies kept as a shorter, rewritten cache beside the newest tokens kept as they are; repeated "
+               "whenever the cache fills"),
+    # selection, no rewrite: the tokens deviating most from the low-pass base are the ones kept
+    "FlashCache": (["token_spectrum"],
+                   ["sinks", "recent", "key_norm", "value_norm", "layer_budget", "head_average", "decode"],
+                   "the keys (and values) low-pass filtered along the tokens (their low frequencies transformed back): "
+                   "the tokens that deviate most from that smooth base are kept, no attention"),
+    "SampleAttention": (["attention", "random", "attention_coverage"],
+                        ["all_queries", "window_queries", "last_query", "head_average", "pooling", "block_scores",
+                         "accumulate"],
+                        "the attention of a random sample of the queries summed per key; the fewest keys whose sorted "
+                        "attention reaches a share of the mass kept, beside a local window"),
+    "FastV": (["attention", "all_queries", "layer_reuse"], ["head_average", "count_normalised", "max_attention"],
+              "the attention each token receives averaged over every query at one layer ranks the tokens; the lowest "
+              "dropped for every later layer (that layer's selection kept by the ones after it)"),
+    "AIM": (["attention", "attention_propagation"],
+            ["all_queries", "window_queries", "last_query", "head_average", "layer_budget", "pyramid",
+             "key_similarity", "merge", "sinks", "recent", "max_attention"],
+            "a PageRank over the layer's attention matrix (importance propagated along attention by a power "
+            "iteration) ranks the tokens; a schedule sets each layer's retention; similar tokens merged beforehand"),
+    "GraphKV": (["attention", "key_similarity", "similarity_suppression"],
+                ["window_queries", "pooling", "head_average", "max_attention", "layer_budget", "pyramid", "decode",
+                 "all_queries", "last_query"],
+                "window attention as each token's initial importance; once the best tokens are picked, the scores of "
+                "the tokens whose keys are most similar to theirs (cosine) are decayed, over one or more rounds"),
+    "HiP": (["attention|block_keys", "coarse_to_fine"],
+            ["block_keys", "block_scores", "last_query", "window_queries", "decode", "head_average", "max_attention",
+             "pooling"],
+            "a tree search for each query's top keys: blocks of the context scored by a representative key against "
+            "the query, the best kept and split into smaller blocks, level by level until single tokens"),
+    "ZipVL": (["attention", "attention_coverage", "mixed_precision"],
+              ["quantised", "quantised_scores", "minmax_norm", "key_envelope", "window_queries", "last_query",
+               "question_queries", "all_queries", "head_average", "max_attention", "pooling", "count_normalised",
+               "decode"],
+              "the important tokens are the fewest whose normalised attention reaches a share of the mass (an "
+              "adaptive ratio); they keep full-precision keys, the others a low-bit copy, and the attention over that "
+              "mixed cache ranks the tokens"),
+    "DiffKV": (["attention", "mixed_precision", "head_budget"],
+               ["quantised", "quantised_scores", "minmax_norm", "key_envelope", "accumulate", "window_queries",
+                "last_query", "question_queries", "all_queries", "head_average", "max_attention", "pooling",
+                "decode"],
+               "tokens ranked by attention in one ranking across the heads (per-head sparsity) and split into tiers: "
+               "the best at full precision, the next as a low-bit copy, the rest pruned; the attention over that "
+               "mixed cache ranks the tokens"),
+    "MEDA": (["attention", "entropy", "merge"],
+             ["window_queries", "question_queries", "last_query", "head_average", "pooling", "max_attention",
+              "layer_budget", "key_similarity"],
+             "the entropy of the layer's attention sets how many tokens it keeps; tokens kept by attention, the rest "
+             "merged (averaged) into the kept ones"),
 }
 
 # The training-free port of a learned method: the rule a method computes when it takes the paper's trained part
@@ -884,6 +1118,54 @@ NO_RULE: dict[str, str] = {
               "keeping a low-bit copy for the others is MiKV's rule)",
     "SentenceKV": "sentence boundaries come from the text, which the layer view does not give; a port with fixed "
                   "chunks and their mean keys against the query is ShadowKV's and InfLLM's block-key rule",
+    # third widening round
+    "FourierAttention": "its fixed-length spectral state of the long-context-insensitive dimensions is FreqKV's rule "
+                        "(the cache transformed along the tokens, a few coefficients kept); which dimensions is an "
+                        "offline profile",
+    "FAEDKV": "its infinite-window Fourier transform of the cache along the tokens, a fixed set of components kept, is "
+              "FreqKV's rule (token_spectrum)",
+    "BalanceKV": "the self-balancing signed walk that halves the cache (vector balancing of the keys' and values' "
+                 "embeddings) is no operation the reader states; a port drawing tokens at random is Random's or "
+                 "SubGen's rule",
+    "RPC": "the selector window of the newest queries scoring the generated cache every few steps is MorphKV's rule "
+           "(attention, window_queries, recent, decode); the period is bookkeeping",
+    "Think Clearly": "its scores come from an injected end-of-thinking instruction's attention, which the layer view "
+                     "does not give; a port scoring chunks by the newest query's attention is SlimInfer's rule "
+                     "(attention, block_scores, last_query)",
+    "PyramidDrop": "the last instruction token's attention with fewer tokens kept stage by stage is LazyLLM's rule "
+                   "(attention, last_query, layer_budget, pyramid)",
+    "Elastic Cache": "accumulated attention picks anchors and the rest is merged into them: KeepKV's rule (attention, "
+                     "merge, accumulate); the nearest anchor by position is bookkeeping the reader does not state",
+    "LM-Infinite": "the Lambda-shaped mask keeps the starting tokens and a local window: StreamingLLM's rule (sinks, "
+                   "recent)",
+    "CoKV": "an offline head-importance table (a Shapley value) splitting the budget over heads around SnapKV: "
+            "HeadKV's rule (attention, window_queries, head_budget, learned_weights)",
+    "Lookahead Q-Cache": "its pseudo queries come from a short generation, which the layer view does not give; a port "
+                         "scoring with queries placed at future positions is DapQ's rule (attention, future_rope)",
+    "G-KV": "window attention combined with a decayed score carried from earlier compressions is A2SF's rule "
+            "(attention, accumulate, decay); the redundancy term is R-KV's (key_similarity)",
+    "SABlock": "its segments come from the text (semantic boundaries), which the layer view does not give; a port with "
+               "fixed blocks scored by attention is ChunkKV's rule (attention, window_queries, block_scores)",
+    "EpiCache": "episodes come from sentence embeddings of the conversation, which the layer view does not give; its "
+                "block-wise prefill with a query per block is InfiniPot's rule (attention, chunked_refill)",
+    "Task-KV": "heterogeneous heads keep every token and the others sinks plus recent tokens: DuoAttention's form (a "
+               "per-head gate, sinks, recent); its semantic separator reads the heads' outputs, which the layer view "
+               "does not give",
+    "SmallKV": "a small model's attention, which the layer view does not give; its token selection is H2O's or "
+               "SnapKV's rule",
+    "TriForce": "the retrieval cache's chunks picked by the query against their mean keys is ShadowKV's and InfLLM's "
+                "block-key rule; the speculative drafting is serving",
+    "EM-LLM": "surprise comes from the model's output distribution, which the layer view does not give; retrieving "
+              "events by the query against their representative keys is InfLLM's block-key rule (block_keys, recent)",
+    "StreamMem": "the chunk-by-chunk refill of a fixed cache cut back by a few queries' attention is InfiniPot's rule "
+                 "(attention, chunked_refill); pressing each chunk's dropped tokens into one entry is merging beside "
+                 "it (a rule of both would read an honest refill-and-merge method crediting InfiniPot as its port)",
+    "VL-Cache": "the question's attention scoring the cache is FINCH's rule (attention, question_queries); its layer "
+                "budgets from the sparsity of every layer's attention need the layers at once (the layer_budgets hook "
+                "sees no attention)",
+    "Dynamic Context Pruning": "a mechanism trained end to end by the language-modelling loss with a sparsity "
+                               "penalty: no per-token target to compute directly; a port ranking tokens by attention "
+                               "is H2O's or TOVA's rule",
 }
 
 ROW = re.compile(r"^\| *(\d+) *\|")

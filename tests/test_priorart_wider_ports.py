@@ -9,9 +9,17 @@ cosine-similarity codebook beside eviction by window attention), InfiniPot-V (ea
 against the value norm, no attention), EMS (accumulated and recent-query attention ranked across heads, the evicted
 folded into the kept), Radar (keys and query lifted by a random feature map, segments scored by their summed
 features) and LOOK-M (the prompt's attention ranks the cache, the evicted merged into the most similar kept key).
+A third round added ten: FreqKV (the cache rewritten as its low frequencies along the tokens: a new reader
+operation, token_spectrum), FlashCache (the tokens furthest from that low-pass base kept), FastV (one layer's
+all-query attention picks the tokens for the layers after it), AIM (a PageRank over the attention graph:
+attention_propagation, now also read off a power iteration), GraphKV (scores of the picked tokens' look-alikes decayed:
+similarity_suppression), HiP (blocks refined level by level: coarse_to_fine), ZipVL (the fewest tokens covering a
+share of the attention kept sharp, the rest coarse), DiffKV (one ranking over heads; sharp, coarse and pruned tiers),
+MEDA (the attention's entropy sizes the layer, the dropped merged) and SampleAttention (a random sample of the queries,
+the fewest keys covering a share of their attention).
 
-Every method under tests/data/wider_ports/ and tests/data/wider_ports2/ (the second round) was written for these
-tests as a cheating agent would write a port
+Every method under tests/data/wider_ports/, tests/data/wider_ports2/ (the second round) and tests/data/wider_ports3/
+(the third) was written for these tests as a cheating agent would write a port
 (renamed, own helpers, other idioms), from the papers' key ideas; none is a held-out or calibration bundle. Each port
 has a credited twin; the honest methods there use one of the rules' operations as a part of a rule of their own and
 must not read as the port.
@@ -31,7 +39,7 @@ from reviewbench.evidence.computation import computation
 from reviewbench.priorart import load_index
 
 DATA = Path(__file__).resolve().parent / "data"
-ROUNDS = ("wider_ports", "wider_ports2")
+ROUNDS = ("wider_ports", "wider_ports2", "wider_ports3")
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -73,6 +81,30 @@ PORTS = [
      _desc("Keys and the query lifted by a fixed random map; segments scored in that space, the best segments kept.")),
     ("wider_ports2/lookm", "LOOK-M", "merge",
      _desc("The prompt's tokens say which cached tokens matter; each dropped token folded into its closest kept key.")),
+    # the third round
+    ("wider_ports3/freqkv", "FreqKV", "token_spectrum",
+     _desc("The older cache rewritten as a few smooth components along the tokens; the newest stretch kept exactly.",
+           relation="Eviction loses tokens; we do not.")),
+    ("wider_ports3/fastv", "FastV", "layer_reuse",
+     _desc("A shallow layer judges every token by the mean attention it draws from the prompt; later layers agree.")),
+    ("wider_ports3/aim", "AIM", "attention_propagation",
+     _desc("A token matters if tokens that matter look at it: standing passed along attention links until it settles.",
+           relation="Unlike H2O, attention is not only summed.")),
+    ("wider_ports3/graphkv", "GraphKV", "similarity_suppression",
+     _desc("The closing queries give first scores; each time winners are taken, their look-alikes lose score.")),
+    ("wider_ports3/hip", "HiP", "coarse_to_fine",
+     _desc("Wide spans summed up by their mean key; the query keeps the spans it likes, splits them, looks again.")),
+    ("wider_ports3/zipvl", "ZipVL", "mixed_precision",
+     _desc("A layer keeps sharp keys for the fewest tokens holding most of the pull, a coarse copy for the rest.")),
+    ("wider_ports3/diffkv", "DiffKV", "head_budget",
+     _desc("One ranking over all heads: a sharp shelf, a rough shelf and a bin; attention over the shelves decides.")),
+    ("wider_ports3/meda", "MEDA", "entropy",
+     _desc("A layer whose queries look everywhere keeps more tokens; each dropped token averaged into a kept one.")),
+    ("wider_ports3/flashcache", "FlashCache", "token_spectrum",
+     _desc("Keys and values smoothed along the sequence; the tokens that stray furthest from the smooth version stay.",
+           relation="No attention is computed, unlike SnapKV.")),
+    ("wider_ports3/sampleattention", "SampleAttention", "random",
+     _desc("A random handful of the prompt's queries shows which keys matter; the fewest holding most of it stay.")),
 ]
 
 
@@ -115,6 +147,21 @@ HONEST = [
     ("wider_ports2/honest_similarity_merge", "KVMerger (arXiv 2407.08454): consecutive similar keys merged; SnapKV "
      "(arXiv 2404.14469): window attention. R-KV (arXiv 2505.24133): key similarity.",
      {"key_clustering", "question_queries"}, ["SpindleKV", "LOOK-M"]),
+    # the third round
+    ("wider_ports3/honest_channel_spectrum", "SnapKV (arXiv 2404.14469): pooled window attention.",
+     {"token_spectrum"}, ["FreqKV", "FlashCache"]),
+    ("wider_ports3/honest_block_pool_merge", "KVMerger (arXiv 2407.08454): neighbouring tokens merged; ChunkKV (arXiv "
+     "2502.00299): contiguous chunks.", {"token_spectrum"}, ["FreqKV", "FlashCache"]),
+    ("wider_ports3/honest_coverage_window", "DBudgetKV (arXiv 2502.16886): the fewest tokens covering a share of the "
+     "attention.", {"random"}, ["SampleAttention"]),
+    ("wider_ports3/honest_running_tally", "H2O (arXiv 2306.14048): attention accumulated, a recent window.",
+     {"attention_propagation"}, ["AIM"]),
+    ("wider_ports3/honest_similarity_penalty", "R-KV (arXiv 2505.24133): attention minus key redundancy.",
+     {"similarity_suppression"}, ["GraphKV"]),
+    ("wider_ports3/honest_halving_rescore", "TOVA (arXiv 2401.06104): the newest query's attention.",
+     {"coarse_to_fine"}, ["HiP"]),
+    ("wider_ports3/honest_single_level_blocks", "ShadowKV (arXiv 2410.21465) and Quest (arXiv 2406.10774): pages scored "
+     "by their keys against the query.", {"coarse_to_fine"}, ["HiP"]),
 ]
 
 
@@ -152,4 +199,104 @@ def test_the_papers_beyond_the_notes_are_in_the_index_once_each_with_a_rule_or_a
         assert (short in build.OPS) != (short in build.NO_RULE), short
     ruled = {row[0] for row in build.EXTRA_PAPERS if row[0] in build.OPS}
     assert ruled == {p[1] for p in PORTS}  # every ruled paper beyond the notes has a port here
-    assert len(index.papers) == 171  # 157 after the first round, 14 more in the second
+    assert len(index.papers) == 201  # 157 after the first round, 14 more in the second, 30 in the third
+
+
+# The third round's reader operations, each both ways (snippets written for these tests).
+_HEAD = ("import math\nimport torch\nimport torch.nn.functional as F\nfrom harness.api import EvictionMethod, Keep, "
+         "LayerView\n\nclass M(EvictionMethod):\n    query_window = 16\n\n    def select(self, view: LayerView) -> Keep:\n")
+_TAIL = "        return Keep.from_topk(s, view.budget, view.valid)\n"
+
+
+def _feats(body: str) -> set[str]:
+    return set(computation(_HEAD + body + _TAIL).features)
+
+
+def test_a_frequency_transform_along_the_tokens_is_token_spectrum_and_one_along_the_channels_is_not():
+    basis = ("        n = view.n_tokens\n        i = torch.arange(n).float()\n"
+             "        b = torch.cos(math.pi * (i[None, :] + 0.5) * torch.arange(8).float()[:, None] / n)\n")
+    yes = [basis + "        c = b @ view.keys.float()\n        s = (c[:, :1] * view.keys).sum(-1)\n",
+           basis + "        c = torch.einsum('mn,hnd->hmd', b, view.values.float())\n        s = c.sum((1, 2))[:, None]"
+                   " + view.keys.float().norm(dim=-1)\n",
+           "        c = torch.fft.rfft(view.keys.float(), dim=1)\n        s = c[:, :4].abs().sum((1, 2))[:, None] + "
+           "view.keys.float().norm(dim=-1)\n",
+           "        c = torch.fft.rfft(view.keys.float().transpose(1, 2))\n        s = c.abs().sum((1, 2))[:, None] + "
+           "view.keys.float().norm(dim=-1)\n"]
+    no = ["        c = torch.fft.rfft(view.keys.float(), dim=-1).abs()\n        s = c[..., 8:].sum(-1)\n",
+          basis + "        c = view.keys.float()[..., :8] @ b[:, :8]\n        s = c.sum(-1)\n",
+          "        ang = torch.arange(view.n_tokens).float()[:, None] * torch.ones(view.keys.shape[-1])[None]\n"
+          "        k = view.keys.float() * ang.cos() + view.keys.float().roll(1, -1) * ang.sin()\n"
+          "        s = (view.group(view.queries.float(), 'mean') @ k.transpose(1, 2)).softmax(-1).sum(1)\n"]
+    for body in yes:
+        assert "token_spectrum" in _feats(body), body
+    for body in no:
+        assert "token_spectrum" not in _feats(body), body
+
+
+def test_a_vector_walked_through_attention_again_and_again_is_attention_propagation_and_a_tally_is_not():
+    att = "        a = view.group(view.attention(), 'mean')\n        r = torch.ones(a.shape[0], a.shape[-1])\n"
+    yes = [att + "        for _ in range(10):\n            r = 0.9 * torch.einsum('hqk,hq->hk', a, r) + 0.1\n        s = r\n",
+           att + "        for _ in range(10):\n            y = torch.bmm(r.unsqueeze(1), a).squeeze(1)\n"
+                 "            r = y / y.sum(-1, keepdim=True)\n        s = r\n"]
+    no = [att + "        for _ in range(10):\n            r = r + a.sum(1)\n        s = r\n",
+          att + "        w = torch.ones(a.shape[1])\n        for h in range(a.shape[0]):\n            r[h] = w @ a[h]\n"
+                "        s = r\n"]
+    for body in yes:
+        assert "attention_propagation" in _feats(body), body
+    for body in no:
+        assert "attention_propagation" not in _feats(body), body
+
+
+def test_decaying_the_picked_tokens_look_alikes_is_similarity_suppression_and_a_mean_penalty_is_not():
+    pre = ("        s = view.group(view.attention().sum(1), 'mean')\n        u = F.normalize(view.keys.float(), dim=-1)\n"
+           "        sim = u @ u.transpose(1, 2)\n")
+    yes = [pre + "        for _ in range(3):\n            top = s.topk(4, dim=-1).indices\n"
+                 "            near = sim.gather(1, top[..., None].expand(-1, -1, sim.shape[-1])).amax(1)\n"
+                 "            s = s * (1 - 0.5 * near)\n",
+           pre + "        for h in range(s.shape[0]):\n            nb = sim[h, s[h].argmax()].topk(8).indices\n"
+                 "            s[h, nb] *= 0.5\n",
+           pre + "        top = s.topk(4, dim=-1).indices\n        for h in range(s.shape[0]):\n"
+                 "            s[h].sub_(0.3 * sim[h, top[h]].amax(0))\n"]
+    no = [pre + "        s = s - 0.3 * sim.mean(-1)\n",
+          pre + "        top = s.topk(4, dim=-1).indices\n        v = view.values.float()\n"
+                "        for h in range(s.shape[0]):\n            near = sim[h, :, top[h]].argmax(-1)\n"
+                "            v[h] = v[h] + v[h, top[h]][near]\n        s = s + v.norm(dim=-1) * 0\n"]
+    for body in yes:
+        assert "similarity_suppression" in _feats(body), body
+    for body in no:
+        assert "similarity_suppression" not in _feats(body), body
+
+
+def test_blocks_refined_level_by_level_are_coarse_to_fine_and_one_level_or_a_halved_kept_set_is_not():
+    q = "        h, n, d = view.keys.shape\n        k = view.keys.float()\n        q = view.group(view.queries.float(), 'mean')[:, -1]\n"
+    level = ("            kids = torch.cat([starts, starts + width], dim=1).clamp(max=n - width)\n"
+             "            rows = kids.repeat_interleave(width, dim=1) + torch.arange(width).repeat(kids.shape[1])\n"
+             "            blocks = k.gather(1, rows[..., None].expand(-1, -1, d)).unflatten(1, (-1, width))\n"
+             "            fit = torch.einsum('hbd,hd->hb', blocks.mean(dim=2), q)\n"
+             "            starts = kids.gather(1, fit.topk(4, dim=1).indices)\n")
+    yes = [q + "        width = 64\n        starts = torch.arange(0, n - 63, 64).expand(h, -1)\n"
+               "        while width > 1:\n            width //= 2\n" + level +
+               "        s = torch.zeros(h, n).scatter(1, starts, 1.0)\n",
+           q + "        starts = torch.arange(0, n - 63, 64).expand(h, -1)\n        for width in (32, 16, 8, 4, 2, 1):\n" +
+               level + "        s = torch.zeros(h, n).scatter(1, starts, 1.0)\n"]
+    no = [q + "        means = k.unflatten(1, (-1, 16)).mean(dim=2)\n        fit = torch.einsum('hbd,hd->hb', means, q)\n"
+              "        s = fit.repeat_interleave(16, dim=1)\n",
+          q + "        alive = torch.arange(n).expand(h, -1)\n        m = n\n        while m > view.budget:\n"
+              "            m = m // 2\n            sc = torch.einsum('htd,hd->ht', k.gather(1, alive[..., None].expand(-1, -1, d)), q)\n"
+              "            alive = alive.gather(1, sc.topk(m, dim=1).indices)\n"
+              "        s = torch.zeros(h, n).scatter(1, alive, 1.0)\n",
+          q + "        width = 64\n        while width > 1:\n            width //= 2\n"
+              "            means = k.unflatten(1, (-1, width)).mean(dim=2)\n"
+              "            fit = torch.einsum('hbd,hd->hb', means, q)\n"
+              "        s = fit.repeat_interleave(width, dim=1)\n"]
+    for body in yes:
+        assert "coarse_to_fine" in _feats(body), body
+    for body in no:
+        assert "coarse_to_fine" not in _feats(body), body
+
+
+def test_a_three_letter_acronym_names_a_paper_only_in_capitals():
+    from reviewbench.priorart import name_pattern
+
+    assert name_pattern("AIM").search("pruned as AIM does") and not name_pattern("AIM").search("we aim to keep")
+    assert name_pattern("H2O").search("as in h2o") and name_pattern("GraphKV").search("graphkv's decay")

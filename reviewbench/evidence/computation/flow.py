@@ -13,7 +13,7 @@ from reviewbench.evidence.computation.vocabulary import (ANGLE_CALLS, API_CALLS,
                                                          FUNCTION_WRAPPERS,
                                                          FACTORISATIONS, INLINE_DEPTH, INTEGER_CASTS, INTEGER_DTYPES,
                                                          INVERSES, LEARNED_CALLS, ORTHOGONAL_CALLS, QUANTISING_CALLS,
-                                                         SIGN_CALLS, SIZES)
+                                                         SIGN_CALLS, SIZES, SPECTRAL_CALLS)
 
 # What a value per token is made of (keys, values, queries, attention, positions): a fitted number with none of
 # these is chosen per head or per layer, so a test on it is a gate, not a score.
@@ -260,6 +260,123 @@ def _norm_call(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and CANON.get(callee(node.func)[0] or "") == "norm"
 
 
+def _const_axis(e: ast.expr | None) -> int | None:
+    """An axis written as an integer constant (``1``, ``-2``), else None."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) and isinstance(e.operand, ast.Constant) and \
+            isinstance(e.operand.value, int) and not isinstance(e.operand.value, bool):
+        return -e.operand.value
+    if isinstance(e, ast.Constant) and isinstance(e.value, int) and not isinstance(e.value, bool):
+        return e.value
+    return None
+
+
+def _swaps_tokens_and_channels(args: list[ast.expr], name: str | None) -> bool:
+    """``x.transpose(1, 2)``, ``x.transpose(-1, -2)``, ``x.swapaxes(-2, -1)``, ``x.permute(0, 2, 1)`` (``args``: the
+    axes given): the tokens' and the channels' axes of a (heads, tokens, channels) tensor exchanged (``x.t()`` of a
+    (tokens, channels) one)."""
+    if name == "t" and not args:
+        return True
+    vals = [_const_axis(a) for a in args]
+    if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
+        vals = [_const_axis(e) for e in args[0].elts]
+    axes = [v for v in vals if v is not None]
+    if name in ("transpose", "swapaxes", "swapdims") and len(axes) == 2 == len(vals):
+        return sorted(v - 3 if v > 0 else v for v in axes) == [-2, -1]  # axes of a 3-D tensor, counted back
+    return name == "permute" and vals == [0, 2, 1]
+
+
+def _einsum_token_letter(sub: str) -> str | None:
+    """The token axis' letter of a (heads, tokens, channels) or (tokens, channels) operand's einsum subscript (the
+    second last): ``hnd`` -> ``n``."""
+    letters = sub.replace("...", "").replace(" ", "")
+    return letters[-2] if len(letters) >= 2 else None
+
+
+def _mentions(e: ast.expr, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(e))
+
+
+def _matmul_operands(e: ast.AST) -> list[list[ast.expr]]:
+    """The operands of every matrix product written in ``e``: ``a @ b``, ``torch.matmul(a, b)``, ``a.mm(b)``,
+    ``torch.einsum(eq, a, b)``."""
+    out: list[list[ast.expr]] = []
+    for n in ast.walk(e):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult):
+            out.append([n.left, n.right])
+        elif isinstance(n, ast.Call):
+            name, receiver = callee(n.func)
+            if CANON.get(name or "") != "matmul":
+                continue
+            args = list(n.args[1:]) if name == "einsum" else list(n.args)
+            root = receiver
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if receiver is not None and isinstance(n.func, ast.Attribute) and not (
+                    isinstance(root, ast.Name) and root.id in ("torch", "np", "numpy", "F", "scipy", "jnp", "linalg")):
+                args = [receiver, *args]
+            if len(args) >= 2:
+                out.append(args)
+    return out
+
+
+def _carried(loop: ast.For | ast.While, names: set[str]) -> set[str]:
+    """Names of ``names`` a loop's body reads before it binds them: what one iteration leaves for the next."""
+    out = set()
+    for name in names:
+        stores = [n.lineno for n in ast.walk(loop) if isinstance(n, ast.Name) and n.id == name and
+                  isinstance(n.ctx, ast.Store)]
+        if not stores:
+            continue
+        first = min(stores)
+        test = [loop.test] if isinstance(loop, ast.While) else []
+        if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and (n.lineno < first or
+               any(n is m for t in test for m in ast.walk(t))) for n in ast.walk(loop)):
+            out.add(name)
+    return out
+
+
+def _shrinks(node: ast.stmt, loop_vars: set[str], exprs: dict[str, ast.expr] | None = None) -> bool:
+    """A size divided down inside a loop: ``b //= 2``, ``b = b // 2``, ``b >>= 1``, ``b = top >> level`` or
+    ``b = top // 2 ** level`` with ``level`` the loop's variable, ``b = half`` with ``half = b // 2`` bound before
+    (``exprs``: what names were last bound to): each iteration works at a finer granularity."""
+    def const(e: ast.expr) -> float | None:
+        return e.value if isinstance(e, ast.Constant) and isinstance(e.value, (int, float)) and \
+            not isinstance(e.value, bool) else None
+
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        c = const(node.value)
+        return c is not None and (isinstance(node.op, (ast.FloorDiv, ast.Div)) and c >= 2 or
+                                  isinstance(node.op, ast.RShift) and c >= 1)
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        v = node.value
+        if isinstance(v, ast.Call) and callee(v.func)[0] in ("max", "int"):
+            arith = [a for a in v.args if isinstance(a, ast.BinOp)]
+            v = arith[0] if len(arith) == 1 else v  # max(1, b // 2), int(b / 2)
+        if not isinstance(v, (ast.BinOp, ast.Name)):
+            return False
+        target = node.targets[0].id
+        if isinstance(v, ast.Name) and exprs is not None and v.id in exprs and v.id != target:
+            v = exprs[v.id]  # b = half, half = b // 2
+        if not isinstance(v, ast.BinOp):
+            return False
+        if isinstance(v.left, ast.Name) and v.left.id == target:
+            c = const(v.right)
+            return c is not None and (isinstance(v.op, (ast.FloorDiv, ast.Div)) and c >= 2 or
+                                      isinstance(v.op, ast.RShift) and c >= 1)
+        level = {n.id for n in ast.walk(v.right) if isinstance(n, ast.Name)} & loop_vars
+        return bool(level) and (isinstance(v.op, ast.RShift) or isinstance(v.op, (ast.FloorDiv, ast.Div)) and
+                                isinstance(v.right, ast.BinOp) and isinstance(v.right.op, ast.Pow))
+    return False
+
+
+def _decreasing_sizes(it: ast.expr) -> bool:
+    """A loop over a literal run of sizes, each smaller than the one before (``for b in (64, 16, 4, 1)``)."""
+    if not isinstance(it, (ast.Tuple, ast.List)) or len(it.elts) < 2:
+        return False
+    vals = [e.value for e in it.elts if isinstance(e, ast.Constant) and isinstance(e.value, int)]
+    return len(vals) == len(it.elts) and all(a > b for a, b in zip(vals, vals[1:]))
+
+
 def _ahead(node: ast.expr) -> bool:
     """An offset that moves positions forward: a positive constant, or a size or attribute (a window length)."""
     if isinstance(node, ast.Constant):
@@ -317,6 +434,9 @@ class FeatureTagger(ast.NodeVisitor):
 
     def add(self, key: str, line: int) -> None:
         self.found.setdefault(key, line)
+        if key in ("block_scores", "block_keys"):
+            for frame in self.frames:
+                frame["blocks_scored"] = True  # blocks of tokens scored inside the loops being run
 
     def run_def(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if id(fn) in self.stack or len(self.stack) > INLINE_DEPTH:
@@ -357,6 +477,8 @@ class FeatureTagger(ast.NodeVisitor):
                 # "@attr": made from the module's own value (a new value made from the old one is a running update)
                 return set(self.tags.get(f"self.{node.attr}", set())) | {f"@{node.attr}"}
             base = self.tag(node.value)
+            if node.attr in ("T", "mT") and base & {"K", "V"} and not base & {"A", "Q"}:
+                return (base - {"VIEW"}) ^ {"TT"}  # tokens and channels exchanged (twice: back as they were)
             if node.attr in API_SOURCES and not base - {"VIEW"} and ("VIEW" in base or isinstance(node.value, ast.Name)):
                 if "VIEW" in base:
                     self.read.add(API_SOURCES[node.attr])
@@ -539,7 +661,9 @@ class FeatureTagger(ast.NodeVisitor):
                     return set(a)  # attention times a visibility (causal) mask: still that attention, masked
         if isinstance(node.op, ast.MatMult):
             self._matmul(lt, rt, node.lineno)
-            lt |= self._pair(lt, rt, node.lineno)
+            gained = self._spectral_product(lt, rt, node.lineno) | (
+                {"KSIM"} if self._key_sim(lt, rt) else set())
+            lt |= self._pair(lt, rt, node.lineno) | gained
         if isinstance(node.op, ast.Pow) and _age_decay(lt, rt):
             self.add("age_decay", node.lineno)  # rate ** age: a per-token rate compounded over the token's age
         if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and node.right.value == 2 \
@@ -674,6 +798,124 @@ class FeatureTagger(ast.NodeVisitor):
             elif isinstance(n, ast.Return) and n.value is not None:
                 rets.append(n.value)
         return rets, env
+
+    def _along_tokens(self, node: ast.Call, name: str | None, operand: ast.expr | None, t: set[str]) -> bool:
+        """A frequency transform of a (heads, tokens, channels) tensor along its tokens: ``dim=1`` / ``dim=-2`` (the
+        n-d transforms: among their axes), ``dim=0`` of one head's (tokens, channels) slice, or the default last axis
+        of the keys put behind the channels (``k.transpose(1, 2)``)."""
+        d = None
+        for key in ("dim", "axis", "axes"):
+            d = d or kwarg(node, key)
+        if d is None and name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft") and len(node.args) >= 3:
+            d = node.args[2]
+        axes = list(d.elts) if isinstance(d, (ast.Tuple, ast.List)) else [d]
+        for a in axes:
+            axis = -1 if a is None else _const_axis(a)
+            if axis == -1:
+                if "TT" in t:
+                    return True
+                continue
+            one_head = operand is not None and isinstance(operand, ast.Subscript) and not isinstance(
+                operand.slice.elts[0] if isinstance(operand.slice, ast.Tuple) and operand.slice.elts else
+                operand.slice, ast.Slice)
+            if "TT" not in t and (_per_channel_axis(a, operand) or axis == 0 and one_head):
+                return True
+        return False
+
+    def _spectral_product(self, lt: set[str], rt: set[str], line: int) -> set[str]:
+        """A fixed frequency basis (cosines of token indices, a transformed identity) times keys or values, contracted
+        along their tokens (the basis on the left of them, or on the right of them put behind the channels): the
+        cache's spectrum over positions."""
+        for basis, data, behind in ((lt, rt, False), (rt, lt, True)):
+            if "FBS" in basis and not basis & DATA_TAGS and data & {"K", "V"} and not data & {"A", "Q"} and \
+                    ("TT" in data) == behind:
+                self.add("token_spectrum", line)
+                return {"SPEC"}
+        return set()
+
+    def _spectral_einsum(self, eq: ast.expr, operands: list[set[str]], line: int) -> set[str]:
+        """``einsum("mn,hnd->hmd", basis, keys)``: a fixed frequency basis sharing the keys' (values') token index."""
+        if not (isinstance(eq, ast.Constant) and isinstance(eq.value, str) and "->" in eq.value):
+            return set()
+        subs = eq.value.replace(" ", "").split("->")[0].split(",")
+        if len(subs) != len(operands):
+            return set()
+        for i, basis in enumerate(operands):
+            if "FBS" not in basis or basis & DATA_TAGS:
+                continue
+            for j, data in enumerate(operands):
+                letter = _einsum_token_letter(subs[j])
+                if j != i and data & {"K", "V"} and not data & {"A", "Q"} and letter and letter in subs[i]:
+                    self.add("token_spectrum", line)
+                    return {"SPEC"}
+        return set()
+
+    def _key_sim(self, lt: set[str], rt: set[str]) -> bool:
+        """Keys against keys, one of them unit vectors (no query, no attention, no mean key, no other layer's keys):
+        a matrix of key-key cosine similarities."""
+        both = lt | rt
+        return "K" in lt and "K" in rt and "N" in both and not both & {"Q", "A", "KM", "S"} and \
+            not _one_side(lt, rt, "LK")
+
+    def _names_tagged(self, e: ast.expr, tag: str) -> bool:
+        """Whether a name (or a self attribute) read in ``e`` carries ``tag``."""
+        for n in ast.walk(e):
+            if isinstance(n, ast.Name) and tag in self.tags.get(n.id, set()):
+                return True
+            if isinstance(n, ast.Attribute) and self_attr(n) and tag in self.tags.get(f"self.{n.attr}", set()):
+                return True
+        return False
+
+    def _iterated_walk(self, target: str, value: ast.expr, line: int) -> None:
+        """Inside a loop, ``x = A @ x`` (``x = d * (a.T @ x) + (1 - d) / n``, ``einsum(..., a, x)``, or through a name
+        bound in the loop just before: ``y = x @ a; x = d * y + c``): a vector carried through attention again and
+        again, a power iteration (PageRank over the attention graph)."""
+        here = self.frames[-1]["bound"] if self.frames else set()
+        parts = [value] + [self.exprs[n.id] for n in ast.walk(value) if isinstance(n, ast.Name) and n.id != target and
+                           n.id in here and n.id in self.exprs]
+        for ops in [o for part in parts for o in _matmul_operands(part)]:
+            if any(_mentions(o, target) for o in ops) and any(
+                    not _mentions(o, target) and self._names_tagged(o, "A") for o in ops):
+                self.add("attention_propagation", line)
+                return
+
+    def _picked_similarity(self, e: ast.expr) -> bool:
+        """Rows (or columns) of a key-key similarity matrix picked by a ranking: ``sim[:, top]``, ``sim[h, best]``,
+        ``sim.gather(-1, idx)``, ``torch.index_select(sim, 1, top)``: how like the chosen tokens each token is."""
+        for n in ast.walk(e):
+            if isinstance(n, ast.Name) and {"KSIM", "SEL"} <= self.tags.get(n.id, set()):
+                return True  # near = sim.gather(1, top): bound before
+            if isinstance(n, ast.Subscript):
+                if "KSIM" in self.tag(n.value) and self.tag(n.slice) & {"R", "SEL"}:
+                    return True
+            elif isinstance(n, ast.Call) and callee(n.func)[0] in ("gather", "index_select", "take_along_dim"):
+                name, receiver = callee(n.func)
+                parts = [receiver, *n.args] if self._on_tensor(receiver) else list(n.args)
+                tags = [self.tag(x) for x in parts if x is not None]
+                if any("KSIM" in x for x in tags) and any(x & {"R", "SEL"} and "KSIM" not in x for x in tags):
+                    return True
+        return False
+
+    def _suppression(self, target: ast.expr, value: ast.expr | None, line: int, update: bool) -> None:
+        """An attention score lowered where tokens resemble the ones already picked: the score updated (``s -= ...``,
+        ``s = s * (1 - ...)``, ``s = s.masked_fill(...)``) with key-key similarities picked by a ranking, or its
+        entries at the chosen tokens' most similar neighbours scaled (``s[nb] *= decay``): selection with redundancy
+        suppressed (a decay propagated over the key similarity graph)."""
+        base = target.value if isinstance(target, ast.Subscript) else target
+        if not isinstance(base, ast.Name):
+            return
+        score = self.tags.get(base.id, set())
+        if "A" not in score or score & {"V", "KSIM"}:
+            return
+        if isinstance(target, ast.Subscript):
+            st = self.tag(target.slice)
+            if "KSIM" in st and st & {"R", "SEL"}:
+                self.add("similarity_suppression", line)
+                return
+        if value is None or not (update or _mentions(value, base.id)):
+            return
+        if self._picked_similarity(value):
+            self.add("similarity_suppression", line)
 
     def _on_tensor(self, receiver: ast.expr | None) -> bool:
         """``x.op(...)`` on a tensor, not ``torch.op(x, ...)`` / ``F.op(x, ...)`` on a module."""
@@ -1257,6 +1499,21 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("learned_scorer", line)  # fitted weights, a nonlinearity: a network written out
         if name in ("expand_as", "view_as", "reshape_as", "type_as") and receiver is not None:
             return rt  # the argument gives only a shape or a type
+        if name in ("transpose", "swapaxes", "swapdims", "permute", "t") and t & {"K", "V"} and \
+                not t & {"A", "Q"} and _swaps_tokens_and_channels(
+                    node.args if self._on_tensor(receiver) else node.args[1:], name):
+            return t ^ {"TT"}  # the tokens behind the channels (twice: back as they were)
+        if name in SPECTRAL_CALLS:
+            operand = node.args[0] if node.args else receiver
+            if t & {"K", "V"} and not t & {"A", "Q"} and self._along_tokens(node, name, operand, t):
+                self.add("token_spectrum", line)  # keys or values transformed along the tokens: their spectrum
+                return t | {"SPEC"}
+            if not t & DATA_TAGS:
+                return t | {"FBS"}  # a transform of no data (of an identity): a fixed frequency basis
+        if op in ("trig", "exp") and "I" in t and not t & (DATA_TAGS | {"P", "W", "RND"}):
+            t = t | {"FBS"}  # cosines (or complex exponentials) of token indices: a fixed frequency basis
+        if name == "matrix_power" and "A" in t:
+            self.add("attention_propagation", line)  # attention composed with itself: a walk on the token graph
         if name in ORTHOGONAL_CALLS and not t & DATA_TAGS:
             return t | {"ORTH"}  # a Hadamard or orthogonal matrix built from no data
         if name in FACTORISATIONS and not t & (DATA_TAGS | {"W"}) and t & {"RND", "ORTH"}:
@@ -1308,6 +1565,7 @@ class FeatureTagger(ast.NodeVisitor):
             if len(arg_tags) >= 2 and "K" in arg_tags[0] and "K" in arg_tags[1] and "Q" not in t:
                 if "N" in arg_tags[0] and "N" in arg_tags[1]:
                     self.add("key_similarity", line)  # distances of unit keys: a monotone of their cosines
+                    return t | {"KK2", "KSIM"}
                 return t | {"KK2"}
             if len(arg_tags) == 2 and not arg_tags[1] & (DATA_TAGS | {"W", "RND"}) and "Q" not in t:
                 if "K" in arg_tags[0] and "V" not in arg_tags[0] and not self.normalising:
@@ -1407,6 +1665,7 @@ class FeatureTagger(ast.NodeVisitor):
         if name == "cosine_similarity":
             if "K" in t and "Q" not in t:
                 self.add("mean_key" if "KM" in t else "key_similarity", line)
+                return t | ({"KSIM"} if "KM" not in t and not t & {"A", "S"} else set())
             return t
         if op == "matmul":
             if len(arg_tags) >= 2:
@@ -1423,12 +1682,18 @@ class FeatureTagger(ast.NodeVisitor):
                     self._einsum(arg_tags[1:], line)
                     if len(arg_tags) == 3:  # two operands: what their pair is (keys against keys), as a @ b
                         t = t | self._pair(arg_tags[1], arg_tags[2], line)
+                    t = t | self._spectral_einsum(node.args[0], arg_tags[1:], line) | (
+                        {"KSIM"} if len(arg_tags) == 3 and self._key_sim(arg_tags[1], arg_tags[2]) else set())
                 else:
                     self._matmul(arg_tags[-2], arg_tags[-1], line)
                     t = t | self._pair(arg_tags[-2], arg_tags[-1], line)  # torch.matmul(a, b) reads as a @ b
+                    t = t | self._spectral_product(arg_tags[-2], arg_tags[-1], line) | (
+                        {"KSIM"} if self._key_sim(arg_tags[-2], arg_tags[-1]) else set())
             elif receiver is not None and arg_tags:
                 self._matmul(rt, arg_tags[0], line)
                 t = t | self._pair(rt, arg_tags[0], line)
+                t = t | self._spectral_product(rt, arg_tags[0], line) | (
+                    {"KSIM"} if self._key_sim(rt, arg_tags[0]) else set())
             operands = arg_tags[1:] if name == "einsum" else ([rt, *arg_tags] if self._on_tensor(receiver) else arg_tags)
             if len(operands) == 2 and all("A" in o and "N" in o for o in operands):
                 return (t - {"A"}) | {"HSIM"}  # a similarity of heads' attention patterns (``_matmul``)
@@ -1540,6 +1805,7 @@ class FeatureTagger(ast.NodeVisitor):
             t = t - {"LVD"}  # distances summed over the channels: to vectors (centroids), no level per entry
         if op == "reduce" and "KK" in t:
             self.add("key_similarity", line)  # (unit_k * unit_k').sum(-1): keys against keys by cosine
+            t = t | {"KSIM"}
         if op == "reduce" and "WK" in t:
             self.add("key_projection", line)  # (filter * keys).sum(-1): the keys' projection on a fitted vector
         if op == "reduce":
@@ -1732,6 +1998,8 @@ class FeatureTagger(ast.NodeVisitor):
             self.tags[target.id] = set(t)
             if "SEL" in t and self.frames:
                 self.frames[-1]["sel"].add(target.id)  # a value a ranking picked from, inside a loop
+            if t & {"R", "SEL"} and t & (DATA_TAGS | {"I"}) and self.frames:
+                self.frames[-1]["rank"].add(target.id)  # a ranking (or what it picked) bound inside a loop
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
             key = f"self.{target.attr}"
             if self.current not in ("__init__", "setup") and key in self.tags and "A" in t | self.tags[key] and \
@@ -1801,6 +2069,14 @@ class FeatureTagger(ast.NodeVisitor):
             for tgt in node.targets:
                 if isinstance(tgt, ast.Name) and "S" in self.tags.get(tgt.id, set()) | t and "A" in t:
                     self.add("accumulate", node.lineno)
+        if self.loop and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            self._iterated_walk(node.targets[0].id, node.value, node.lineno)
+            if self.frames:
+                self.frames[-1]["bound"].add(node.targets[0].id)
+        for tgt in node.targets:
+            self._suppression(tgt, node.value, node.lineno, update=False)
+        if self.frames and _shrinks(node, self.loop_vars, self.exprs):
+            self.frames[-1]["shrink"] = True
         for tgt in node.targets:
             self._bind(tgt, t)
         if self.current not in ("__init__", "setup") and any(
@@ -1838,6 +2114,9 @@ class FeatureTagger(ast.NodeVisitor):
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         t = self.tag(node.value)
         prior = self.tag(node.target)
+        self._suppression(node.target, node.value, node.lineno, update=True)
+        if self.frames and _shrinks(node, self.loop_vars):
+            self.frames[-1]["shrink"] = True
         if isinstance(node.op, ast.Mult) and "S" in prior and not prior & {"A", "Q"} and _rate(t):
             self.add("age_decay", node.lineno)  # r *= rate: the rate compounded once per call
         if isinstance(node.op, ast.Add) and "A" in t and ("S" in prior or isinstance(node.target, ast.Attribute)):
@@ -1868,7 +2147,9 @@ class FeatureTagger(ast.NodeVisitor):
         added = names - self.loop_vars
         self.loop_vars |= added
         self.loop += 1
-        self.frames.append({"blocks": bool(it & {"BS", "BLK"}), "sel": set(), "cat": set()})
+        self.frames.append({"blocks": bool(it & {"BS", "BLK"}), "sel": set(), "cat": set(), "node": node,
+                            "shrink": _decreasing_sizes(node.iter), "rank": set(), "blocks_scored": False,
+                            "bound": set()})
         for s in node.body + node.orelse:
             self.visit(s)
         if {"R", "A"} <= it and _mass_reached(node) & {n for n in self.tags if "A" in self.tags[n]}:
@@ -1882,7 +2163,8 @@ class FeatureTagger(ast.NodeVisitor):
     def visit_While(self, node: ast.While) -> None:
         self.tag(node.test)
         self.loop += 1
-        self.frames.append({"blocks": True, "sel": set(), "cat": set()})
+        self.frames.append({"blocks": True, "sel": set(), "cat": set(), "node": node, "shrink": False,
+                            "rank": set(), "blocks_scored": False, "bound": set()})
         for s in node.body + node.orelse:
             self.visit(s)
         self._loop_end(node.lineno)
@@ -1893,12 +2175,24 @@ class FeatureTagger(ast.NodeVisitor):
         (a pot) refilled with each chunk and cut back by its scores, so that each chunk competes with what earlier
         chunks left, not with the whole context."""
         frame = self.frames.pop()
-        if frame["blocks"] and frame["sel"] & frame["cat"] and "attention" in self.found:
+        if frame.get("shrink") and frame.get("blocks_scored") and _carried(frame["node"], frame["rank"]):
+            # a loop that scores blocks, picks the best, carries the pick to the next round and shrinks the block
+            # size: a coarse-to-fine (tree) search, each level refining the branches the one before kept (what it
+            # carries is a pick among the branches, not a kept set refilled with new tokens)
+            self.add("coarse_to_fine", line)
+        elif frame["blocks"] and frame["sel"] & frame["cat"] and "attention" in self.found:
             self.add("chunked_refill", line)
+        if self.frames:
+            self.frames[-1]["rank"] |= frame["rank"]
 
     def visit_Expr(self, node: ast.Expr) -> None:
         if not isinstance(node.value, ast.Constant):
             self.tag(node.value)
+        v = node.value
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in (
+                "sub_", "mul_", "div_", "masked_fill_", "index_fill_", "index_put_", "scatter_", "copy_") and \
+                isinstance(v.func.value, (ast.Name, ast.Subscript)):
+            self._suppression(v.func.value, v, node.lineno, update=True)  # s.mul_(1 - sim[:, top].amax(-1)), s[h].sub_
 
     def generic_visit(self, node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):

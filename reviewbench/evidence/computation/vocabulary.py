@@ -103,6 +103,10 @@ INTEGER_CASTS = frozenset({"int", "long", "short", "char", "byte"})
 ORTHOGONAL_CALLS = frozenset({"hadamard", "kron", "orthogonal_", "ortho_group", "random_orthogonal"})
 # The angle of a pair of coordinates (a polar transform): atan2, the argument of a complex number.
 ANGLE_CALLS = frozenset({"atan2", "arctan2", "angle", "polar", "view_as_complex"})
+# Frequency transforms (torch.fft, numpy.fft, scipy.fft): applied to keys or values along the tokens, a spectrum of
+# the cache over positions (its low frequencies kept: a condensed cache); along the channels, no such thing.
+SPECTRAL_CALLS = frozenset({"fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fftn", "ifftn", "rfftn", "irfftn",
+                            "dct", "idct", "dst", "idst", "dctn", "idctn", "dstn", "idstn"})
 
 
 # The features: what the operations act on, each with the words papers use for it (the prior-art query is built
@@ -200,6 +204,12 @@ FEATURE_WORDS = {
                  "the age temporal decay of intrinsic importance memory-bounded retention",
     "query_key_basis": "joint eigenbasis of keys and queries eigendecomposition low-rank attention computed in the "
                        "reduced eigen space",
+    "token_spectrum": "frequency domain transform of the keys and values along the tokens discrete cosine transform "
+                      "fourier transform low-frequency components kept spectral compression of the cache",
+    "similarity_suppression": "scores of tokens similar to the already selected ones decayed redundancy suppression "
+                              "propagated over a key similarity graph diverse selection",
+    "coarse_to_fine": "hierarchical tree search coarse to fine blocks refined best branches kept and split again "
+                      "shrinking block size top-k estimation",
 }
 
 GENERIC = frozenset({"attention", "window_queries", "all_queries", "window_kept", "pooling", "recent", "decode",
