@@ -335,3 +335,29 @@ def test_a_claim_that_the_question_s_queries_score_stands_only_where_the_code_re
                    "Unlike SnapKV, no question query is read: key norms alone rank the tokens.",
                    "The question span is protected by position, and keys rank everything else."]:
         assert _standing(_desc(honest), LOWNORM) == [], honest
+
+
+def test_keeping_a_baseline_s_tokens_proves_a_mechanism_absent_only_where_the_code_could_not_compute_it():
+    """A value-weighted SnapKV keeps nearly SnapKV's tokens (a small modulation moves few of them) and does read the
+    values: behaving as SnapKV (whose rule reads none) is no proof that the stated value term is absent. Code that
+    never reads a value still gets the proof from the same behaviour."""
+    from reviewbench.evidence.behaviour import BehaviourMatch
+
+    claim = _desc("Each token's window score is scaled by how far its value vector sits from its neighbours'.")
+    alike = [BehaviourMatch(reference="baseline:snapkv", member="snapkv", jaccard=0.95, rank_corr=0.9)]
+    rules = _rubric().evidence
+    [f] = misstated_flags(claim, VALUED, alike, rules)
+    assert f.strength == "indication", f.explanation
+    [g] = misstated_flags(claim, POOLED, alike, rules)
+    assert g.strength == "proof"
+
+
+def test_an_index_paper_named_in_the_title_is_another_work_in_the_sentences():
+    """A credited port titled after its source ("a port of MoBA's block gate"): "MoBA models are trained with the
+    gate" is MoBA's training, not a claim that this method learns; the method's own invented name still is its own."""
+    desc = ("# Block-gated retention - a port of MoBA's block gate\n\n## Idea\nSome tokens matter.\n\n"
+            "## Method summary\nMoBA models are trained with the gate in place; here the gate is applied untrained."
+            "\n\n## Builds on\nMoBA (arXiv 2502.13189).\n")
+    assert misstatements(desc, POOLED) == []
+    own = desc.replace("MoBA models are trained", "Block-gated models are trained")
+    assert [m.mechanism for m in misstatements(own, POOLED)] == ["learned weights"]

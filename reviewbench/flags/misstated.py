@@ -43,6 +43,7 @@ class Misstatement:
     strict: bool  # absent from the data flow and from every operation called (and stated in the Method summary)
     needs: str = ""  # the operation the mechanism requires, in words
     phrase: str = ""  # the words that state it
+    absent: bool = True  # no operation called and no shape of the code could compute it (strict but for the section)
 
 
 def _line_of(text: str, sentence: str) -> int:
@@ -58,8 +59,14 @@ def _own_sentences(description: str) -> Iterator[tuple[str, str, tuple[str, ...]
     method does (``STATE_SECTIONS``); the title's capitalised words name the method itself, not another work."""
     from reviewbench.evidence.priorart_evidence import _sentences
 
+    from reviewbench.priorart import load_index
+
     desc, _ = parse_description(description)
-    own = tuple(w for w in re.findall(r"[A-Za-z][A-Za-z0-9-]{3,}", desc.title or "") if not w.islower())
+    papers = {p.short_name.lower() for p in load_index().papers}
+    # (a paper of the index named in the title is the work it ports or builds on, "a port of MoBA's gate": another
+    # work's name in the sentences, never the method's own)
+    own = tuple(w for w in re.findall(r"[A-Za-z][A-Za-z0-9-]{3,}", desc.title or "")
+                if not w.islower() and w.lower() not in papers)
     for key in STATE_SECTIONS:
         sec = desc.sections.get(key)
         if sec is not None:
@@ -90,12 +97,12 @@ def misstatements(description: str, method_src: str) -> list[Misstatement]:
             ok, _why = stated(sent, m, own)
             if not ok:
                 continue
-            strict = (not c.words_only and not (c.could & calls) and not (c.structure & shapes)
-                      and key == "method_summary")
+            absent = not (c.could & calls) and not (c.structure & shapes)
+            strict = not c.words_only and absent and key == "method_summary"
             prev = found.get(c.label)
             if prev is None or (strict and not prev.strict):
                 found[c.label] = Misstatement(c.label, sent.strip(), _line_of(description, sent.strip()), strict,
-                                              c.needs, m.text)
+                                              c.needs, m.text, absent)
     # a mechanism the data flow shows for any concept stated alongside is not contradicted by its siblings
     return list(found.values())
 
@@ -194,7 +201,9 @@ def misstated_flags(description: str, method_src: str, behaviour: Sequence[Behav
                              raised_by="evidence:description", strength="proof" if d.strict else "indication",
                              explanation=why))
     for m in found:
-        base = _same_baseline_lacking(m.mechanism, behaviour, rules)
+        # behaving as a baseline whose rule lacks the mechanism proves it absent only where the code has no operation
+        # or shape that could compute it (a value-weighted SnapKV keeps SnapKV's tokens and does read the values)
+        base = _same_baseline_lacking(m.mechanism, behaviour, rules) if m.absent else None
         same = [b for b in behaviour if base and b.reference.split(":", 1)[-1].split("?")[0] == base]
         proof = m.strict or base is not None
         why = (f"the description states {m.mechanism} (DESCRIPTION.md:{m.line}: \"{m.phrase}\"), which the code does "
