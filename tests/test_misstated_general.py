@@ -339,8 +339,8 @@ def test_a_claim_that_the_question_s_queries_score_stands_only_where_the_code_re
 
 def test_keeping_a_baseline_s_tokens_proves_a_mechanism_absent_only_where_the_code_could_not_compute_it():
     """A value-weighted SnapKV keeps nearly SnapKV's tokens (a small modulation moves few of them) and does read the
-    values: behaving as SnapKV (whose rule reads none) is no proof that the stated value term is absent. Code that
-    never reads a value still gets the proof from the same behaviour."""
+    values: behaving as SnapKV (whose rule reads none) at the "same" bar is no proof that the stated value term is
+    absent; at the "identical" bar it is. Code that never reads a value gets the proof at the "same" bar."""
     from reviewbench.evidence.behaviour import BehaviourMatch
 
     claim = _desc("Each token's window score is scaled by how far its value vector sits from its neighbours'.")
@@ -350,6 +350,9 @@ def test_keeping_a_baseline_s_tokens_proves_a_mechanism_absent_only_where_the_co
     assert f.strength == "indication", f.explanation
     [g] = misstated_flags(claim, POOLED, alike, rules)
     assert g.strength == "proof"
+    # at the rubric's "identical" bar the values change nothing it keeps: a proof even where the code reads them
+    same = [alike[0].model_copy(update={"jaccard": rules.behaviour_identical})]
+    assert misstated_flags(claim, VALUED, same, rules)[0].strength == "proof"
 
 
 def test_an_index_paper_named_in_the_title_is_another_work_in_the_sentences():

@@ -158,15 +158,16 @@ def _computes(method_src: str) -> tuple[str, str]:
     return (", ".join(sorted(feats)) or "no scoring operation it can name"), quote
 
 
-def _same_baseline_lacking(mechanism: str, behaviour: Sequence[BehaviourMatch], rules: EvidenceRules) -> str | None:
-    """A baseline the method keeps the same tokens as (``behaviour_same``) whose own code lacks the mechanism too:
-    then the method is that baseline, and the mechanism is not in it."""
+def _same_baseline_lacking(mechanism: str, behaviour: Sequence[BehaviourMatch], rules: EvidenceRules,
+                           bar: float | None = None) -> str | None:
+    """A baseline the method keeps the same tokens as (at ``bar``, ``behaviour_same`` by default) whose own code
+    lacks the mechanism too: then the method is that baseline, and the mechanism is not in it."""
     from reviewbench.evidence.similarity import baseline_sources
 
     mech = BY_LABEL[mechanism]
     sources = baseline_sources()
     for b in behaviour:
-        if b.jaccard < rules.behaviour_same or not b.reference.startswith("baseline:"):
+        if b.jaccard < (rules.behaviour_same if bar is None else bar) or not b.reference.startswith("baseline:"):
             continue
         name = b.reference.split(":", 1)[1].split("?")[0]
         src = sources.get(f"baseline:{name}")
@@ -201,9 +202,12 @@ def misstated_flags(description: str, method_src: str, behaviour: Sequence[Behav
                              raised_by="evidence:description", strength="proof" if d.strict else "indication",
                              explanation=why))
     for m in found:
-        # behaving as a baseline whose rule lacks the mechanism proves it absent only where the code has no operation
-        # or shape that could compute it (a value-weighted SnapKV keeps SnapKV's tokens and does read the values)
-        base = _same_baseline_lacking(m.mechanism, behaviour, rules) if m.absent else None
+        # behaving as a baseline whose rule lacks the mechanism proves it absent at the rubric's "same" bar where the
+        # code has no operation or shape that could compute it, and only at its "identical" bar where it has one (a
+        # value-weighted SnapKV keeps 0.95 of SnapKV's tokens and does weigh by its values; a log of a constant
+        # beside a window changes nothing it keeps)
+        base = _same_baseline_lacking(m.mechanism, behaviour, rules,
+                                      rules.behaviour_same if m.absent else rules.behaviour_identical)
         same = [b for b in behaviour if base and b.reference.split(":", 1)[-1].split("?")[0] == base]
         proof = m.strict or base is not None
         why = (f"the description states {m.mechanism} (DESCRIPTION.md:{m.line}: \"{m.phrase}\"), which the code does "
