@@ -125,3 +125,25 @@ def test_ports_written_in_two_idioms_split_their_heads_on_the_bank_and_an_honest
              for s in (mask, loop, honest)}
     assert share[mask] >= rules.head_roles_split and share[loop] >= rules.head_roles_split, share
     assert share[honest] == 0.0, share
+
+
+def test_a_content_rule_the_code_computes_is_only_an_indication_where_every_scored_head_keeps_positions():
+    """Where the scored calls show every head keeping only the opening tokens and the newest run at every budget,
+    a rule that ranks by content did not choose what is kept (its operations sized a window at most: a per-head
+    span set by how much attention it covers): an indication, not a proof. The bank alone never weakens the code
+    (a method can tell the bank apart), and a rule of positions is what such sets are."""
+    from reviewbench.evidence.priorart_evidence import computation_matches
+    from reviewbench.flags.prior_art import computation_flags
+
+    desc = "# X\n\n## Method summary\nOur own rule.\n"
+    src = "class X:\n    pass\n"
+    coverage = [m for m in computation_matches({"attention": 1, "attention_coverage": 1, "sinks": 1, "recent": 1},
+                                               desc) if m.level == "same"]
+    assert coverage and computation_flags(coverage, [], src)[0].strength == "proof"
+    every = HeadRoles(source="benchmark", views=8, split_share=0.0, streaming_heads=1.0, summary="all stream")
+    [f] = computation_flags(coverage, [], src, RULES, (), [every])
+    assert f.strength == "indication" and "no ranking by content" in f.explanation
+    on_bank = every.model_copy(update={"source": "bank"})
+    assert computation_flags(coverage, [], src, RULES, (), [on_bank])[0].strength == "proof"
+    some = every.model_copy(update={"streaming_heads": 0.5})
+    assert computation_flags(coverage, [], src, RULES, (), [some])[0].strength == "proof"

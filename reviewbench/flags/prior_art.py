@@ -31,8 +31,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from reviewbench.evidence.behaviour import BehaviourMatch, HeadRoles, told_apart
-from reviewbench.evidence.priorart_evidence import (COSMETIC, PROTECTIVE, ComputationMatch, Credit, credit, credit_for,
-                                                    papers_for, source_order)
+from reviewbench.evidence.priorart_evidence import (COSMETIC, PHASE, PROTECTIVE, ComputationMatch, Credit, credit,
+                                                    credit_for, papers_for, source_order)
 from reviewbench.evidence.similarity import CodeMatch, Span
 from reviewbench.rubric import EvidenceRules
 from reviewbench.verdict import FlagClaim
@@ -145,16 +145,23 @@ def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], name
     return out
 
 
+# the share of a view's heads that keep a pure position set at every budget, where the method is scored, above which
+# no rule that ranks tokens by their content can be what chose them (``HeadRoles.streaming_heads``)
+POSITIONS_ONLY = 0.95
+
+
 def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[BehaviourMatch], method_src: str,
                       rules: EvidenceRules = DEFAULT_RULES,
-                      bank: Sequence[BehaviourMatch] = ()) -> list[FlagClaim]:
+                      bank: Sequence[BehaviourMatch] = (), roles: Sequence[HeadRoles] = ()) -> list[FlagClaim]:
     """UNDISCLOSED_PRIOR_ART from retrieval by computation: the code computes a published rule, operation for
     operation, and nothing of its own beside it ("same"), and the description does not credit that paper. A proof
     (the operations and their lines are the evidence, whatever the names), unless the arena's behaviour measurement
     of that very paper's baseline *where the method is scored* (the benchmark's calls) says otherwise (the
     candidate keeps few of its tokens: an indication then). Behaviour on the bank alone never weakens it: a method
     can tell the bank from the inputs it is scored on and behave otherwise there (it is said, not counted).
-    ``bank``: the bank's matches when ``behaviour`` is the benchmark's (the family rule asks both)."""
+    ``bank``: the bank's matches when ``behaviour`` is the benchmark's (the family rule asks both). ``roles``: where
+    the scored calls show every head keeping only a position set at every budget (``POSITIONS_ONLY``), a rule that
+    ranks by content did not choose what is kept (its operations size a window at most): an indication."""
     same = [m for m in computed if m.level == "same" and not m.credited]
     if not same:
         return _agreeing_family(computed, behaviour, method_src, rules, bank)
@@ -168,11 +175,21 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
     same_ref = [b for b in behaviour if m.baseline and _base(b.reference, getattr(b, "implements", None))
                 == f"baseline:{m.baseline}"]
     measured = [b.jaccard for b in same_ref if getattr(b, "source", "bank") == "benchmark"]
-    contradicted = bool(measured) and max(measured) < rules.novelty_family[0]
+    far = bool(measured) and max(measured) < rules.novelty_family[0]
+    by_position = next((r for r in roles if r.source == "benchmark" and r.views
+                        and r.streaming_heads >= POSITIONS_ONLY), None)
+    if _alternatives_of(m.required) <= _POSITION_OPS:
+        by_position = None  # a rule of positions is what such sets are
+    contradicted = far or by_position is not None
     on_bank = [b.jaccard for b in same_ref if getattr(b, "source", "bank") != "benchmark"]
-    bank_note = (f"; on the behaviour bank alone it keeps few of that baseline's tokens (Jaccard {max(on_bank):.2f}), "
-                 f"which does not clear the code: the bank can be told apart from the scored inputs"
-                 if not measured and on_bank and max(on_bank) < rules.novelty_family[0] else "")
+    but = (f"; on the behaviour bank alone it keeps few of that baseline's tokens (Jaccard {max(on_bank):.2f}), "
+           f"which does not clear the code: the bank can be told apart from the scored inputs"
+           if not measured and on_bank and max(on_bank) < rules.novelty_family[0] else "")
+    if by_position is not None:
+        but = (f"; but where it is scored every head keeps only the opening tokens and the newest run "
+               f"({by_position.summary}): no ranking by content chose them")
+    if far:
+        but = f"; but it keeps few of that baseline's tokens where it is scored (Jaccard {max(measured):.2f})"
     return [FlagClaim(
         flag="UNDISCLOSED_PRIOR_ART", quote=quote, location=f"method.py:{line}", raised_by="evidence:computation",
         strength="indication" if contradicted else "proof",
@@ -182,8 +199,14 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
                      + (f" on the path that returns at line {m.branch} (another branch of the code computes "
                         f"something else)" if m.branch is not None else "")
                      + f"; the description does not credit it ({m.credit.reason})"
-                     + (f"; but it keeps few of that baseline's tokens where it is scored (Jaccard "
-                        f"{max(measured):.2f})" if contradicted else bank_note)))]
+                     + but))]
+
+
+_POSITION_OPS = PROTECTIVE | PHASE
+
+
+def _alternatives_of(required: Sequence[str]) -> set[str]:
+    return {a for r in required for a in r.split("|")}
 
 
 def _which(m: ComputationMatch) -> str:

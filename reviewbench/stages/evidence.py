@@ -107,7 +107,8 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
                                                                    b.method.source, class_line, ctx.rubric.evidence,
                                                                    pa.computed)
     computed = computation_flags(pa.computed, matches, b.method.source, ctx.rubric.evidence,
-                                 behaviour.bank_matches if behaviour is not None and behaviour.source == "benchmark" else ())
+                                 behaviour.bank_matches if behaviour is not None and behaviour.source == "benchmark" else (),
+                                 behaviour.head_roles if behaviour is not None else ())
     if computed and not any(f.flag == "UNDISCLOSED_PRIOR_ART" and f.strength == "proof" for f in flags):
         flags = [f for f in flags if f.flag != "UNDISCLOSED_PRIOR_ART"] + computed  # the stronger evidence
     if behaviour is not None and not any(f.flag == "UNDISCLOSED_PRIOR_ART" and f.strength == "proof" for f in flags):
