@@ -21,47 +21,33 @@ def _src(body: str) -> str:
 '''
 
 
-@pytest.mark.parametrize("body", [
-    "h = -(p * torch.log(p + 1e-9)).sum(-1, keepdim=True)\n        s = p * h",
-    "h = -((p + 1e-9).log() * p).sum(-1, keepdim=True)\n        s = p * h",
-    "h = -torch.mul(p, p.clamp_min(1e-9).log()).sum(-1, keepdim=True)\n        s = p * h",
-    "h = -torch.einsum('ht,ht->h', p, torch.log(p + 1e-9))[:, None]\n        s = p * h",
-    "h = -(p[:, None, :] @ torch.log(p + 1e-9)[:, :, None])[:, 0]\n        s = p * h",
-    "h = torch.special.entr(p).sum(-1, keepdim=True)\n        s = p * h",
-    "h = -torch.special.xlogy(p, p).sum(-1, keepdim=True)\n        s = p * h",
-    "h = torch.distributions.Categorical(probs=p).entropy()[:, None]\n        s = p * h",
-])
-def test_attention_against_its_log_is_entropy_in_every_idiom(body):
-    assert "entropy" in computation(_src(body)).features
+ENTROPY = ["h = -(p * torch.log(p + 1e-9)).sum(-1, keepdim=True)\n        s = p * h",
+           "h = -((p + 1e-9).log() * p).sum(-1, keepdim=True)\n        s = p * h",
+           "h = -torch.mul(p, p.clamp_min(1e-9).log()).sum(-1, keepdim=True)\n        s = p * h",
+           "h = -torch.einsum('ht,ht->h', p, torch.log(p + 1e-9))[:, None]\n        s = p * h",
+           "h = -(p[:, None, :] @ torch.log(p + 1e-9)[:, :, None])[:, 0]\n        s = p * h",
+           "h = torch.special.entr(p).sum(-1, keepdim=True)\n        s = p * h",
+           "h = -torch.special.xlogy(p, p).sum(-1, keepdim=True)\n        s = p * h",
+           "h = torch.distributions.Categorical(probs=p).entropy()[:, None]\n        s = p * h"]
+LOG_OF_A_SCORE = ["s = (p * view.values.float().norm(dim=-1)).clamp_min(1e-30).log()",
+                  "s = torch.log1p(p.cumsum(-1))",
+                  "s = p.log() + view.positions.float() * 1e-6"]
+# a norm reduced to one number (a scale), and per-token norms beside such a scale
+SCALE = ["scale = view.keys.float().norm(dim=-1).mean()\n        s = p / scale",
+         "ridge = 0.1 * torch.diagonal(view.keys.float() @ view.keys.float().transpose(-1, -2), dim1=-2, dim2=-1)"
+         ".mean()\n        s = p + ridge",
+         "top = torch.max(view.keys.float().norm(dim=-1))\n        s = p * top",
+         "s = p * view.keys.float().pow(2).sum(-1).mean().item()"]
+PER_TOKEN_NORM = ["s = p - view.keys.float().norm(dim=-1) / view.keys.float().norm(dim=-1).mean()",
+                  "s = -view.keys.float().norm(dim=-1).mean(0)",
+                  "s = p * view.keys.float().pow(2).sum(-1)"]
 
 
-@pytest.mark.parametrize("body", [
-    "s = (p * view.values.float().norm(dim=-1)).clamp_min(1e-30).log()",
-    "s = torch.log1p(p.cumsum(-1))",
-    "s = p.log() + view.positions.float() * 1e-6",
-])
-def test_a_log_of_a_score_is_no_entropy(body):
-    assert "entropy" not in computation(_src(body)).features
-
-
-@pytest.mark.parametrize("body", [
-    "scale = view.keys.float().norm(dim=-1).mean()\n        s = p / scale",
-    "ridge = 0.1 * torch.diagonal(view.keys.float() @ view.keys.float().transpose(-1, -2), dim1=-2, dim2=-1).mean()"
-    "\n        s = p + ridge",
-    "top = torch.max(view.keys.float().norm(dim=-1))\n        s = p * top",
-    "s = p * view.keys.float().pow(2).sum(-1).mean().item()",
-])
-def test_a_norm_reduced_to_one_number_is_a_scale_not_a_key_norm_score(body):
-    assert "key_norm" not in computation(_src(body)).features
-
-
-@pytest.mark.parametrize("body", [
-    "s = p - view.keys.float().norm(dim=-1) / view.keys.float().norm(dim=-1).mean()",
-    "s = -view.keys.float().norm(dim=-1).mean(0)",
-    "s = p * view.keys.float().pow(2).sum(-1)",
-])
-def test_a_per_token_norm_stays_a_key_norm_beside_a_scale(body):
-    assert "key_norm" in computation(_src(body)).features
+@pytest.mark.parametrize("feature,present,body", [("entropy", True, b) for b in ENTROPY]
+                         + [("entropy", False, b) for b in LOG_OF_A_SCORE]
+                         + [("key_norm", False, b) for b in SCALE] + [("key_norm", True, b) for b in PER_TOKEN_NORM])
+def test_entropy_needs_attention_against_its_log_and_a_key_norm_a_value_per_token(feature, present, body):
+    assert (feature in computation(_src(body)).features) is present
 
 
 @pytest.mark.parametrize("body", [
