@@ -66,3 +66,15 @@ def test_a_key_norm_score_beside_a_squared_distance_stays():
     body = ("k = view.keys.float()\n        n = k.pow(2).sum(-1)\n        c = k.mean(1, keepdim=True)\n"
             "        d = (k * k).sum(-1, keepdim=True) - 2 * k @ c.transpose(-1, -2)\n        s = p * n - d[..., 0]")
     assert "key_norm" in computation(_src(body)).features
+
+
+def test_a_flattened_list_of_indices_is_no_top_k_over_heads_and_tokens_and_flattened_scores_are():
+    """``x.nonzero().flatten()`` is a list of token indices: a top-k inside the spans cut from it (quotas per stratum)
+    is no per-head budget; a top-k over the scores of every (head, token) pair flattened is one (Ada-KV's)."""
+    strata = ("free = (p[0] < 1e9).nonzero().flatten()\n        s = torch.zeros_like(p)\n"
+              "        for span in torch.tensor_split(free, 4):\n"
+              "            s[0, span[p[0, span].topk(2).indices]] = 1.0")
+    assert "head_budget" not in computation(_src(strata)).features
+    flat = ("top = p.flatten().topk(view.budget * p.shape[0]).indices\n"
+            "        s = torch.zeros_like(p).flatten().scatter(0, top, 1.0).view_as(p)")
+    assert "head_budget" in computation(_src(flat)).features

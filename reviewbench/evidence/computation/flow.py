@@ -1986,7 +1986,8 @@ class FeatureTagger(ast.NodeVisitor):
             if op == "scatter" and name in ("bincount", "scatter_add", "scatter_add_") and not t & {"ASG", "BID", "DD"}:
                 self.add("head_budget", line)
             return t
-        if (name == "flatten" or flattens(node)) and receiver is not None:
+        if (name == "flatten" or flattens(node)) and receiver is not None and not (
+                "I" in t and not t & (DATA_TAGS | {"W", "RND"})):  # (x.nonzero().flatten(): a list of indices)
             return t | {"F"} | ({"HCH"} if "TH" in t else set())  # heads behind the tokens, merged with the channels
         return t
 
