@@ -113,10 +113,10 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
         flags = [f for f in flags if f.flag != "UNDISCLOSED_PRIOR_ART"] + computed  # the stronger evidence
     if behaviour is not None and not any(f.flag == "UNDISCLOSED_PRIOR_ART" and f.strength == "proof" for f in flags):
         roles = head_role_flags(behaviour.head_roles, pa.features, desc, class_line, ctx.rubric.evidence)
-        if any(f.strength == "proof" for f in roles):
-            flags = [f for f in flags if f.flag != "UNDISCLOSED_PRIOR_ART"]
-        flags += roles if any(f.strength == "proof" for f in roles) or not any(
-            f.flag == "UNDISCLOSED_PRIOR_ART" for f in flags) else []
+        if any(f.strength == "proof" for f in roles):  # the stronger evidence replaces an indication
+            flags = [f for f in flags if f.flag != "UNDISCLOSED_PRIOR_ART"] + roles
+        elif not any(f.flag == "UNDISCLOSED_PRIOR_ART" for f in flags):
+            flags += roles
     flags += misstated_flags(desc, b.method.source, matches, ctx.rubric.evidence)
     flags += evasion_flags(behaviour, class_line)
     for c in citations:
