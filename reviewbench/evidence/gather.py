@@ -92,10 +92,9 @@ def gather_facts(*, evidence: EvidenceData | None, ledger: LedgerData | None, se
 def _head_roles(evidence: EvidenceData | None, rules: EvidenceRules) -> tuple[Literal["", "same", "family"], list[str]]:
     """Whether the kept sets show the streaming/content-head split (either source), and whether the code computes
     anything of its own beside it (``flags.prior_art``'s filler test)."""
-    from reviewbench.flags.prior_art import head_role_papers, role_extras
+    from reviewbench.flags.prior_art import head_role_papers, role_extras, split_roles
 
-    if evidence is None or evidence.behaviour is None or not any(
-            r.views and r.split_share >= rules.head_roles_split for r in evidence.behaviour.head_roles):
+    if evidence is None or evidence.behaviour is None or not split_roles(evidence.behaviour.head_roles, rules):
         return "", []
     names = [p.short_name for p in head_role_papers()]
     return ("family" if role_extras(evidence.prior_art.features) else "same"), names

@@ -297,7 +297,8 @@ def credited_papers(description: str) -> list[tuple[Paper, Credit]]:
     return out
 
 
-def _alternatives(reqs: list[str]) -> set[str]:
+def rule_alternatives(reqs: Sequence[str]) -> set[str]:
+    """Every operation a rule's requirements name ("a|b" is either)."""
     return {a for r in reqs for a in r.split("|")}
 
 
@@ -319,7 +320,7 @@ def covers(credited: Paper, ruled: Paper, matched: dict[str, int], required: lis
     req = required or ruled.ops
     if credited.rules():
         for which, ops, _, _ in credited.rules():
-            mine = _alternatives(ops)
+            mine = rule_alternatives(ops)
             if all(set(r.split("|")) & mine for r in req):
                 own = "" if which == "rule" else f" {which}"
                 return f"{ruled.short_name}'s rule ({', '.join(req)}) is part of {credited.short_name}'s{own}"
@@ -363,7 +364,7 @@ def covered_jointly(credited: Sequence[Paper], ruled: Paper, required: list[str]
     combination of them. Protection around a score (sinks, a recent window) needs no credit; a rule of positions
     only is never covered this way. Empty when not covered so, or when ``ruled`` needs no phase."""
     req = required or ruled.ops
-    if _alternatives(req) <= PROTECTIVE:
+    if rule_alternatives(req) <= PROTECTIVE:
         return []
     ruled_by = [p for p in credited if p.ops and p.short_name != ruled.short_name]
     need = [set(r.split("|")) for r in req if not set(r.split("|")) <= PROTECTIVE]
@@ -371,10 +372,10 @@ def covered_jointly(credited: Sequence[Paper], ruled: Paper, required: list[str]
     phase = [alts for alts in need if alts <= PHASE]
     if not phase:
         return []
-    scorer = next((p for p in ruled_by if all(alts & _alternatives(p.ops) for alts in core)), None)
+    scorer = next((p for p in ruled_by if all(alts & rule_alternatives(p.ops) for alts in core)), None)
     if scorer is None:
         return []
-    timed = next((p for p in ruled_by if p is not scorer and all(alts & _alternatives(p.ops) for alts in phase)), None)
+    timed = next((p for p in ruled_by if p is not scorer and all(alts & rule_alternatives(p.ops) for alts in phase)), None)
     return [scorer, timed] if timed is not None else []
 
 
@@ -486,7 +487,7 @@ AGGREGATION = frozenset({"head_average", "max_attention"})
 def _aggregation_only(extra: list[str], ops: list[str]) -> bool:
     """The code computes the rule and only aggregates its scores otherwise: the same rule, where the rule has an
     operation of its own (beyond attention, a choice of queries, protection) that names it."""
-    own = {a for r in ops for a in r.split("|")} - COSMETIC - PROTECTIVE - PHASE
+    own = rule_alternatives(ops) - COSMETIC - PROTECTIVE - PHASE
     return bool(own) and set(extra) <= AGGREGATION
 
 
@@ -499,7 +500,7 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
     """The match of one rule of ``p`` (required ``ops``, ``optional``), or None."""
     matched: dict[str, int] = {}
     explained = set(optional) | PROTECTIVE
-    if _alternatives(ops) <= PROTECTIVE:
+    if rule_alternatives(ops) <= PROTECTIVE:
         # a rule of positions only (sinks, a window): a span moving with the layer index is no protection around
         # its score, it is a rule of its own (a ladder)
         explained -= {"layer_span"} - set(optional)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from reviewbench.evidence.behaviour import BehaviourMatch, HeadRoles, told_apart
 from reviewbench.evidence.priorart_evidence import (COSMETIC, PHASE, PROTECTIVE, ComputationMatch, Credit, credit,
-                                                    credit_for, papers_for, source_order)
+                                                    credit_for, papers_for, rule_alternatives, source_order)
 from reviewbench.evidence.similarity import CodeMatch, Span
 from reviewbench.rubric import EvidenceRules
 from reviewbench.verdict import FlagClaim
@@ -178,7 +178,7 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
     far = bool(measured) and max(measured) < rules.novelty_family[0]
     by_position = next((r for r in roles if r.source == "benchmark" and r.views
                         and r.streaming_heads >= POSITIONS_ONLY), None)
-    if _alternatives_of(m.required) <= _POSITION_OPS:
+    if rule_alternatives(m.required) <= _POSITION_OPS:
         by_position = None  # a rule of positions is what such sets are
     contradicted = far or by_position is not None
     on_bank = [b.jaccard for b in same_ref if getattr(b, "source", "bank") != "benchmark"]
@@ -203,10 +203,6 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
 
 
 _POSITION_OPS = PROTECTIVE | PHASE
-
-
-def _alternatives_of(required: Sequence[str]) -> set[str]:
-    return {a for r in required for a in r.split("|")}
 
 
 def _which(m: ComputationMatch) -> str:
@@ -296,6 +292,11 @@ def _agreeing_family(computed: Sequence[ComputationMatch], behaviour: Sequence[B
 _ROLE_FILLER = COSMETIC | PROTECTIVE | {"head_budget", "learned_gate", "learned_weights", "accumulate"}
 
 
+def split_roles(roles: Sequence[HeadRoles], rules: EvidenceRules = DEFAULT_RULES) -> list[HeadRoles]:
+    """The sources whose kept sets split the heads into streaming and content heads (``head_roles_split``)."""
+    return [r for r in roles if r.views and r.split_share >= rules.head_roles_split]
+
+
 def role_extras(features: Mapping[str, int]) -> list[str]:
     """What the code computes beside a split of its heads into roles that is a mechanism of its own."""
     return sorted(set(features) - _ROLE_FILLER)
@@ -309,8 +310,7 @@ def head_role_papers() -> list[Paper]:
     out = []
     for p in load_index().papers:
         for _, req, _, _ in p.rules():
-            alts = {a for r in req for a in r.split("|")}
-            if {"sinks", "recent", "learned_gate"} <= alts:
+            if {"sinks", "recent", "learned_gate"} <= rule_alternatives(req):
                 out.append(p)
                 break
     return sorted(out, key=lambda p: p.arxiv or "")
@@ -324,7 +324,7 @@ def head_role_flags(roles: Sequence[HeadRoles], features: Mapping[str, int], des
     others choose by content — the published split into streaming and retrieval heads. No paper of that family is
     credited. A proof when the code computes nothing of its own beside the split (``_ROLE_FILLER``); an indication
     for a judge to weigh when it does (the split is then a part of a method of its own, uncredited)."""
-    seen = [r for r in roles if r.views and r.split_share >= rules.head_roles_split]
+    seen = split_roles(roles, rules)
     if not seen:
         return []
     papers = head_role_papers()
