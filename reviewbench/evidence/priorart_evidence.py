@@ -24,7 +24,7 @@ crediting an unrelated paper covers nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Literal, TypeVar
 
@@ -484,11 +484,14 @@ def _matches(features: dict[str, int], description: str) -> list[ComputationMatc
 AGGREGATION = frozenset({"head_average", "max_attention"})
 
 
-def _aggregation_only(extra: list[str], ops: list[str]) -> bool:
+def _aggregation_only(extra: list[str], ops: list[str], features: Mapping[str, int] | None = None) -> bool:
     """The code computes the rule and only aggregates its scores otherwise: the same rule, where the rule has an
-    operation of its own (beyond attention, a choice of queries, protection) that names it."""
+    operation of its own (beyond attention, a choice of queries, protection) that names it. Where the code reads
+    every prompt query (``all_queries``), the question's queries are among them: handing them over too is no other
+    choice of queries."""
     own = rule_alternatives(ops) - COSMETIC - PROTECTIVE - PHASE
-    return bool(own) and set(extra) <= AGGREGATION
+    allowed = AGGREGATION | ({"question_queries"} if features is not None and "all_queries" in features else set())
+    return bool(own) and set(extra) <= allowed
 
 
 def _closeness(m: ComputationMatch) -> tuple[bool, int, int]:
@@ -527,7 +530,7 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
     return ComputationMatch(short_name=p.short_name, title=p.title, arxiv=p.arxiv, baseline=p.baseline,
                             rule=sentence, which="rule" if which == "rule" else "training-free port",
                             required=list(ops), matched=matched, extra=extra,
-                            level="same" if not extra or _aggregation_only(extra, ops) else "family",
+                            level="same" if not extra or _aggregation_only(extra, ops, features) else "family",
                             credited=c.credited, credit=c)
 
 

@@ -135,8 +135,11 @@ def _path(stmts: list[ast.stmt], target: ast.Return, helpers: Helpers | None = N
                 if not _probe(st.test, helpers):
                     out.append(_branch(st, [], helpers))
                 out.extend(rest)
-            else:
-                out.append(st)
+            else:  # both arms fall through: run on the way, less any branch inside them that leaves earlier
+                kept = copy.copy(st)
+                kept.body = _path(st.body, target, helpers) or [ast.copy_location(ast.Pass(), st)]
+                kept.orelse = _path(st.orelse, target, helpers)
+                out.append(kept)
         elif isinstance(st, (ast.For, ast.While, ast.With)) and _contains(st.body, target):
             loop = copy.copy(st)
             loop.body = _path(st.body, target, helpers)

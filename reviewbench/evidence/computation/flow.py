@@ -38,6 +38,13 @@ def _count_like(t: set[str]) -> bool:
     return bool(t & {"I", "CNT"}) and not t & {"K", "V", "Q", "A", "W", "RND"}
 
 
+def _tuple_elts(e: ast.expr) -> list[ast.expr] | None:
+    """The elements of a tuple or list display without a starred one (bound element by element), else None."""
+    if isinstance(e, (ast.Tuple, ast.List)) and not any(isinstance(x, ast.Starred) for x in e.elts):
+        return list(e.elts)
+    return None
+
+
 def _shifted_by_own_extreme(arg: ast.expr | None) -> bool:
     """``z - z.max(...)``, ``z - torch.amax(z, ...)``, ``z - torch.logsumexp(z, ...)``: logits shifted by their own
     largest value or log-normaliser (the exponential of it is a softmax, by hand)."""
@@ -422,6 +429,10 @@ class FeatureTagger(ast.NodeVisitor):
         # names (and self attributes) bound to a local function wrapped by vmap / partial / compile, with the tags of
         # the arguments a partial binds: calling them runs that function (``_wrapped``)
         self.wrapped: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[set[str]]]] = {}
+        # a tuple returned by the helper being run, element by element (None: none yet; False: returns of other
+        # shapes), and the same for each call of a helper: ``a, b = helper(x)`` binds each name its own element
+        self.return_elts: list[set[str]] | bool | None = None
+        self.call_elts: dict[int, list[set[str]]] = {}
 
     def finish(self) -> None:
         """Features decided only once every hook has run: an exponential of the logits never normalised."""
@@ -645,10 +656,14 @@ class FeatureTagger(ast.NodeVisitor):
             return lt | {"N"}
         if root_side is not None and (rt if root_side is node.right else lt) & {"K", "V", "Q"}:
             return (lt if root_side is node.right else rt) | {"N"}
-        if isinstance(node.op, ast.Mult) and _same(node.left, node.right) and not subtracts(node.left) and \
-                not self._centred(node.left):  # c * c with c = k - mean: a spread
-            return lt | {"SQ"}  # x * x: squared entries, summed a norm written by hand
+        if isinstance(node.op, ast.Mult) and _same(node.left, node.right):
+            if not subtracts(node.left) and not self._centred(node.left):  # c * c with c = k - mean: a spread
+                return lt | {"SQ"}  # x * x: squared entries, summed a norm written by hand
+            if "A" in lt:
+                return lt | {"CSQ"}
         lt = set(lt)
+        if isinstance(node.op, ast.Sub) and "M2" in lt and "A" in lt and "SQ" in rt and "A" in rt and "M2" not in rt:
+            self.add("attention_variance", node.lineno)  # E[a^2] - E[a]^2: the spread of attention, written out
         if isinstance(node.op, ast.Sub) and "K" in lt and "K" in rt and not (lt | rt) & {"Q", "A"} and \
                 _broadcast(node.left) and _broadcast(node.right):
             return lt | rt | {"KKB"}  # k[:, None] - c[None]: keys against keys (or centroids), pair by pair
@@ -666,9 +681,11 @@ class FeatureTagger(ast.NodeVisitor):
             lt |= self._pair(lt, rt, node.lineno) | gained
         if isinstance(node.op, ast.Pow) and _age_decay(lt, rt):
             self.add("age_decay", node.lineno)  # rate ** age: a per-token rate compounded over the token's age
-        if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and node.right.value == 2 \
-                and not subtracts(node.left) and not self._centred(node.left):
-            return lt | {"SQ"}  # squared entries, summed: a norm written by hand ((x - mean) ** 2: a variance)
+        if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and node.right.value == 2:
+            if not subtracts(node.left) and not self._centred(node.left):
+                return lt | {"SQ"}  # squared entries, summed: a norm written by hand ((x - mean) ** 2: a variance)
+            if "A" in lt:
+                return lt | {"CSQ"}  # (a - a.mean()) ** 2: attention's squared deviations, a variance once averaged
         if isinstance(node.op, ast.Mult) and "S" in (lt | rt) and (
                 self._literal(node.left) is not None or self._literal(node.right) is not None) and not any(
                 isinstance(x, ast.Call) and callee(x.func)[0] in ("float", "int", "item")
@@ -1110,7 +1127,7 @@ class FeatureTagger(ast.NodeVisitor):
         line = node.lineno
         both = lt | rt
         if isinstance(node.op, ast.Div):
-            if "A" in lt and _count_like(rt):
+            if "A" in lt and "EL" not in lt and _count_like(rt):  # (a time elapsed over a count is an age's share)
                 self.add("count_normalised", line)  # attention summed, over how many queries see each key
                 return lt | rt
             if not lt & (DATA_TAGS | {"I", "P"}) and _count_like(rt):
@@ -1433,7 +1450,11 @@ class FeatureTagger(ast.NodeVisitor):
             if k:
                 self.tags[k] = t
         self.tags.pop("__return__", None)
+        outer, self.return_elts = self.return_elts, None
         self.run_def(local)
+        if isinstance(self.return_elts, list):
+            self.call_elts[id(node)] = self.return_elts
+        self.return_elts = outer
         return self.tags.pop("__return__", set())
 
     def _interface_call(self, name: str | None, node: ast.Call, receiver: ast.expr | None, rt: set[str],
@@ -1789,9 +1810,17 @@ class FeatureTagger(ast.NodeVisitor):
             x = self._operand(receiver, node.args)
             if x is not None and not subtracts(x) and not self._centred(x):
                 t = t | {"ABS"}  # magnitudes of keys or values (|k - m| is a distance, not a norm)
-        if op == "pow" and (name == "square" or any(isinstance(a, ast.Constant) and a.value == 2 for a in node.args)) \
-                and not (receiver is not None and subtracts(receiver)):
-            return t | {"SQ"}
+        if op == "pow" and (name == "square" or any(isinstance(a, ast.Constant) and a.value == 2 for a in node.args)):
+            x = self._operand(receiver, node.args)
+            if "A" in t and x is not None and (subtracts(x) or self._centred(x)):
+                return t | {"CSQ"}  # (a - a.mean()).square(): squared deviations of attention
+            if not (receiver is not None and subtracts(receiver)):
+                return t | {"SQ"}
+        if op == "reduce" and "CSQ" in t:
+            self.add("attention_variance", line)  # squared deviations of attention averaged: its variance
+            t = t - {"CSQ"}
+        if op == "reduce" and "SQ" in t and "A" in t:
+            t = t | {"M2"}  # attention's squares averaged: its second moment (minus the squared mean: a variance)
         if op == "reduce" and "QKE" in t and "A" not in t:
             d = _dim(node, 0 if receiver is not None else 1)
             if isinstance(d, ast.UnaryOp) and isinstance(d.op, ast.USub) and isinstance(d.operand, ast.Constant) \
@@ -2055,7 +2084,11 @@ class FeatureTagger(ast.NodeVisitor):
                     tgt, ast.Attribute) and self_attr(tgt) else None
                 if key is not None:
                     self.wrapped[key] = wrapped
-        t = self.tag(node.value)
+        elts = _tuple_elts(node.value)
+        each = [self.tag(e) for e in elts] if elts is not None else None
+        t = set().union(*each) if each is not None else self.tag(node.value)
+        if each is None and isinstance(node.value, ast.Call):
+            each = self.call_elts.get(id(node.value))
         for tgt in node.targets:
             self._compounds(tgt, node.value, node.lineno)
         if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and \
@@ -2079,7 +2112,12 @@ class FeatureTagger(ast.NodeVisitor):
         if self.frames and _shrinks(node, self.loop_vars, self.exprs):
             self.frames[-1]["shrink"] = True
         for tgt in node.targets:
-            self._bind(tgt, t)
+            if each is not None and isinstance(tgt, (ast.Tuple, ast.List)) and len(tgt.elts) == len(each) and \
+                    not any(isinstance(e, ast.Starred) for e in tgt.elts):
+                for e, et in zip(tgt.elts, each):  # a, b = x, y (or a helper's tuple): each name its own element
+                    self._bind(e, et)
+            else:
+                self._bind(tgt, t)
         if self.current not in ("__init__", "setup") and any(
                 isinstance(x, ast.Subscript) and "R" in self.tag(x.slice) for x in ast.walk(node.value)):
             for tgt in node.targets:  # self.sel = (n, positions[ranked]) or self.sel[key] = positions[ranked]: the
@@ -2131,7 +2169,16 @@ class FeatureTagger(ast.NodeVisitor):
 
     def visit_Return(self, node: ast.Return) -> None:
         if node.value is not None:
-            t = self.tag(node.value)
+            elts = _tuple_elts(node.value)
+            if elts is not None:
+                each = [self.tag(e) for e in elts]
+                t = set().union(*each)
+                known = self.return_elts
+                self.return_elts = each if known is None else [a | b for a, b in zip(known, each)] if isinstance(
+                    known, list) and len(known) == len(each) else False
+            else:
+                t = self.tag(node.value)
+                self.return_elts = False
             self.tags["__return__"] = self.tags.get("__return__", set()) | t
             if isinstance(node.value, ast.Call) and callee(node.value.func)[0] == "Rewrite":
                 self.add("merge", node.lineno)
