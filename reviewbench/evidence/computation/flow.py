@@ -38,6 +38,11 @@ def _count_like(t: set[str]) -> bool:
     return bool(t & {"I", "CNT"}) and not t & {"K", "V", "Q", "A", "W", "RND"}
 
 
+def _constant(e: ast.expr) -> object:
+    """A literal's value (None for anything else)."""
+    return e.value if isinstance(e, ast.Constant) else None
+
+
 def _tuple_elts(e: ast.expr) -> list[ast.expr] | None:
     """The elements of a tuple or list display without a starred one (bound element by element), else None."""
     if isinstance(e, (ast.Tuple, ast.List)) and not any(isinstance(x, ast.Starred) for x in e.elts):
@@ -263,7 +268,10 @@ def _norm_call(node: ast.expr) -> bool:
     clamps around it (``.float()``, ``.clamp_min(eps)``)."""
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
             "float", "double", "clamp", "clamp_min", "clip", "to", "detach"):
-        node = node.func.value
+        module = isinstance(node.func.value, ast.Name) and node.func.value.id in ("torch", "np", "numpy")
+        if module and not node.args:
+            break
+        node = node.args[0] if module else node.func.value  # torch.clamp_min(x, eps) as x.clamp_min(eps)
     return isinstance(node, ast.Call) and CANON.get(callee(node.func)[0] or "") == "norm"
 
 
@@ -617,7 +625,7 @@ class FeatureTagger(ast.NodeVisitor):
                 module = isinstance(recv, ast.Name) and not self.tags.get(recv.id) or \
                     isinstance(recv, ast.Attribute) and recv.attr not in API_SOURCES
                 # torch.norm(x), torch.linalg.vector_norm(x): the data is the argument; x.norm(), x.float(): the receiver
-                node = node.args[0] if CANON.get(f.attr) == "norm" and node.args and module else recv
+                node = node.args[0] if node.args and module else recv
             elif node.args:
                 node = node.args[0]
             else:
@@ -1611,17 +1619,19 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("antidiagonal", line)
         if op == "triangle" and not t & PER_TOKEN:
             return t | {"PAIR"}  # a causal (triangular) mask of ones: counted once summed
-        if name in ("split", "chunk", "tensor_split") and t & DATA_TAGS and not _on_heads(node, 1) and not (
-                node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == 2):
+        shift = 0 if self._on_tensor(receiver) else 1  # torch.f(x, a, dim) holds x where x.f(a, dim) does not
+        if name in ("split", "chunk", "tensor_split") and t & DATA_TAGS and not _on_heads(node, 1 + shift) and not (
+                len(node.args) > shift and _constant(node.args[shift]) == 2):
             return t | {"BLK"}  # the tokens cut into blocks (not heads into groups, not a tensor halved)
-        if name == "repeat_interleave" and t & DATA_TAGS and _dim(node, 1) is not None and not _on_heads(node, 1):
+        if name == "repeat_interleave" and t & DATA_TAGS and _dim(node, 1 + shift) is not None and \
+                not _on_heads(node, 1 + shift):
             self.add("block_scores", line)  # one value per block spread back over its tokens (not heads over groups)
             return t | {"BLK"}
-        if name == "unflatten" and t & DATA_TAGS and not _on_heads(node, 0):
+        if name == "unflatten" and t & DATA_TAGS and not _on_heads(node, shift):
             return t | {"BLK"}
         if name in ("reshape", "view") and t & DATA_TAGS:
-            shape = node.args[0].elts if len(node.args) == 1 and isinstance(node.args[0], (ast.Tuple, ast.List)) \
-                else node.args
+            given = node.args[shift] if len(node.args) == 1 + shift else None
+            shape = given.elts if isinstance(given, (ast.Tuple, ast.List)) else node.args[shift:]
             if any(any(isinstance(x, ast.BinOp) and isinstance(x.op, ast.FloorDiv) and _same(x.right, b)
                        for x in ast.walk(self._resolved(a)))
                    for a, b in zip(shape, shape[1:])):
@@ -1797,9 +1807,9 @@ class FeatureTagger(ast.NodeVisitor):
                 (arg_tags[0], arg_tags[1]) if len(arg_tags) > 1 else (set(), set()))
             if _age_decay(base, expo):
                 self.add("age_decay", line)
-        if op == "exp" and node.args and isinstance(node.args[0], ast.BinOp) and isinstance(
-                node.args[0].op, (ast.Mult, ast.Div)):
-            a, b = self.tag(node.args[0].left), self.tag(node.args[0].right)
+        power = self._operand(receiver, list(node.args))  # torch.exp(x) and x.exp()
+        if op == "exp" and isinstance(power, ast.BinOp) and isinstance(power.op, (ast.Mult, ast.Div)):
+            a, b = self.tag(power.left), self.tag(power.right)
             if _age_decay(a, b) or _age_decay(b, a):  # exp(age * log(rate)), exp(-age / life(k, v)): rate ** age
                 self.add("age_decay", line)
         if op in ("abs", "pow") and t & {"K", "V"} and not t & {"A", "Q"}:
@@ -1814,7 +1824,7 @@ class FeatureTagger(ast.NodeVisitor):
             x = self._operand(receiver, node.args)
             if "A" in t and x is not None and (subtracts(x) or self._centred(x)):
                 return t | {"CSQ"}  # (a - a.mean()).square(): squared deviations of attention
-            if not (receiver is not None and subtracts(receiver)):
+            if not (x is not None and subtracts(x)):
                 return t | {"SQ"}
         if op == "reduce" and "CSQ" in t:
             self.add("attention_variance", line)  # squared deviations of attention averaged: its variance
@@ -1822,7 +1832,7 @@ class FeatureTagger(ast.NodeVisitor):
         if op == "reduce" and "SQ" in t and "A" in t:
             t = t | {"M2"}  # attention's squares averaged: its second moment (minus the squared mean: a variance)
         if op == "reduce" and "QKE" in t and "A" not in t:
-            d = _dim(node, 0 if receiver is not None else 1)
+            d = _dim(node, 0 if self._on_tensor(receiver) else 1)
             if isinstance(d, ast.UnaryOp) and isinstance(d.op, ast.USub) and isinstance(d.operand, ast.Constant) \
                     and d.operand.value == 1:
                 self.add("attention", line)  # (q[:, :, None] * k[:, None]).sum(-1): the query-key products
@@ -1838,7 +1848,7 @@ class FeatureTagger(ast.NodeVisitor):
         if op == "reduce" and "WK" in t:
             self.add("key_projection", line)  # (filter * keys).sum(-1): the keys' projection on a fitted vector
         if op == "reduce":
-            dim = _dim(node, 0 if receiver is not None else 1)
+            dim = _dim(node, 0 if self._on_tensor(receiver) else 1)
             whole = isinstance(dim, ast.Tuple) and len(dim.elts) > 1  # over tokens and channels: one scale per head
             if "SQ" in t and "FB" in t and t & {"K", "V"} and "A" not in t and "Q" not in t and not whole:
                 self.add("leverage", line)  # squared row norms of a factorisation's basis: leverage scores
@@ -1860,15 +1870,17 @@ class FeatureTagger(ast.NodeVisitor):
                     self.add("key_norm", line)
                 elif "V" in t and "K" not in t:
                     self.add("value_norm", line)
-            group_slice = isinstance(receiver, ast.Subscript) and isinstance(receiver.slice, ast.Slice)
+            operand = self._operand(receiver, list(node.args))
+            group_slice = isinstance(operand, ast.Subscript) and isinstance(operand.slice, ast.Slice)
             heads = isinstance(dim, ast.Constant) and dim.value == 0 or isinstance(dim, ast.Tuple) and any(
                 isinstance(d, ast.Constant) and d.value == 0 for d in dim.elts)  # dim=0 or dim=(0, 1)
-            one_head = receiver is not None and any(
+            one_head = operand is not None and any(
                 isinstance(x, ast.Subscript) and not isinstance(
                     x.slice.elts[0] if isinstance(x.slice, ast.Tuple) and x.slice.elts else x.slice, ast.Slice)
-                for x in ast.walk(receiver))  # a[h]...: one head's values, not every head's
+                for x in ast.walk(operand))  # a[h]...: one head's values, not every head's
             # (inside a loop the value reduced is one iteration's: one head's, one block's)
-            everything = dim is None and not node.keywords and receiver is not None and not node.args and \
+            everything = dim is None and not node.keywords and (
+                not node.args if self._on_tensor(receiver) else receiver is not None and len(node.args) == 1) and \
                 not one_head and not self.loop
             if "SRT" in t and "A" in t and heads and not one_head and not group_slice:
                 self.add("rank_aligned", line)  # each head's sorted scores combined across heads, rank by rank
@@ -1886,7 +1898,8 @@ class FeatureTagger(ast.NodeVisitor):
                 return t | {"BLK"}  # windows as wide as their step: blocks
             self.add("pooling", line)
             return t | {"U"}
-        if op == "extreme" and "A" in t and "U" not in t and (node.args or node.keywords) and \
+        if op == "extreme" and "A" in t and "U" not in t and (
+                len(node.args) > (0 if self._on_tensor(receiver) else 1) or node.keywords) and \
                 name not in ("min", "amin", "minimum") and not (isinstance(node.func, ast.Name) and name == "max"):
             # the least attention (an agreement) is not the most; the builtin max(0, n) clamps a number
             self.add("max_attention", line)
@@ -1978,8 +1991,10 @@ class FeatureTagger(ast.NodeVisitor):
                                                           if k.arg == "k"):
                 self.add("head_budget", line)  # a top-k whose size comes from a fitted table (per-head budgets)
             t = t | {"R"}
-        if op == "where" and len(arg_tags) >= 2:
-            cond, branches = arg_tags[0], arg_tags[1:2] if name != "where" else arg_tags[1:]
+        if op == "where" and len(arg_tags) >= 2 + (name != "where" and not self._on_tensor(receiver)):
+            # x.masked_fill(m, v) and torch.masked_fill(x, m, v): where m, v; torch.where(c, a, b)
+            at = 0 if name == "where" or self._on_tensor(receiver) else 1
+            cond, branches = arg_tags[at], arg_tags[at + 1:at + 2] if name != "where" else arg_tags[1:]
             if "AC" in cond and any("A" not in b and b & {"S", "P", "I"} for b in branches):
                 self.add("last_attended", line)  # where strongly attended, the step; elsewhere the old stamp
         if name == "from_topk":

@@ -63,8 +63,13 @@ def flattens(call: ast.Call) -> bool:
     name = callee(call.func)[0]
     if name == "flatten":
         return True
-    return name in ("reshape", "view") and 1 <= len(call.args) <= 2 and (
-        negative(call.args[-1]) or isinstance(call.args[-1], ast.BinOp) and isinstance(call.args[-1].op, ast.Mult))
+    if name not in ("reshape", "view"):
+        return False
+    shape = list(call.args)  # x.reshape(b, -1); x.reshape((b, -1)) and torch.reshape(x, (b, -1)): the tuple's items
+    if shape and isinstance(shape[-1], (ast.Tuple, ast.List)) and len(shape) <= 2:
+        shape = list(shape[-1].elts)
+    return 1 <= len(shape) <= 2 and (
+        negative(shape[-1]) or isinstance(shape[-1], ast.BinOp) and isinstance(shape[-1].op, ast.Mult))
 
 
 def rope_idiom(node: ast.BinOp) -> bool:

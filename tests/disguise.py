@@ -1,0 +1,193 @@
+"""Mechanical disguises a porter applies without changing what a method computes, for the reader's invariance
+matrix (tests/test_reader_disguise_invariance.py): every locally bound name made opaque, tensor methods written as
+torch functions and back, ``@`` as ``torch.matmul`` and back, every softmax spelled ``torch.nn.functional.softmax``.
+Each returns source text; none needs the code to run."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Callable
+
+# what the harness reads by name on a method class: renaming them changes what the method asks for
+INTERFACE = frozenset({"name", "query_window", "question_queries", "reconstruction_queries", "select", "on_decode",
+                       "setup", "layer_budgets", "self", "cls"})
+# tensor methods that torch also offers as functions taking the tensor first, with the same other arguments
+FUNCTIONS = frozenset({
+    "sum", "mean", "amax", "amin", "softmax", "log_softmax", "topk", "argsort", "sort", "cumsum", "exp", "log", "sqrt",
+    "abs", "norm", "square", "pow", "clamp", "clamp_min", "matmul", "transpose", "reshape", "flatten", "gather",
+    "masked_fill", "var", "std", "argmax", "argmin", "unsqueeze", "squeeze", "repeat_interleave", "nan_to_num", "max",
+    "min", "maximum", "minimum", "log1p", "sigmoid", "logsumexp", "median", "quantile", "diagonal", "roll", "flip",
+    "cummax", "mul", "div", "add", "sub", "scatter_add", "index_select", "take_along_dim", "rsqrt", "count_nonzero",
+    "nonzero", "prod", "cumprod", "sign", "tril", "triu", "outer", "dot", "mm", "bmm", "kthvalue"})
+_NOT_TENSORS = frozenset({"torch", "F", "nn", "math", "np", "numpy", "os", "sys", "view", "self", "random",
+                          "functools", "itertools", "collections", "Keep", "LayerView", "Rewrite", "EvictionMethod",
+                          "harness", "super", "str", "int", "float", "list", "dict", "tuple", "set"})
+
+
+def names_by_string(src: str) -> bool:
+    """Code that reaches its own attributes by a string (``getattr(self, "_x")``): renaming would change it."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in (
+        "getattr", "setattr", "hasattr", "delattr") for n in ast.walk(ast.parse(src)))
+
+
+class _Bound(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.imported: set[str] = set()
+        self.classes: set[str] = set()
+
+    def visit_Import(self, n: ast.Import) -> None:
+        self.imported.update((a.asname or a.name).split(".")[0] for a in n.names)
+
+    def visit_ImportFrom(self, n: ast.ImportFrom) -> None:
+        self.imported.update(a.asname or a.name for a in n.names)
+
+    def visit_Name(self, n: ast.Name) -> None:
+        if isinstance(n.ctx, ast.Store):
+            self.names.add(n.id)
+
+    def visit_arg(self, n: ast.arg) -> None:
+        self.names.add(n.arg)
+
+    def visit_FunctionDef(self, n: ast.FunctionDef) -> None:
+        self.names.add(n.name)
+        self.generic_visit(n)
+
+    def visit_ClassDef(self, n: ast.ClassDef) -> None:
+        self.classes.add(n.name)
+        self.generic_visit(n)
+
+    def visit_Attribute(self, n: ast.Attribute) -> None:
+        if isinstance(n.value, ast.Name) and n.value.id == "self" and isinstance(n.ctx, ast.Store):
+            self.names.add(n.attr)
+        self.generic_visit(n)
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, new: dict[str, str], owners: set[str]) -> None:
+        self.new, self.owners = new, owners
+
+    def visit_Name(self, n: ast.Name) -> ast.Name:
+        n.id = self.new.get(n.id, n.id)
+        return n
+
+    def visit_arg(self, n: ast.arg) -> ast.arg:
+        n.arg = self.new.get(n.arg, n.arg)
+        return n
+
+    def visit_FunctionDef(self, n: ast.FunctionDef) -> ast.FunctionDef:
+        n.name = self.new.get(n.name, n.name)
+        self.generic_visit(n)
+        return n
+
+    def visit_Attribute(self, n: ast.Attribute) -> ast.Attribute:
+        own = isinstance(n.value, ast.Name) and n.value.id in self.owners
+        self.generic_visit(n)
+        if own:
+            n.attr = self.new.get(n.attr, n.attr)
+        return n
+
+    def visit_Call(self, n: ast.Call) -> ast.Call:
+        local = isinstance(n.func, ast.Name) and n.func.id in self.new or isinstance(n.func, ast.Attribute) and \
+            isinstance(n.func.value, ast.Name) and n.func.value.id in self.owners
+        self.generic_visit(n)
+        if local:  # a helper's keyword arguments follow its renamed parameters
+            for k in n.keywords:
+                if k.arg is not None:
+                    k.arg = self.new.get(k.arg, k.arg)
+        return n
+
+
+def renamed(src: str) -> str:
+    """Every variable, parameter, function, method and class member the code binds, renamed ``v0``, ``v1``..."""
+    tree = ast.parse(src)
+    bound = _Bound()
+    bound.visit(tree)
+    names = sorted(bound.names - bound.imported - set(dir(builtins)) - INTERFACE)
+    new = {n: f"v{i}" for i, n in enumerate(names) if not n.startswith("__")}
+    return ast.unparse(_Rename(new, {"self", "cls", *bound.classes}).visit(tree))
+
+
+class _ToFunctions(ast.NodeTransformer):
+    def visit_Call(self, n: ast.Call) -> ast.expr:
+        self.generic_visit(n)
+        f = n.func
+        if not (isinstance(f, ast.Attribute) and f.attr in FUNCTIONS):
+            return n
+        v = f.value
+        if isinstance(v, ast.Name) and v.id in _NOT_TENSORS or isinstance(v, ast.Attribute) and isinstance(
+                v.value, ast.Name) and v.value.id in ("torch", "F", "nn"):
+            return n
+        args = list(n.args)
+        if f.attr == "reshape" and len(args) > 1:  # x.reshape(a, b): torch.reshape(x, (a, b))
+            args = [ast.Tuple(elts=args, ctx=ast.Load())]
+        return ast.Call(func=ast.Attribute(value=ast.Name("torch", ast.Load()), attr=f.attr, ctx=ast.Load()),
+                        args=[v, *args], keywords=n.keywords)
+
+
+class _ToMethods(ast.NodeTransformer):
+    def visit_Call(self, n: ast.Call) -> ast.expr:
+        self.generic_visit(n)
+        f = n.func
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "torch" and \
+                f.attr in FUNCTIONS - {"maximum", "minimum"} and n.args:
+            return ast.Call(func=ast.Attribute(value=n.args[0], attr=f.attr, ctx=ast.Load()), args=n.args[1:],
+                            keywords=n.keywords)
+        return n
+
+
+class _MatmulAsCall(ast.NodeTransformer):
+    def visit_BinOp(self, n: ast.BinOp) -> ast.expr:
+        self.generic_visit(n)
+        if isinstance(n.op, ast.MatMult):
+            return ast.Call(func=ast.Attribute(value=ast.Name("torch", ast.Load()), attr="matmul", ctx=ast.Load()),
+                            args=[n.left, n.right], keywords=[])
+        return n
+
+
+class _CallAsMatmul(ast.NodeTransformer):
+    def visit_Call(self, n: ast.Call) -> ast.expr:
+        self.generic_visit(n)
+        f = n.func
+        if not (isinstance(f, ast.Attribute) and f.attr in ("matmul", "bmm")):
+            return n
+        module = isinstance(f.value, ast.Name) and f.value.id == "torch"
+        if module and len(n.args) == 2:
+            return ast.BinOp(left=n.args[0], op=ast.MatMult(), right=n.args[1])
+        if not module and len(n.args) == 1:
+            return ast.BinOp(left=f.value, op=ast.MatMult(), right=n.args[0])
+        return n
+
+
+class _FunctionalSoftmax(ast.NodeTransformer):
+    def visit_Call(self, n: ast.Call) -> ast.expr:
+        self.generic_visit(n)
+        f = n.func
+        if not (isinstance(f, ast.Attribute) and f.attr == "softmax"):
+            return n
+        module = isinstance(f.value, ast.Name) and f.value.id in ("torch", "F") or ast.unparse(f.value) in (
+            "torch.nn.functional", "nn.functional")
+        if module and not n.args:
+            return n
+        x, rest = (n.args[0], n.args[1:]) if module else (f.value, n.args)
+        keywords = ([ast.keyword(arg="dim", value=rest[0])] if rest else []) + list(n.keywords)
+        return ast.Call(func=ast.parse("torch.nn.functional.softmax").body[0].value,  # type: ignore[attr-defined]
+                        args=[x], keywords=keywords)
+
+
+def _transform(t: type[ast.NodeTransformer]) -> Callable[[str], str]:
+    def apply(src: str) -> str:
+        return ast.unparse(ast.fix_missing_locations(t().visit(ast.parse(src))))
+    apply.__name__ = t.__name__.strip("_")
+    return apply
+
+
+DISGUISES: dict[str, Callable[[str], str]] = {
+    "renamed": renamed,
+    "torch_functions": _transform(_ToFunctions),
+    "tensor_methods": _transform(_ToMethods),
+    "matmul_as_call": _transform(_MatmulAsCall),
+    "call_as_matmul": _transform(_CallAsMatmul),
+    "functional_softmax": _transform(_FunctionalSoftmax),
+}

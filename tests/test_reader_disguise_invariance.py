@@ -1,0 +1,45 @@
+"""A port is disguised: its names made opaque, ``x.sum(1)`` written ``torch.sum(x, 1)`` (or back), ``a @ b`` as
+``torch.matmul(a, b)``, a softmax spelled another way. None of it changes what the code computes, so none may change
+what the reader reads: the matrix runs every disguise over every method the project holds (the baselines, the
+reference members of the index, the ports and honest neighbours of the tests, the public implementations). It found
+the reader reading a dimension at the wrong position in ``torch.f(x, ...)`` (``torch.repeat_interleave(k, g, 0)``
+read as blocks, ``torch.mean(a, 0)`` as no head average), a module call's first argument taken for its receiver
+(``torch.masked_fill``, ``torch.max(x)``, ``torch.exp``, ``torch.clamp_min`` around a norm) and ``torch.reshape(x,
+(h, -1))`` as no flattening."""
+
+from pathlib import Path
+
+import pytest
+
+from reviewbench.evidence.computation import computation
+from tests.disguise import DISGUISES, names_by_string
+
+ROOT = Path(__file__).resolve().parent.parent
+METHODS = sorted({*ROOT.glob("tests/data/**/method.py"), *ROOT.glob("tests/data/*/*.py"),
+                  *ROOT.glob("harness/methods/*.py"), *ROOT.glob("harness/methods/priorart/*.py"),
+                  *ROOT.glob("calibration/ports/*.py")} - {p for p in ROOT.glob("harness/methods/**/__init__.py")})
+
+
+def _read(path: Path) -> tuple[str, set[str]]:
+    src = path.read_text()
+    return src, set(computation(src).features)
+
+
+@pytest.mark.parametrize("disguise", sorted(DISGUISES))
+def test_no_disguise_changes_what_the_reader_reads(disguise):
+    apply = DISGUISES[disguise]
+    changed = []
+    for path in METHODS:
+        src, plain = _read(path)
+        if disguise == "renamed" and names_by_string(src):
+            continue  # getattr(self, "_x"): the name is data there, renaming it would change the code
+        seen = set(computation(apply(src)).features)
+        if seen != plain:
+            changed.append(f"{path.relative_to(ROOT)}: lost {sorted(plain - seen)}, gained {sorted(seen - plain)}")
+    assert not changed, "\n".join(changed)
+
+
+def test_the_matrix_covers_the_project_s_methods_and_each_disguise_changes_the_text():
+    assert len(METHODS) > 180
+    src = (ROOT / "harness/methods/priorart/chunkkv.py").read_text()
+    assert all(apply(src) != src for apply in DISGUISES.values())
