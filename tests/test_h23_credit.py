@@ -163,6 +163,37 @@ def test_gathered_facts_carry_the_declared_port_and_an_honest_builder_gets_none(
     assert honest.declared_port == ""
 
 
+# a work outside the index, cited by arXiv id (an invented id and title: no index paper has them)
+EXTERNAL = ('the Ripple Cache of Ovando and Iwu ("Ripple Caches for Streaming Decoders with Bounded Memory", '
+            'arXiv 2611.04417, 2026)')
+
+
+@pytest.mark.parametrize("sentence", [
+    f"A training-free port of {EXTERNAL} to the harness; the method is theirs.",
+    f"This bundle reimplements the eviction rule of {EXTERNAL.replace('the Ripple Cache of', 'the Ripple Cache by')} "
+    "unchanged.",
+])
+def test_a_port_of_a_work_outside_the_index_cited_by_arxiv_id_is_declared(sentence: str) -> None:
+    dp = declared_port(_desc(sentence))
+    assert dp is not None and dp.short_name == "Ripple Cache" and dp.arxiv == "2611.04417", sentence
+    gathered = gather_facts(evidence=None, ledger=None, sections_missing=[], earlier_names={}, board=None,
+                            board_reason="", description=_desc(sentence))
+    assert (gathered.declared_port, gathered.declared_port_arxiv) == ("Ripple Cache", "2611.04417")
+    facts = EvidenceFacts(declared_port="Ripple Cache", declared_port_arxiv="2611.04417")
+    assert novelty(facts, _rubric()).score == 1
+    named = prior_work(facts)[0]
+    assert named.arxiv_id == "2611.04417" and "Ripple Cache" in named.title
+
+
+@pytest.mark.parametrize("sentence", [
+    f"Our score is new; the decay is borrowed from {EXTERNAL}.",
+    f"Unlike a port of {EXTERNAL}, we rank tokens by their value norms.",
+    f"We were inspired by {EXTERNAL} but compute a different quantity.",
+])
+def test_a_part_a_contrast_or_an_inspiration_from_a_work_outside_the_index_is_no_declared_port(sentence: str) -> None:
+    assert declared_port(_desc(sentence)) is None, sentence
+
+
 # --- 3. "query-free" / "attention-free" against a score that reads the queries -------------------------------------
 
 HEAD = "import torch\n\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n\n"

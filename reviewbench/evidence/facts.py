@@ -90,10 +90,12 @@ class EvidenceFacts(_Closed):
     prior_art: list[PriorArtFact] = Field(default_factory=list)
     computed: list[ComputedFact] = Field(default_factory=list)  # most specific first
     misstated: list[str] = Field(default_factory=list)  # mechanisms the description states that the code lacks (proof)
-    # the index paper the description says this method, as a whole, is a port / (re)implementation / reproduction /
-    # adaptation of (``priorart_evidence.declared_port``): its short name, "" when none. The one fact read from the
+    # the paper the description says this method, as a whole, is a port / (re)implementation / reproduction /
+    # adaptation of (``priorart_evidence.declared_port``; an index paper, or a work the description cites by arXiv id):
+    # its short name, "" when none. The one fact read from the
     # description's prose, and it can only lower a score (the method exists: novelty at most 1)
     declared_port: str = ""
+    declared_port_arxiv: str = ""  # its arXiv id, when the description or the index gives one
     # the published idea its kept sets show (``behaviour.HeadRoles`` at the rubric's ``head_roles_split``): a split
     # of the heads into streaming and content-chosen ones. "same": nothing of its own beside it in the code; "family":
     # something; "" when not seen. With the papers of that idea (``flags.prior_art.head_role_papers``)

@@ -83,7 +83,8 @@ def gather_facts(*, evidence: EvidenceData | None, ledger: LedgerData | None, se
     return EvidenceFacts(code=code, behaviour=behaviour, behaviour_measured=measured, prior_art=prior, ledger=led,
                          citations=cites, sections_missing=sections_missing, board=board, board_reason=board_reason,
                          computed=computed, misstated=misstated, claims=n_claims, citations_found=n_citations,
-                         declared_port=port.short_name if port else "", head_roles=roles,
+                         declared_port=port.short_name if port else "",
+                         declared_port_arxiv=(port.arxiv or "") if port else "", head_roles=roles,
                          head_role_papers=role_papers,
                          evidence_missing="" if evidence is not None else
                          "the evidence stage gave no result (not run, skipped or failed)")

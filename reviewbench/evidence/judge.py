@@ -235,10 +235,15 @@ def prior_work(facts: EvidenceFacts, k: int = 5) -> list[PriorWork]:
         from reviewbench.priorart import load_index
 
         p = load_index().by_name(facts.declared_port)
+        said = "the description states the method is a port of it (or nothing new beside it)"
         if p is not None:
             seen.add(p.short_name)
-            out.append(PriorWork(title=p.title, arxiv_id=p.arxiv, url=p.url,
-                                 relation="the description states the method is a port of it (or nothing new beside it)"))
+            out.append(PriorWork(title=p.title, arxiv_id=p.arxiv, url=p.url, relation=said))
+        else:  # a work outside the index, as the description cites it
+            seen.add(facts.declared_port)
+            arxiv = facts.declared_port_arxiv or None
+            out.append(PriorWork(title=facts.declared_port, arxiv_id=arxiv,
+                                 url=f"https://arxiv.org/abs/{arxiv}" if arxiv else None, relation=said))
     near = sorted([*facts.behaviour, *facts.code], key=lambda f: -(f.score if f.via == "behaviour" else f.score * 1.5))
     for f in near:
         label = f"baseline:{f.implements}" if f.implements else f.reference

@@ -603,12 +603,12 @@ _SUBJECT = (r"(?:(?:this|it|here|the method|our method|this method|the submissio
 _ADJ = r"(?:[\w-]+\s+){0,3}?"
 # "a port of X", or of X's whole method named first: "a port of the dynamic page selection of X"
 _BEFORE_NOUN = re.compile(rf"^\W*{_SUBJECT}(?:an?\s+|the\s+|our\s+)?{_ADJ}{_PORT_NOUN}\s+of\s+(?:the\s+)?"
-                          rf"(?:{_ADJ}{_WHOLE_NOUN}\s+(?:of|from|in)\s+)?[\s*_\"'\u201c]*$", re.I)
+                          rf"(?:{_ADJ}{_WHOLE_NOUN}\s+(?:of|from|in)\s+(?:the\s+)?)?[\s*_\"'\u201c]*$", re.I)
 # the method itself as the one that ports: "we", "this bundle", "our code", "the submission"...
 _PORTER = (r"(?:we|it|here,?\s+we|(?:this|the|our)\s+(?:method|submission|bundle|work|code|entry|class|press|module|"
            r"implementation|selector|rule|eviction))")
 _BEFORE_VERB = re.compile(rf"^\W*{_PORTER}\s+(?:[\w-]+ly\s+|simply\s+|just\s+)?{_PORT_VERB}\s+(?:the\s+)?"
-                          rf"(?:{_ADJ}{_WHOLE_NOUN}\s+(?:of|from|in)\s+)?[\s*_\"'\u201c]*$", re.I)
+                          rf"(?:{_ADJ}{_WHOLE_NOUN}\s+(?:of|from|in)\s+(?:the\s+)?)?[\s*_\"'\u201c]*$", re.I)
 _BEFORE_FROM = re.compile(rf"^\W*(?:this|it|the method|our method|this method|the submission|this submission|the code|"
                           rf"our code|the rule|our rule)\s+(?:is|was)\s+(?:an?\s+)?{_ADJ}(?:ported|re-?implemented|"
                           rf"implemented|reproduced|replicated|adapted|transcribed|translated|taken|derived|"
@@ -717,7 +717,8 @@ def declared_port(description: str) -> DeclaredPort | None:
     """The paper the description says this method is a port of, as a whole (``DeclaredPort``), or None.
 
     A sentence of the title, Idea, Method summary, Relation to prior work or Builds on states that the method is a
-    port, (re)implementation, reproduction or adaptation of an index paper: "This is a port of X to ...", "A faithful
+    port, (re)implementation, reproduction or adaptation of an index paper, or of a work outside the index that the
+    description cites by arXiv id (``external_works``; looked for only when no index paper is declared): "This is a port of X to ...", "A faithful
     reimplementation of X", "We port X to board C", "X, ported as one-shot eviction", "This is X's selection rule,
     unchanged", "Our method is adapted from X", "This bundle ports the eviction strategy of X", a Builds-on entry
     "X: the whole scoring rule" / "(the method ported)"; or a statement that nothing in the method is new
@@ -740,15 +741,82 @@ def declared_port(description: str) -> DeclaredPort | None:
     low = description.lower()
     papers = [p for p in load_index().papers
               if any(k and k in low for k in (p.short_name.lower(), p.arxiv or ""))]
-    for key, sent in parts:
-        for p in papers:
-            for at in _mentions(sent, p, []):
-                name = p.short_name if sent[at:at + len(p.short_name)].lower() == p.short_name.lower() else \
-                    (p.arxiv or p.short_name)
-                later = [o for q in papers if q is not p for o in _mentions(sent, q, []) if o > at]
-                if _port_mention(sent, at, name, key, min(later, default=None)):
-                    return DeclaredPort(short_name=p.short_name, arxiv=p.arxiv, quote=sent.strip()[:300], section=key)
-    return _declared_not_new(parts, papers)
+    # then works outside the index that the description cites by arXiv id (the method exists all the same)
+    for group in (papers, papers + external_works(description)):
+        for key, sent in parts:
+            for p in group:
+                for at in _mentions(sent, p, []):
+                    name = p.short_name if sent[at:at + len(p.short_name)].lower() == p.short_name.lower() else \
+                        (p.arxiv or p.short_name)
+                    later = [o for q in group if q is not p for o in _mentions(sent, q, []) if o > at]
+                    if _port_mention(sent, at, name, key, min(later, default=None)):
+                        return DeclaredPort(short_name=p.short_name, arxiv=p.arxiv, quote=sent.strip()[:300],
+                                            section=key)
+    return _declared_not_new(parts, papers + external_works(description))
+
+
+_ARXIV_ID = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(?:v\d+)?(?!\d)")
+_NAME_WORD = re.compile(r"^[A-Z0-9][\w-]*$|^[\w-]*[A-Z][\w-]*$")  # a word of a name: capitalised or holding a capital
+
+
+def external_works(description: str) -> list[Paper]:
+    """Works the description cites by an arXiv id that no index paper has, each under the name written before its
+    citation ("the Compressive Transformer's memory compression (Rae et al., arXiv 1911.05507)": Compressive
+    Transformer): the capitalised words nearest before the parenthesis (or the "arXiv") that holds the id, a few
+    lower-case words of what it names skipped. Read only to know what a description says it ports."""
+    known = {p.arxiv for p in load_index().papers if p.arxiv}
+    out: list[Paper] = []
+    seen: set[str] = set()
+    for m in _ARXIV_ID.finditer(description):
+        arxiv = m.group(1)
+        if arxiv in known or arxiv in seen:
+            continue
+        start = description.rfind("\n\n", 0, m.start()) + 1  # the paragraph, its lines joined
+        before = " ".join(description[start:m.start()].split())
+        cut = before.rfind("(")
+        if cut < 0 or ")" in before[cut:]:
+            cut = before.lower().rfind("arxiv")
+        if cut <= 0:
+            continue
+        quoted = re.search(r"[\"\u201c]([^\"\u201d]{20,200})[\"\u201d]", before[cut:])  # the title, when quoted
+        name = _cited_name(re.split(r"\s+", re.sub(r"[,;:]", " ", before[:cut]).strip()))
+        if name:
+            seen.add(arxiv)
+            out.append(Paper(short_name=name, title=quoted.group(1) if quoted else name, arxiv=arxiv))
+    return out
+
+
+_AUTHOR_LINK = frozenset({"and", "by", "of", "from", "et", "al", "al.", "&"})
+
+
+def _cited_name(words: list[str]) -> str:
+    """The name a citation follows: the capitalised run nearest before it, a few lower-case words skipped; a run
+    that names its authors ("the Ripple Cache of Ovando and Iwu") gives way to the run before the link word."""
+    runs: list[tuple[list[str], str]] = []  # (a run of name words, the word before it), nearest first
+    run: list[str] = []
+    skipped = 0
+    for i in range(len(words) - 1, -1, -1):
+        w = re.sub(r"['\u2019]s$", "", words[i]).strip("\"'`*_")
+        if _NAME_WORD.match(w) and (run or len(w) > 1):
+            run.insert(0, w)
+            continue
+        if run:
+            runs.append((run, w.lower()))
+            run, skipped = [], 0
+            if len(runs) >= 4:
+                break
+        if w.lower() not in _AUTHOR_LINK:
+            skipped += 1
+            if skipped > 3:
+                break
+    if run:
+        runs.append((run, ""))
+    k = 0
+    while k + 1 < len(runs) and runs[k][1] in _AUTHOR_LINK:
+        k += 1
+    if not runs or len(runs[k][0]) == 1 and runs[k][0][0].lower() in ("the", "a", "an", "our", "this"):
+        return ""
+    return " ".join(runs[k][0])
 
 
 def _declared_not_new(parts: list[tuple[str, str]], papers: list[Paper]) -> DeclaredPort | None:
