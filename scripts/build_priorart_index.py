@@ -871,8 +871,8 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
              ["window_queries", "all_queries", "accumulate", "decode", "head_average", "recent"],
              "the attention a token received averaged over the queries that can see it (the causal count), with the "
              "standard deviation of that attention as a second criterion; the top kept"),
-    "BUZZ": (["attention", "accumulate", "block_scores", "recent"],
-             ["sinks", "decode", "max_attention", "all_queries", "window_queries", "head_average"],
+    "BUZZ": (["attention", "block_scores|block_quota", "recent"],  # (accumulated at decode; a prefill port sums a window)
+             ["accumulate", "sinks", "decode", "max_attention", "all_queries", "window_queries", "head_average"],
              "accumulated attention (heavy hitters) chosen segment by segment: each segment of the older cache keeps "
              "its own best tokens, plus sinks and a sliding window of recent tokens"),
     "Tactic": (["key_clustering", "attention_coverage"],

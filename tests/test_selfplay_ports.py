@@ -479,8 +479,9 @@ def test_a_test_on_who_is_calling_is_a_probe() -> None:
 
 def test_consecutive_edges_walk_blocks_of_the_tokens() -> None:
     """A loop over consecutive pairs of edges (zip(e[:-1], e[1:]), zip(e, e[1:]), pairwise(e), through .tolist())
-    slicing the scores between them walks blocks: a value per segment (its local maximum) is a block score (set 10's
-    BUZZ port, after its measurement; not held out). Consecutive pairs of values never used as bounds are no block."""
+    slicing the scores between them walks blocks: each segment's own best token (its local maximum) is a quota of
+    tokens per block, BUZZ's segmented heavy hitters (set 10's BUZZ port, after its measurement; not held out), not a
+    score per block. Consecutive pairs of values never used as bounds are no block."""
     head = ("import itertools\nimport torch\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n\n"
             "class A(EvictionMethod):\n    query_window = 16\n\n    def select(self, view: LayerView) -> Keep:\n"
             "        heat = view.group(view.attention(reduce='sum'), 'sum')\n"
@@ -490,7 +491,12 @@ def test_consecutive_edges_walk_blocks_of_the_tokens() -> None:
     for loop in ["zip(edges[:-1].tolist(), edges[1:].tolist())", "zip(edges, edges[1:])",
                  "itertools.pairwise(edges.tolist())"]:
         body = f"            for a, b in {loop}:\n                keep.append(a + heat[h, a:b].argmax())\n"
-        assert "block_scores" in computation(head + body + tail).features, loop
+        found = computation(head + body + tail).features
+        assert "block_quota" in found and "block_scores" not in found, loop
     plain = ("            for a, b in zip(edges[:-1].tolist(), edges[1:].tolist()):\n"
              "                keep.append(torch.tensor(b - a))\n")
-    assert "block_scores" not in computation(head + plain + tail).features
+    assert not {"block_scores", "block_quota"} & set(computation(head + plain + tail).features)
+    # a value per segment (its maximum), ranked across segments: a score per block
+    scored = ("            best = torch.stack([heat[h, a:b].max() for a, b in zip(edges[:-1], edges[1:])])\n"
+              "            keep.append(best.argmax())\n")
+    assert "block_scores" in computation(head + scored + tail).features

@@ -1755,8 +1755,13 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("block_scores", line)  # pooled with a stride of its own width: one value per block
                 return t | {"BLK"}
             return t
+        ranked = self._operand(receiver, list(node.args)) if op == "rank" else None
+        within = isinstance(ranked, ast.Subscript) and isinstance(ranked.value, ast.Name) and "BLK" in t and \
+            "BLK" not in self.tags.get(ranked.value.id, set())
         if op in ("reduce", "extreme", "rank") and t & {"BLK", "BID"} and t & DATA_TAGS:
-            self.add("block_scores", line)  # a value per block of tokens (reduced within it, or blocks ranked)
+            # a value per block of tokens (reduced within it, or blocks ranked); a block's own tokens ranked within it
+            # (a[:, s:e].topk(q): a quota of tokens per block, segmented heavy hitters) ranks tokens, not blocks
+            self.add("block_quota" if within else "block_scores", line)
         if (op == "reduce" and "ADM" in t or op == "scatter" and t & {"IS", "ADM"}) and "A" in t:
             self.add("antidiagonal", line)  # attention summed where row + column is constant
         if (op == "reduce" and t & {"DDM", "DG"} or op == "scatter" and t & {"DD", "DDM"}) and "A" in t:

@@ -159,6 +159,8 @@ FEATURE_WORDS = {
                         "key saliency causal count",
     "key_envelope": "channel-wise minimum and maximum of keys per page upper bound of query key product page digest",
     "block_scores": "block page chunk granularity contiguous chunks pages blocks selected scores per block",
+    "block_quota": "segments segmented heavy hitters strata quota per segment local maximum each segment keeps its own "
+                   "top tokens",
     "block_keys": "representative keys of each block landmarks block mean key query against block summaries",
     "antidiagonal": "antidiagonal sums strided block importance proxy sparse prefill",
     "key_clustering": "k-means clustering of keys centroids clusters selected by query centroid similarity",
