@@ -913,10 +913,10 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
               "keys and query lifted by a random feature map (random projections, exp minus half the squared norm); "
               "each segment's summed features against the query's estimate its attention; the top segments kept"),
     "LOOK-M": (["attention", "question_queries", "key_similarity", "merge"],
-               ["window_queries", "accumulate", "head_average", "pooling", "recent", "sinks", "max_attention",
-                "key_clustering"],
-               "the prompt text's attention ranks the cache; each evicted token merged into its most similar kept "
-               "key (cosine similarity)"),
+               ["window_queries", "all_queries", "accumulate", "head_average", "pooling", "recent", "sinks",
+                "max_attention", "key_clustering"],
+               "the prompt text's attention (accumulated over its rows, H2O-style) ranks the cache; each evicted token "
+               "merged into its most similar kept key (cosine similarity)"),
     # Third widening round (written from the papers' key ideas above; new reader operations: token_spectrum,
     # similarity_suppression, coarse_to_fine, and attention_propagation read off a power iteration too). StreamMem's and
     # VL-Cache's would be two older rules joined (InfiniPot's refill plus merging; FINCH's question attention plus a

@@ -140,3 +140,22 @@ def test_reading_every_prompt_query_and_the_questions_is_one_choice_of_queries()
     c = computation(NESTED_PROBE)
     roco = next(m for m in computation_matches(c.features, "", c.paths) if m.short_name == "RoCo")
     assert roco.level == "same" and roco.branch is not None
+
+
+ENVELOPE = HEAD + '''class E(EvictionMethod):
+    query_window = 1
+
+    def select(self, view: LayerView) -> Keep:
+        q = view.queries[:, -1].float().reshape(view.n_kv_heads, -1, view.keys.shape[-1]).mean(1)
+        k = view.keys.float()
+        {line}
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+
+def test_a_max_over_tokens_and_channels_at_once_is_a_shift_not_a_key_envelope():
+    per_channel = "hi = k.amax(dim=1, keepdim=True)\n        s = (q[:, None, :] * hi).sum(-1).expand(-1, k.shape[1])"
+    assert "key_envelope" in computation(ENVELOPE.format(line=per_channel)).features
+    shift = ("f = (k - k.amax(dim=(-1, -2), keepdim=True)).exp()  # one shift per head keeps exp finite\n"
+             "        s = (f @ q[:, :, None])[..., 0]")
+    assert "key_envelope" not in computation(ENVELOPE.format(line=shift)).features

@@ -1929,8 +1929,11 @@ class FeatureTagger(ast.NodeVisitor):
             if isinstance(xdim, ast.UnaryOp) and isinstance(xdim.op, ast.USub) and isinstance(
                     xdim.operand, ast.Constant) and xdim.operand.value == 1 and not is_true(kwarg(node, "keepdim")):
                 self.add("value_norm", line)  # v.abs().amax(-1): each value's L-infinity norm
-        if (op == "extreme" or name == "aminmax") and t & {"K", "V"} and not t & {"A", "N"}:
-            t = t | {"X"}  # a per-channel minimum or maximum of keys or values
+        xd = _dim(node, 0 if self._on_tensor(receiver) else 1)
+        if (op == "extreme" or name == "aminmax") and t & {"K", "V"} and not t & {"A", "N"} and not (
+                isinstance(xd, ast.Tuple) and len(xd.elts) > 1):
+            t = t | {"X"}  # a per-channel minimum or maximum of keys or values (over tokens and channels at once: one
+            # number per head, a shift that keeps an exponential finite, no envelope)
         if name in ("exponential_", "uniform_", "normal_", "bernoulli_", "geometric_", "cauchy_", "log_normal_",
                     "random_"):
             op = "random"  # a tensor filled in place with draws
