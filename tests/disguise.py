@@ -1,6 +1,7 @@
 """Mechanical disguises a porter applies without changing what a method computes, for the reader's invariance
 matrix (tests/test_reader_disguise_invariance.py): every locally bound name made opaque, tensor methods written as
-torch functions and back, ``@`` as ``torch.matmul`` and back, every softmax spelled ``torch.nn.functional.softmax``.
+torch functions and back, ``@`` as ``torch.matmul`` and back, every softmax spelled ``torch.nn.functional.softmax``,
+dimensions passed by keyword, the last two axes swapped with ``.mT``.
 Each returns source text; none needs the code to run."""
 
 from __future__ import annotations
@@ -176,6 +177,42 @@ class _FunctionalSoftmax(ast.NodeTransformer):
                         args=[x], keywords=keywords)
 
 
+# where a tensor method takes its dimension positionally (after the tensor itself)
+_DIM_AT = {"sum": 0, "mean": 0, "amax": 0, "amin": 0, "softmax": 0, "log_softmax": 0, "cumsum": 0, "argsort": 0,
+           "argmax": 0, "argmin": 0, "var": 0, "std": 0, "logsumexp": 0, "unsqueeze": 0, "squeeze": 0, "nansum": 0,
+           "prod": 0}
+
+
+class _DimKeyword(ast.NodeTransformer):
+    """``x.sum(1)`` as ``x.sum(dim=1)``."""
+
+    def visit_Call(self, n: ast.Call) -> ast.expr:
+        self.generic_visit(n)
+        f = n.func
+        if isinstance(f, ast.Attribute) and f.attr in _DIM_AT and not (
+                isinstance(f.value, ast.Name) and f.value.id in _NOT_TENSORS):
+            i = _DIM_AT[f.attr]
+            if len(n.args) > i and not any(k.arg == "dim" for k in n.keywords) and \
+                    not isinstance(n.args[i], ast.Starred):
+                n.keywords = [ast.keyword(arg="dim", value=n.args[i]), *n.keywords]
+                n.args = n.args[:i] + n.args[i + 1:]
+        return n
+
+
+class _LastTwoTransposed(ast.NodeTransformer):
+    """``x.transpose(-1, -2)`` (either order) as ``x.mT``."""
+
+    def visit_Call(self, n: ast.Call) -> ast.expr:
+        self.generic_visit(n)
+        f = n.func
+        if isinstance(f, ast.Attribute) and f.attr == "transpose" and len(n.args) == 2 and not n.keywords:
+            axes = {-a.operand.value if isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub) and isinstance(
+                a.operand, ast.Constant) else None for a in n.args}
+            if axes == {-1, -2}:
+                return ast.Attribute(value=f.value, attr="mT", ctx=ast.Load())
+        return n
+
+
 def _transform(t: type[ast.NodeTransformer]) -> Callable[[str], str]:
     def apply(src: str) -> str:
         return ast.unparse(ast.fix_missing_locations(t().visit(ast.parse(src))))
@@ -190,4 +227,6 @@ DISGUISES: dict[str, Callable[[str], str]] = {
     "matmul_as_call": _transform(_MatmulAsCall),
     "call_as_matmul": _transform(_CallAsMatmul),
     "functional_softmax": _transform(_FunctionalSoftmax),
+    "dim_keywords": _transform(_DimKeyword),
+    "transpose_as_mT": _transform(_LastTwoTransposed),
 }
