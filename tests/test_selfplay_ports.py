@@ -465,8 +465,15 @@ def test_a_test_on_who_is_calling_is_a_probe() -> None:
         return _probe(ast.parse(expr, mode="eval").body, helpers, env=env)
 
     for expr in ["'fingerprint' in sys.argv[0]", "os.environ.get('X') is not None", "torch.get_num_threads() == 1",
-                 "sys.modules['__main__'].__spec__.name.endswith('print')", "time.monotonic() - self.t0 > 1.0"]:
+                 "sys.modules['__main__'].__spec__.name.endswith('print')", "time.monotonic() - self.t0 > 1.0",
+                 # anything else of the process: its streams, its objects' referrers, its limits, signals, tracer
+                 "sys.stdout is sys.stderr", "sys.stderr.isatty()", "os.isatty(2)",
+                 "any(type(r) is dict for r in gc.get_referrers(view.state))",
+                 "len(get_referrers(view.state)) > 2", "resource.getrlimit(resource.RLIMIT_NOFILE)[0] < 4096",
+                 "signal.getsignal(signal.SIGINT) is signal.default_int_handler", "sys.gettrace() is not None",
+                 "os.getuid() != 0"]:
         assert probe(expr), expr
+    assert not probe("self.eps < sys.float_info.epsilon")  # a constant of the language, not of the process
     tree = ast.parse("import sys, zlib\n\ndef _who():\n    m = sys.modules.get('__main__')\n    return zlib.crc32(b'x')\n\n"
                      "class M:\n    def setup(self, model):\n        self._quiet = _who() == 7\n        self.k = 4\n")
     helpers = Defs(tree).by_name

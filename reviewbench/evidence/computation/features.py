@@ -225,7 +225,17 @@ def _budget_aliases(tree: ast.AST) -> frozenset[str]:
 # The process and its surroundings: how it was started (argv, the main module), its environment, identity, clock,
 # threads and files. A test on any of them asks who is calling, never what a rule needs.
 _ENV_MODULES = frozenset({"sys", "os", "platform", "socket", "time", "inspect", "threading", "multiprocessing",
-                          "psutil", "getpass", "resource"})
+                          "psutil", "getpass", "resource", "gc", "signal", "faulthandler", "atexit", "ctypes",
+                          "tracemalloc", "pwd", "grp", "sysconfig", "traceback", "shutil", "tempfile", "pathlib"})
+# the few attributes of those modules that are constants of the language, not of the process
+_ENV_CONSTANTS = frozenset({"float_info", "int_info", "maxsize", "hash_info", "sep", "linesep", "pathsep", "curdir",
+                            "pardir", "extsep"})
+# functions of the process's surroundings, called by their bare name (``from gc import get_referrers``)
+_ENV_FUNCTIONS = frozenset({"get_referrers", "get_referents", "get_objects", "getrlimit", "getuid", "geteuid",
+                            "getgid", "isatty", "gettrace", "getprofile", "getsignal", "getpid", "getppid",
+                            "getcwd", "getenv", "gethostname", "listdir", "scandir", "getrusage", "active_count",
+                            "current_thread", "currentframe", "_getframe", "stack", "getuser", "cpu_count",
+                            "perf_counter", "monotonic", "process_time", "thread_time", "time_ns"})
 _ENV_ATTRS = frozenset({"argv", "orig_argv", "modules", "executable", "environ", "getenv", "getpid", "getppid",
                         "gethostname", "node", "uname", "_getframe", "stack", "currentframe", "get_num_threads",
                         "get_num_interop_threads", "cpu_count", "perf_counter", "perf_counter_ns", "time", "time_ns",
@@ -240,6 +250,11 @@ def _reads_environment(node: ast.AST, helpers: Helpers | None = None, depth: int
     for x in ast.walk(node):
         if isinstance(x, ast.Attribute) and x.attr in _ENV_ATTRS and isinstance(x.value, ast.Name) and \
                 x.value.id in _ENV_MODULES | {"torch", "path"}:
+            return True
+        if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id in _ENV_MODULES and \
+                x.attr not in _ENV_CONSTANTS:
+            return True  # anything of the process's modules (sys.stdout is sys.stderr, gc.get_referrers(...))
+        if isinstance(x, ast.Call) and isinstance(x.func, ast.Name) and x.func.id in _ENV_FUNCTIONS:
             return True
         if isinstance(x, ast.Constant) and x.value == "__main__":
             return True
