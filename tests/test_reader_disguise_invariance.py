@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from reviewbench.evidence.computation import computation
-from tests.disguise import DISGUISES, names_by_string
+from tests.disguise import DISGUISES
+from tests.renaming import names_by_string
 
 ROOT = Path(__file__).resolve().parent.parent
 METHODS = sorted({*ROOT.glob("tests/data/**/method.py"), *ROOT.glob("tests/data/*/*.py"),
