@@ -1755,9 +1755,9 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("block_scores", line)  # pooled with a stride of its own width: one value per block
                 return t | {"BLK"}
             return t
-        ranked = self._operand(receiver, list(node.args)) if op == "rank" else None
-        within = isinstance(ranked, ast.Subscript) and isinstance(ranked.value, ast.Name) and "BLK" in t and \
-            "BLK" not in self.tags.get(ranked.value.id, set())
+        sliced = self._operand(receiver, list(node.args)) if op == "rank" else None
+        within = isinstance(sliced, ast.Subscript) and isinstance(sliced.value, ast.Name) and "BLK" in t and \
+            "BLK" not in self.tags.get(sliced.value.id, set())
         if op in ("reduce", "extreme", "rank") and t & {"BLK", "BID"} and t & DATA_TAGS:
             # a value per block of tokens (reduced within it, or blocks ranked); a block's own tokens ranked within it
             # (a[:, s:e].topk(q): a quota of tokens per block, segmented heavy hitters) ranks tokens, not blocks
