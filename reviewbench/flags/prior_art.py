@@ -85,10 +85,31 @@ def _behaviour_ref(m: BehaviourMatch) -> str:
     return f"the published rule of {what}, as its reference implementation {m.member or m.reference} computes it"
 
 
+def _owed_to_credited(reference: str, computed: Sequence[ComputationMatch], features: Mapping[str, int]) -> bool:
+    """A likeness to a reference whose rule is a credited rule the code computes plus operations the code does not
+    compute (PyramidKV is SnapKV's rule plus a per-layer budget): what the method shares with it is the credited
+    rule's doing. A code that computes the reference's own addition (the budget ladder) is that reference."""
+    for paper in papers_for(reference):
+        for _, req, _opt, _ in paper.rules():
+            own = [set(r.split("|")) for r in req]
+            for c in computed:
+                if not c.credited or c.short_name == paper.short_name:
+                    continue
+                ruled = _paper(c.short_name)
+                inner = [set(r.split("|")) for r in (c.required or (ruled.ops if ruled else []))]
+                if not inner or not all(any(alts <= o for o in own) for alts in inner):
+                    continue  # the credited rule is not part of the reference's
+                added = [o for o in own if not any(alts <= o for alts in inner)]
+                if added and not any(o & set(features) for o in added):
+                    return True
+    return False
+
+
 def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], names: dict[str, list[str]],
                     description: str, method_src: str, class_line: tuple[str, int],
                     rules: EvidenceRules = DEFAULT_RULES,
-                    computed: Sequence[ComputationMatch] = ()) -> list[FlagClaim]:
+                    computed: Sequence[ComputationMatch] = (), features: Mapping[str, int] | None = None
+                    ) -> list[FlagClaim]:
     """``names``: for each reference label, other names by which a description would credit it (earlier
     submissions: their id and short name); baselines and public references are credited through their papers.
 
@@ -109,6 +130,8 @@ def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], name
         papers = {p.short_name for p in papers_for(m.reference)}
         if not cr.credited and explained_by and papers and not papers & close:
             continue  # the credited rule explains the code; the baseline's rule does not (an own mechanism beside)
+        if not cr.credited and features is not None and _owed_to_credited(m.reference, computed, features):
+            continue  # the reference is a credited rule plus what the code does not compute
         if not cr.credited:
             out.append(FlagClaim(flag="UNDISCLOSED_PRIOR_ART", quote=class_line[0], location=f"method.py:{class_line[1]}",
                                  raised_by="evidence:behaviour", strength="proof",
@@ -212,11 +235,15 @@ def _which(m: ComputationMatch) -> str:
     return "the training-free port (what its trained part learns to approximate, computed directly)"
 
 
-def _rule_ops(short_name: str) -> set[str]:
-    """Every operation a paper's rules (its rule, its training-free port) name, required or optional."""
+def _paper(short_name: str) -> Paper | None:
     from reviewbench.priorart import load_index
 
-    p = load_index().by_name(short_name)
+    return load_index().by_name(short_name)
+
+
+def _rule_ops(short_name: str) -> set[str]:
+    """Every operation a paper's rules (its rule, its training-free port) name, required or optional."""
+    p = _paper(short_name)
     return {a for _, req, opt, _ in p.rules() for r in [*req, *opt] for a in r.split("|")} if p else set()
 
 

@@ -105,7 +105,7 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
     class_line = (f"class {cls.name}", cls.line) if cls else ("", 1)
     flags = fabricated_citation_flags(citations) + prior_art_flags(matches, code, credit_names(ctx), desc,
                                                                    b.method.source, class_line, ctx.rubric.evidence,
-                                                                   pa.computed)
+                                                                   pa.computed, pa.features)
     computed = computation_flags(pa.computed, matches, b.method.source, ctx.rubric.evidence,
                                  behaviour.bank_matches if behaviour is not None and behaviour.source == "benchmark" else (),
                                  behaviour.head_roles if behaviour is not None else ())

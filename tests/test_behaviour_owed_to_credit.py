@@ -1,0 +1,69 @@
+"""Behaving like a baseline whose rule is a credited rule plus something the code does not compute is the credited
+rule's doing: PyramidKV is SnapKV's pooled window score with a per-layer budget ladder, so a method that credits
+SnapKV for its score, adds a step of its own and sets no layer budgets keeps much of what PyramidKV keeps (on a few
+scored calls, sometimes more than of SnapKV's) without being PyramidKV. A method that computes the ladder too is
+PyramidKV whatever it credits. Every snippet here is written for these tests."""
+
+from __future__ import annotations
+
+from reviewbench.evidence.behaviour import BehaviourMatch
+from reviewbench.evidence.computation import computation
+from reviewbench.evidence.priorart_evidence import computation_matches
+from reviewbench.flags.prior_art import prior_art_flags
+
+HEAD = "import torch\nimport torch.nn.functional as F\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n\n"
+# SnapKV's score plus an own step: a floor of each quarter's best tokens
+FLOORED = HEAD + '''class Floored(EvictionMethod):
+    query_window = 32
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention(reduce="sum"), "mean")
+        a = F.max_pool1d(a[:, None], 7, stride=1, padding=3)[:, 0]
+        bonus = torch.zeros_like(a)
+        edges = torch.linspace(0, view.n_tokens, 5).long().tolist()
+        for s, e in zip(edges[:-1], edges[1:]):
+            take = a[:, s:e].topk(max(1, view.budget // 16), dim=-1).indices + s
+            bonus.scatter_(1, take, 1e6)
+        return Keep.from_topk(a + bonus, view.budget, view.valid)
+'''
+# the same, and a budget per layer growing down the stack: PyramidKV's ladder
+LADDER = FLOORED.replace('''    def select(self''', '''    def layer_budgets(self, mean_budget, n_tokens, model):
+        n = len(model.attention_layers)
+        return [int(mean_budget * (1.5 - i / max(1, n - 1))) for i in range(n)]
+
+    def select(self''')
+DESC = ("# Floored window score\n\n## Idea\nA floor per quarter of the context.\n\n## Method summary\nSnapKV's pooled "
+        "window score; each quarter keeps its own best tokens first.\n\n## Relation to prior work\nBuilds on SnapKV (Li "
+        "et al., 2024, arXiv 2404.14469) for the score; the floor is ours.\n\n## Evidence\nNone.\n\n## Limitations\n"
+        "Untuned.\n")
+NEAR_PYRAMID = [BehaviourMatch(reference="baseline:pyramidkv", member="pyramidkv", jaccard=0.93, rank_corr=0.97,
+                               source="benchmark"),
+                BehaviourMatch(reference="baseline:snapkv", member="snapkv", jaccard=0.81, rank_corr=0.9,
+                               source="benchmark")]
+
+
+def _flags(src: str) -> list[str]:
+    c = computation(src)
+    computed = computation_matches(c.features, DESC, c.paths)
+    return [f.flag for f in prior_art_flags(NEAR_PYRAMID, [], {}, DESC, src, ("class", 1), computed=computed,
+                                            features=c.features)]
+
+
+def test_a_likeness_to_a_credited_rule_plus_what_the_code_does_not_compute_is_no_flag() -> None:
+    assert not {"layer_budget", "pyramid"} & set(computation(FLOORED).features)
+    assert _flags(FLOORED) == []
+
+
+def test_computing_the_references_own_addition_makes_the_likeness_a_flag() -> None:
+    assert {"layer_budget", "pyramid"} <= set(computation(LADDER).features)
+    assert _flags(LADDER) == ["UNDISCLOSED_PRIOR_ART"]
+
+
+def test_without_the_credit_the_likeness_is_a_flag() -> None:
+    src = FLOORED
+    c = computation(src)
+    plain = DESC.replace("Builds on SnapKV (Li et al., 2024, arXiv 2404.14469) for the score; the floor is ours.",
+                         "The floor is ours.").replace("SnapKV's pooled window score", "A pooled window score")
+    computed = computation_matches(c.features, plain, c.paths)
+    flags = prior_art_flags(NEAR_PYRAMID, [], {}, plain, src, ("class", 1), computed=computed, features=c.features)
+    assert [f.flag for f in flags] == ["UNDISCLOSED_PRIOR_ART"]
