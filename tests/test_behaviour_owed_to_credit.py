@@ -67,3 +67,29 @@ def test_without_the_credit_the_likeness_is_a_flag() -> None:
     computed = computation_matches(c.features, plain, c.paths)
     flags = prior_art_flags(NEAR_PYRAMID, [], {}, plain, src, ("class", 1), computed=computed, features=c.features)
     assert [f.flag for f in flags] == ["UNDISCLOSED_PRIOR_ART"]
+
+
+def test_novelty_reads_a_likeness_owed_to_the_credited_rule_as_that_rule_s() -> None:
+    from pathlib import Path
+
+    from reviewbench.evidence.facts import ComputedFact, EvidenceFacts, SimilarityFact
+    from reviewbench.evidence.judge import novelty
+    from reviewbench.rubric import load_rubric
+
+    rubric = load_rubric(Path(__file__).resolve().parent.parent / "rubrics" / "default.toml")
+    fam = [ComputedFact(short_name="SnapKV", title="t", arxiv=None, level="family",
+                        ops=["attention", "window_queries", "pooling"], extra=["block_quota"], credited=True)]
+
+    def near(score: float) -> list[SimilarityFact]:
+        return [SimilarityFact(reference="baseline:pyramidkv", implements="pyramidkv", via="behaviour", score=score,
+                               credited=False, credit_reason="not attributed")]
+
+    # near PyramidKV, between the cosmetic and the same bar: SnapKV's rule plus a floor of its own
+    assert novelty(EvidenceFacts(computed=fam, behaviour=near(0.8), behaviour_measured=True), rubric).score == 2
+    # the same tokens: the addition changes nothing measurable, whichever of the two it is near
+    assert novelty(EvidenceFacts(computed=fam, behaviour=near(0.95), behaviour_measured=True), rubric).score == 0
+    # with the ladder computed it is PyramidKV's rule, uncredited: the likeness is no credited part
+    ladder = [*fam, ComputedFact(short_name="PyramidKV", title="t", arxiv=None, level="family",
+                                 ops=["attention", "window_queries", "pooling", "layer_budget", "pyramid"],
+                                 extra=["block_quota"], credited=False)]
+    assert novelty(EvidenceFacts(computed=ladder, behaviour=near(0.8), behaviour_measured=True), rubric).score == 1

@@ -52,20 +52,27 @@ def _credited_derivative(facts: EvidenceFacts, r: EvidenceRules) -> str | None:
     novelty at 0 or 1 is credited, the code computes that reference's published rule plus one operation of its own
     (retrieval by computation: "family"), and no behaviour says the addition changes nothing (the same tokens as
     the reference). None when any of this fails: then the distance decides, as before."""
+    from reviewbench.evidence.priorart_evidence import owed_to
+
     near = [f for f in facts.code if f.score >= r.novelty_cosmetic[1] or (f.containment or 0.0) >= r.code_shared]
     # code that matches no more than a credited reference is explained by it (PyramidKV's code holds SnapKV's)
     top = max(((f.score, f.containment or 0.0) for f in near if f.credited), default=None)
     if top is not None:
         near = [f for f in near if f.credited or f.score > top[0] + 1e-9 or (f.containment or 0.0) > top[1] + 1e-9]
     near += [f for f in facts.behaviour if f.score >= r.novelty_cosmetic[0]]
-    if not near or any(not f.credited for f in near):
+    # a behaviour near a reference that is a credited rule plus what the code does not compute: that rule's nearness
+    credited = [m.short_name for m in facts.computed if m.credited]
+    computed_ops = {o for m in facts.computed for o in [*m.ops, *m.extra]}
+    owed = {f.reference: name for f in near if f.via == "behaviour" and not f.credited
+            and (name := owed_to(f.reference, credited, computed_ops))}
+    if not near or any(not f.credited and f.reference not in owed for f in near):
         return None
     if any(f.via == "behaviour" and f.score >= r.behaviour_same for f in near):
-        return None
+        return None  # (the same tokens as the rule it builds on, credited or owed: the addition changes nothing)
     family = {m.short_name: m for m in facts.computed if m.level == "family" and m.credited}
     names = []
     for f in near:
-        paper = _paper_of(f)
+        paper = owed.get(f.reference) or _paper_of(f)
         if paper is None or paper not in family:
             return None
         names.append(f"{paper} + {', '.join(family[paper].extra)}")

@@ -24,7 +24,7 @@ crediting an unrelated paper covers nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Literal, TypeVar
 
@@ -258,6 +258,28 @@ def credit(description: str, paper: Paper | None, names: list[str] = []) -> Cred
     if passing:
         return Credit(credited=False, reason=passing[1], quote=passing[0][:300])
     return Credit(credited=False, reason="not attributed (no mention that states use)")
+
+
+def owed_to(reference: str, credited: Iterable[str], features: Collection[str]) -> str | None:
+    """The credited paper a likeness to ``reference`` is owed to: the reference's rule is that credited rule (which the
+    code computes: ``credited`` are the credited papers whose rule it computes) plus operations the code does not
+    compute (PyramidKV is SnapKV's rule plus a per-layer budget ladder). None when the code computes the reference's
+    own addition too (then it is that reference) or no credited rule is part of the reference's."""
+    for paper in papers_for(reference):
+        for _, req, _opt, _ in paper.rules():
+            own = [set(r.split("|")) for r in req]
+            for name in credited:
+                inner_paper = load_index().by_name(name)
+                if inner_paper is None or name == paper.short_name:
+                    continue
+                for _, inner_req, _o, _ in inner_paper.rules():
+                    inner = [set(r.split("|")) for r in inner_req]
+                    if not inner or not all(any(alts <= o for o in own) for alts in inner):
+                        continue  # the credited rule is not part of the reference's
+                    added = [o for o in own if not any(alts <= o for alts in inner)]
+                    if added and not any(o & set(features) for o in added):
+                        return name
+    return None
 
 
 def papers_for(reference: str) -> list[Paper]:

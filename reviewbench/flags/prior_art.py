@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING
 
 from reviewbench.evidence.behaviour import BehaviourMatch, HeadRoles, told_apart
 from reviewbench.evidence.priorart_evidence import (COSMETIC, PHASE, PROTECTIVE, ComputationMatch, Credit, credit,
-                                                    credit_for, papers_for, rule_alternatives, source_order)
+                                                    credit_for, owed_to, papers_for, rule_alternatives,
+                                                    source_order)
 from reviewbench.evidence.similarity import CodeMatch, Span
 from reviewbench.rubric import EvidenceRules
 from reviewbench.verdict import FlagClaim
@@ -85,26 +86,6 @@ def _behaviour_ref(m: BehaviourMatch) -> str:
     return f"the published rule of {what}, as its reference implementation {m.member or m.reference} computes it"
 
 
-def _owed_to_credited(reference: str, computed: Sequence[ComputationMatch], features: Mapping[str, int]) -> bool:
-    """A likeness to a reference whose rule is a credited rule the code computes plus operations the code does not
-    compute (PyramidKV is SnapKV's rule plus a per-layer budget): what the method shares with it is the credited
-    rule's doing. A code that computes the reference's own addition (the budget ladder) is that reference."""
-    for paper in papers_for(reference):
-        for _, req, _opt, _ in paper.rules():
-            own = [set(r.split("|")) for r in req]
-            for c in computed:
-                if not c.credited or c.short_name == paper.short_name:
-                    continue
-                ruled = _paper(c.short_name)
-                inner = [set(r.split("|")) for r in (c.required or (ruled.ops if ruled else []))]
-                if not inner or not all(any(alts <= o for o in own) for alts in inner):
-                    continue  # the credited rule is not part of the reference's
-                added = [o for o in own if not any(alts <= o for alts in inner)]
-                if added and not any(o & set(features) for o in added):
-                    return True
-    return False
-
-
 def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], names: dict[str, list[str]],
                     description: str, method_src: str, class_line: tuple[str, int],
                     rules: EvidenceRules = DEFAULT_RULES,
@@ -130,7 +111,8 @@ def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], name
         papers = {p.short_name for p in papers_for(m.reference)}
         if not cr.credited and explained_by and papers and not papers & close:
             continue  # the credited rule explains the code; the baseline's rule does not (an own mechanism beside)
-        if not cr.credited and features is not None and _owed_to_credited(m.reference, computed, features):
+        if not cr.credited and features is not None and owed_to(
+                m.reference, [c.short_name for c in computed if c.credited], features):
             continue  # the reference is a credited rule plus what the code does not compute
         if not cr.credited:
             out.append(FlagClaim(flag="UNDISCLOSED_PRIOR_ART", quote=class_line[0], location=f"method.py:{class_line[1]}",
