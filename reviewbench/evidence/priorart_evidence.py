@@ -740,8 +740,8 @@ def declared_port(description: str) -> DeclaredPort | None:
 
     A sentence of the title, Idea, Method summary, Relation to prior work or Builds on states that the method is a
     port, (re)implementation, reproduction or adaptation of an index paper, or of a work outside the index that the
-    description cites by arXiv id (``external_works``; looked for only when no index paper is declared): "This is a port of X to ...", "A faithful
-    reimplementation of X", "We port X to board C", "X, ported as one-shot eviction", "This is X's selection rule,
+    description cites by arXiv id (``external_works``; looked for only when no index paper is declared): "This is a
+    port of X to ...", "A faithful reimplementation of X", "We port X to board C", "X, ported as one-shot eviction", "This is X's selection rule,
     unchanged", "Our method is adapted from X", "This bundle ports the eviction strategy of X", a Builds-on entry
     "X: the whole scoring rule" / "(the method ported)"; or a statement that nothing in the method is new
     (``_declared_not_new``: "This is X's rule, not a new method", "nothing here is claimed as new"). Not one: a part of X ("a port of X's pooling", "the window is adapted from X"), an addition of the
@@ -764,17 +764,18 @@ def declared_port(description: str) -> DeclaredPort | None:
     papers = [p for p in load_index().papers
               if any(k and k in low for k in (p.short_name.lower(), p.arxiv or ""))]
     # then works outside the index that the description cites by arXiv id (the method exists all the same)
-    for group in (papers, papers + external_works(description)):
+    external = external_works(description)
+    for group in (papers, external):
         for key, sent in parts:
             for p in group:
                 for at in _mentions(sent, p, []):
                     name = p.short_name if sent[at:at + len(p.short_name)].lower() == p.short_name.lower() else \
                         (p.arxiv or p.short_name)
-                    later = [o for q in group if q is not p for o in _mentions(sent, q, []) if o > at]
+                    later = [o for q in papers + external if q is not p for o in _mentions(sent, q, []) if o > at]
                     if _port_mention(sent, at, name, key, min(later, default=None)):
                         return DeclaredPort(short_name=p.short_name, arxiv=p.arxiv, quote=sent.strip()[:300],
                                             section=key)
-    return _declared_not_new(parts, papers + external_works(description))
+    return _declared_not_new(parts, papers + external)
 
 
 _ARXIV_ID = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(?:v\d+)?(?!\d)")
