@@ -471,9 +471,10 @@ def test_a_test_on_who_is_calling_is_a_probe() -> None:
                  "any(type(r) is dict for r in gc.get_referrers(view.state))",
                  "len(get_referrers(view.state)) > 2", "resource.getrlimit(resource.RLIMIT_NOFILE)[0] < 4096",
                  "signal.getsignal(signal.SIGINT) is signal.default_int_handler", "sys.gettrace() is not None",
-                 "os.getuid() != 0"]:
+                 "os.getuid() != 0", "len(g.get_referrers(view.state)) > 2"]:
         assert probe(expr), expr
     assert not probe("self.eps < sys.float_info.epsilon")  # a constant of the language, not of the process
+    assert not probe("torch.stack([view.positions[0]]).shape[0] == 1")  # torch's stack is no frame stack
     tree = ast.parse("import sys, zlib\n\ndef _who():\n    m = sys.modules.get('__main__')\n    return zlib.crc32(b'x')\n\n"
                      "class M:\n    def setup(self, model):\n        self._quiet = _who() == 7\n        self.k = 4\n")
     helpers = Defs(tree).by_name

@@ -248,14 +248,17 @@ def _reads_environment(node: ast.AST, helpers: Helpers | None = None, depth: int
     """Whether ``node`` (or a helper of the module it calls) reads the process's surroundings: ``sys.argv``,
     ``sys.modules["__main__"]``, ``os.environ``, the pid, the host, the clock, the thread count, the files."""
     for x in ast.walk(node):
-        if isinstance(x, ast.Attribute) and x.attr in _ENV_ATTRS and isinstance(x.value, ast.Name) and \
-                x.value.id in _ENV_MODULES | {"torch", "path"}:
-            return True
+        if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and (
+                x.attr in _ENV_ATTRS and x.value.id in _ENV_MODULES | {"path"} or
+                x.value.id == "torch" and x.attr in ("get_num_threads", "get_num_interop_threads")):
+            return True  # (torch.stack is no frame stack)
         if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id in _ENV_MODULES and \
                 x.attr not in _ENV_CONSTANTS:
             return True  # anything of the process's modules (sys.stdout is sys.stderr, gc.get_referrers(...))
         if isinstance(x, ast.Call) and isinstance(x.func, ast.Name) and x.func.id in _ENV_FUNCTIONS:
             return True
+        if isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute) and x.func.attr in _ENV_FUNCTIONS - {"stack"}:
+            return True  # the same through a module imported under another name (import gc as g)
         if isinstance(x, ast.Constant) and x.value == "__main__":
             return True
         if helpers and depth < 3 and isinstance(x, ast.Call) and callee(x.func)[0] in helpers and x is not node:
