@@ -236,6 +236,7 @@ _ENV_FUNCTIONS = frozenset({"get_referrers", "get_referents", "get_objects", "ge
                             "getcwd", "getenv", "gethostname", "listdir", "scandir", "getrusage", "active_count",
                             "current_thread", "currentframe", "_getframe", "stack", "getuser", "cpu_count",
                             "perf_counter", "monotonic", "process_time", "thread_time", "time_ns"})
+_ENV_METHODS = _ENV_FUNCTIONS - {"stack"}  # the same on a module under another name (torch.stack is no frame stack)
 _ENV_ATTRS = frozenset({"argv", "orig_argv", "modules", "executable", "environ", "getenv", "getpid", "getppid",
                         "gethostname", "node", "uname", "_getframe", "stack", "currentframe", "get_num_threads",
                         "get_num_interop_threads", "cpu_count", "perf_counter", "perf_counter_ns", "time", "time_ns",
@@ -257,7 +258,7 @@ def _reads_environment(node: ast.AST, helpers: Helpers | None = None, depth: int
             return True  # anything of the process's modules (sys.stdout is sys.stderr, gc.get_referrers(...))
         if isinstance(x, ast.Call) and isinstance(x.func, ast.Name) and x.func.id in _ENV_FUNCTIONS:
             return True
-        if isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute) and x.func.attr in _ENV_FUNCTIONS - {"stack"}:
+        if isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute) and x.func.attr in _ENV_METHODS:
             return True  # the same through a module imported under another name (import gc as g)
         if isinstance(x, ast.Constant) and x.value == "__main__":
             return True

@@ -1812,8 +1812,8 @@ class FeatureTagger(ast.NodeVisitor):
                 (arg_tags[0], arg_tags[1]) if len(arg_tags) > 1 else (set(), set()))
             if _age_decay(base, expo):
                 self.add("age_decay", line)
-        power = self._operand(receiver, list(node.args))  # torch.exp(x) and x.exp()
-        if op == "exp" and isinstance(power, ast.BinOp) and isinstance(power.op, (ast.Mult, ast.Div)):
+        power = self._operand(receiver, list(node.args)) if op == "exp" else None  # torch.exp(x) and x.exp()
+        if isinstance(power, ast.BinOp) and isinstance(power.op, (ast.Mult, ast.Div)):
             a, b = self.tag(power.left), self.tag(power.right)
             if _age_decay(a, b) or _age_decay(b, a):  # exp(age * log(rate)), exp(-age / life(k, v)): rate ** age
                 self.add("age_decay", line)
@@ -1929,7 +1929,7 @@ class FeatureTagger(ast.NodeVisitor):
             if isinstance(xdim, ast.UnaryOp) and isinstance(xdim.op, ast.USub) and isinstance(
                     xdim.operand, ast.Constant) and xdim.operand.value == 1 and not is_true(kwarg(node, "keepdim")):
                 self.add("value_norm", line)  # v.abs().amax(-1): each value's L-infinity norm
-        xd = _dim(node, 0 if self._on_tensor(receiver) else 1)
+        xd = _dim(node, 0 if self._on_tensor(receiver) else 1) if op == "extreme" or name == "aminmax" else None
         if (op == "extreme" or name == "aminmax") and t & {"K", "V"} and not t & {"A", "N"} and not (
                 isinstance(xd, ast.Tuple) and len(xd.elts) > 1):
             t = t | {"X"}  # a per-channel minimum or maximum of keys or values (over tokens and channels at once: one
