@@ -485,6 +485,38 @@ def test_a_test_on_who_is_calling_is_a_probe() -> None:
     assert not probe("self.k > 2", helpers, env) and not probe("view.layer == 0", helpers, env)
 
 
+def test_who_is_calling_read_under_any_name_is_a_probe() -> None:
+    """The process's surroundings read under another name: a function imported under an alias, a module's
+    attribute imported by name, a local or module variable bound to such a read, a module reached through getattr
+    or imported while the method runs. Each early return behind such a test is a path of its own (an adversary's
+    spellings after set 12's hostile ports; not held out). A constant of the language imported by name is none."""
+    import ast
+
+    from reviewbench.evidence.computation.features import return_paths
+
+    def paths(imports: str, test: str, pre: str = "") -> int:
+        src = (f"import torch\n{imports}\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n\n"
+               "class M(EvictionMethod):\n    def select(self, view: LayerView) -> Keep:\n"
+               f"{pre}        if {test}:\n            return Keep.first(view)\n"
+               "        return Keep.top(view.keys.norm(dim=-1))\n")
+        return len(return_paths(ast.parse(src)))
+
+    dodges = [("from threading import enumerate as live", "len(live()) > 3", ""),
+              ("from os import getppid as parent", "parent() == 1", ""),
+              ("from sys import argv", "'bank' in ' '.join(argv)", ""),
+              ("import tracemalloc as tm", "tm.is_tracing()", ""),
+              ("import gc", "len(owners) > 1", "        owners = gc.get_referrers(view.keys)\n"),
+              ("from gc import get_referrers as refs", "n > 1", "        seen = refs(view.keys)\n        n = len(seen)\n"),
+              ("import sys", "getattr(sys, 'std' + 'in').closed", ""),
+              ("import importlib", "importlib.import_module('o' + 's').getpid() % 2", ""),
+              ("", "__import__('threading').active_count() > 4", "")]
+    for imports, test, pre in dodges:
+        assert paths(imports, test, pre) == 2, (imports, test)
+    assert paths("from sys import float_info", "float(view.budget) < float_info.epsilon") == 1
+    assert paths("import math", "view.n_tokens <= view.budget") == 1
+    assert paths("import os", "view.layer == 0") == 1
+
+
 def test_consecutive_edges_walk_blocks_of_the_tokens() -> None:
     """A loop over consecutive pairs of edges (zip(e[:-1], e[1:]), zip(e, e[1:]), pairwise(e), through .tolist())
     slicing the scores between them walks blocks: each segment's own best token (its local maximum) is a quota of

@@ -245,10 +245,17 @@ _ENV_ATTRS = frozenset({"argv", "orig_argv", "modules", "executable", "environ",
                         "process_iter", "Process"})
 
 
-def _reads_environment(node: ast.AST, helpers: Helpers | None = None, depth: int = 0) -> bool:
+def _reads_environment(node: ast.AST, helpers: Helpers | None = None, depth: int = 0,
+                       names: frozenset[str] = frozenset()) -> bool:
     """Whether ``node`` (or a helper of the module it calls) reads the process's surroundings: ``sys.argv``,
-    ``sys.modules["__main__"]``, ``os.environ``, the pid, the host, the clock, the thread count, the files."""
+    ``sys.modules["__main__"]``, ``os.environ``, the pid, the host, the clock, the thread count, the files; or a name
+    bound to them (``names``: ``_environment_names``)."""
+    constant_bases = {id(x.value) for x in ast.walk(node) if isinstance(x, ast.Attribute) and x.attr in _ENV_CONSTANTS}
     for x in ast.walk(node):
+        if names and isinstance(x, ast.Name) and x.id in names and id(x) not in constant_bases:
+            return True  # r(view.keys) after ``from gc import get_referrers as r``; who = gc.get_referrers(...)
+        if isinstance(x, ast.Call) and callee(x.func)[0] in ("__import__", "import_module"):
+            return True  # a module imported by name while the method runs
         if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and (
                 x.attr in _ENV_ATTRS and x.value.id in _ENV_MODULES | {"path"} or
                 x.value.id == "torch" and x.attr in ("get_num_threads", "get_num_interop_threads")):
@@ -263,17 +270,40 @@ def _reads_environment(node: ast.AST, helpers: Helpers | None = None, depth: int
         if isinstance(x, ast.Constant) and x.value == "__main__":
             return True
         if helpers and depth < 3 and isinstance(x, ast.Call) and callee(x.func)[0] in helpers and x is not node:
-            if any(_reads_environment(fn, helpers, depth + 1) for fn in helpers[callee(x.func)[0] or ""]):
+            if any(_reads_environment(fn, helpers, depth + 1, names) for fn in helpers[callee(x.func)[0] or ""]):
                 return True
     return False
 
 
-def _environment_attrs(tree: ast.Module, helpers: Helpers) -> frozenset[str]:
+def _environment_names(tree: ast.Module, helpers: Helpers) -> frozenset[str]:
+    """Names bound to the process's surroundings anywhere in the module: one of its modules imported under any name
+    (``import gc as g``), a function or attribute of one imported by name (``from gc import get_referrers as r``,
+    ``from sys import stdout``), and a variable assigned from a value that reads them (``who = r(view.keys)``,
+    ``E = os.environ``). A test on any of them asks who is calling, however the reading was spelt."""
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            out.update(a.asname or a.name.split(".")[0] for a in n.names if a.name.split(".")[0] in _ENV_MODULES)
+        elif isinstance(n, ast.ImportFrom) and n.module and n.module.split(".")[0] in _ENV_MODULES:
+            out.update(a.asname or a.name for a in n.names if a.name not in _ENV_CONSTANTS and a.name != "*")
+    assigns = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))]
+    for _ in range(3):
+        before = len(out)
+        for a in assigns:
+            if a.value is not None and _reads_environment(a.value, helpers, names=frozenset(out)):
+                targets = a.targets if isinstance(a, ast.Assign) else [a.target]
+                out.update(t.id for tgt in targets for t in ast.walk(tgt) if isinstance(t, ast.Name))
+        if len(out) == before:
+            break
+    return frozenset(out)
+
+
+def _environment_attrs(tree: ast.Module, helpers: Helpers, names: frozenset[str] = frozenset()) -> frozenset[str]:
     """Attributes of the module set (anywhere, ``setup`` too) from a value that reads the process's surroundings:
     a later test on them is a test on who is calling."""
     out: set[str] = set()
     for n in ast.walk(tree):
-        if isinstance(n, ast.Assign) and _reads_environment(n.value, helpers):
+        if isinstance(n, ast.Assign) and _reads_environment(n.value, helpers, names=names):
             for t in n.targets:
                 if isinstance(t, ast.Attribute) and self_attr(t):
                     out.add(t.attr)
@@ -298,12 +328,13 @@ def _budget_params(call: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionDef,
 
 
 def _probe(test: ast.expr, helpers: Helpers | None = None, depth: int = 0,
-           budgets: frozenset[str] = frozenset(), env: frozenset[str] = frozenset()) -> bool:
+           budgets: frozenset[str] = frozenset(), env: frozenset[str] = frozenset(),
+           names: frozenset[str] = frozenset()) -> bool:
     """A test that probes the inputs rather than the configuration: a statistic of a tensor (``x.std() < 1e-3``,
     ``torch.isnan(a).any()``) or a size against a literal (``a.shape[-1] < 200``). The layer index, the phase, the
     board, a budget, a None check are the method's design, and its arms are not judged apart. A helper of the
     module the test calls (``if self._odd(view)``) is read for the same."""
-    if _reads_environment(test, helpers):
+    if _reads_environment(test, helpers, names=names):
         return True  # who is calling: how the process was started, its environment, clock or threads
     for n in ast.walk(test):
         if env and (isinstance(n, ast.Attribute) and self_attr(n) and n.attr in env or isinstance(n, ast.Call) and
@@ -313,7 +344,8 @@ def _probe(test: ast.expr, helpers: Helpers | None = None, depth: int = 0,
         if helpers and depth < 3 and isinstance(n, ast.Call) and callee(n.func)[0] in helpers:
             for fn in helpers[callee(n.func)[0] or ""]:
                 inner = budgets | _budget_params(n, fn, budgets)
-                if any(_probe(r.value, helpers, depth + 1, inner) for r in _returns(fn) if r.value is not None):
+                if any(_probe(r.value, helpers, depth + 1, inner, names=names) for r in _returns(fn)
+                       if r.value is not None):
                     return True
         if isinstance(n, ast.Call) and callee(n.func)[0] in _STATISTICS and not (
                 isinstance(n.func, ast.Name) and n.func.id in ("max", "min", "sum", "any", "all")):
@@ -420,7 +452,8 @@ def _memory(tree: ast.Module, fns: list[ast.FunctionDef | ast.AsyncFunctionDef])
 
 
 def _judged_alone(fn: ast.FunctionDef | ast.AsyncFunctionDef, r: ast.Return, helpers: Helpers,
-                  memory: frozenset[str], env: frozenset[str] = frozenset()) -> bool:
+                  memory: frozenset[str], env: frozenset[str] = frozenset(),
+                  env_names: frozenset[str] = frozenset()) -> bool:
     """The final return is the path the method falls through to; an early one is judged on its own where a test on
     the way probes the inputs (``_probe``) or the method's memory of earlier calls (``_history``): the ported rule
     returned early on the calls it recognises as scored. An early return behind a design test (no queries, fewer
@@ -433,7 +466,7 @@ def _judged_alone(fn: ast.FunctionDef | ast.AsyncFunctionDef, r: ast.Return, hel
         for a in assigns:
             if _history(a.value, helpers, memory, names=frozenset(names)):
                 names.update(t.id for tgt in a.targets for t in ast.walk(tgt) if isinstance(t, ast.Name))
-    return any(_probe(t, helpers, budgets=_budget_aliases(fn), env=env) or
+    return any(_probe(t, helpers, budgets=_budget_aliases(fn), env=env, names=env_names) or
                _history(t, helpers, memory, names=frozenset(names))
                for t in _tests_on_the_way(fn.body, r) or [])
 
@@ -451,7 +484,8 @@ def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
     helpers = Defs(tree).by_name
     memory = _memory(tree, fns)
     aliases = _budget_aliases(tree)
-    env = _environment_attrs(tree, helpers)
+    names = _environment_names(tree, helpers)
+    env = _environment_attrs(tree, helpers, names)
     for i, fn in enumerate(fns):
         rets = _returns(fn)
         if len(rets) < 2:
@@ -459,7 +493,7 @@ def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
         for j, r in enumerate(rets):
             if len(out) >= MAX_PATHS:
                 return out
-            if not _judged_alone(fn, r, helpers, memory, env):
+            if not _judged_alone(fn, r, helpers, memory, env, names):
                 continue
             copy_ = copy.deepcopy(tree)
             fn2 = [n for n in ast.walk(copy_) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))][i]
@@ -469,12 +503,12 @@ def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
     def arms(n: ast.AST) -> bool:  # an if / else whose arms both fall through, on a probe
         return isinstance(n, ast.If) and bool(n.body) and bool(n.orelse) and not _terminates(n.body) and \
             not _terminates(n.orelse) and not any(isinstance(x, ast.Return) for x in ast.walk(n)) and \
-            _probe(n.test, helpers, budgets=aliases, env=env)
+            _probe(n.test, helpers, budgets=aliases, env=env, names=names)
 
     def bare(n: ast.AST) -> bool:  # an if with no else that falls through (on odd inputs, s = pool(s)), on a probe
         return isinstance(n, ast.If) and bool(n.body) and not n.orelse and not _terminates(n.body) and \
             not any(isinstance(x, ast.Return) for x in ast.walk(n)) and _probe(n.test, helpers, budgets=aliases,
-                                                                                   env=env)
+                                                                                   env=env, names=names)
 
     for k, st in enumerate([n for n in ast.walk(tree) if arms(n)]):
         for arm in ("body", "orelse"):
