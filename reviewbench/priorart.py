@@ -32,14 +32,22 @@ def generic_name(name: str) -> bool:
     return all(re.fullmatch(r"[A-Z]?[a-z]+", w) and w.lower() in ORDINARY for w in name.split())
 
 
+# Names of one word that are also English words in lower case ("we think", "less memory", "a tome", "a pod"): such a
+# name is a citation only in its own capitals.
+WORD_NAMES = frozenset("""cake dart homer tome pod tada radar tactic less gear scope finch buzz chai adore think lava hip
+    cam moa corm""".split())
+
+
 def name_pattern(name: str) -> re.Pattern[str]:
     """A paper's name as written in prose: its words joined by nothing, a blank or a hyphen, not inside a longer
-    word; case-blind unless the name is ordinary words (``generic_name``) or an acronym of three capital letters or
-    fewer ("AIM", "NSA", "DMS": "we aim to" or "dms" in prose names no paper)."""
+    word; case-blind unless the name is ordinary words (``generic_name``), an acronym of three capital letters or
+    fewer ("AIM", "NSA", "DMS": "we aim to" or "dms" in prose names no paper), or an English word in lower case
+    (``WORD_NAMES``: "ThinK", "LESS", "ToMe" against "think", "less", "tome")."""
     parts = [re.escape(p) for p in re.findall(r"[A-Za-z0-9]+", name)]
     body = r"[-\s]?".join(parts)
     acronym = len(name) <= 3 and name.isalpha() and name.isupper()
-    return re.compile(rf"(?<![A-Za-z0-9]){body}(?![A-Za-z0-9])", 0 if generic_name(name) or acronym else re.I)
+    word = name.isalpha() and name.lower() in WORD_NAMES
+    return re.compile(rf"(?<![A-Za-z0-9]){body}(?![A-Za-z0-9])", 0 if generic_name(name) or acronym or word else re.I)
 
 
 SCHEMA = "reviewbench.priorart/2"  # /2: the training-free port of a learned method (ops_untrained)

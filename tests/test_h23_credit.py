@@ -428,3 +428,29 @@ def test_a_sentence_stating_use_or_derivation_credits(sentence: str, paper: str)
 def test_a_contrast_a_mention_an_exists_sentence_or_a_negation_is_no_credit(sentence: str, paper: str) -> None:
     p = load_index().by_name(paper)
     assert not credit(_desc("A score per token.") + f"\n## Relation to prior work\n{sentence}\n", p).credited, sentence
+
+
+# --- a title's own words are the paper's: no contrast, no negation of the author's ------------------------------
+
+@pytest.mark.parametrize("builds_on,paper", [
+    ("- HeadKV (Not All Heads Matter: A Head-Level KV Cache Compression Method with Integrated Retrieval and "
+     "Reasoning): we take its head-level budget split.", "HeadKV"),
+    ("- We port the selection of CDPruner (Beyond Attention or Similarity: Maximizing Conditional Diversity for Token "
+     "Pruning in MLLMs) to the layer view.", "CDPruner"),
+    ("- VATP ('Attention Score is not All You Need for Token Importance Indicator in KV Cache Reduction: Value Also "
+     "Matters'): the value-norm weighting.", "VATP"),
+])
+def test_a_quoted_title_with_contrast_or_negation_words_still_credits(builds_on: str, paper: str) -> None:
+    p = next(x for x in load_index().papers if x.short_name == paper)
+    assert credit(_desc("A score per token.", builds_on), p).credited
+
+
+@pytest.mark.parametrize("idea,paper", [
+    ("Unlike HeadKV (Not All Heads Matter: A Head-Level KV Cache Compression Method with Integrated Retrieval and "
+     "Reasoning), no head is profiled offline.", "HeadKV"),
+    ("CDPruner (Beyond Attention or Similarity: Maximizing Conditional Diversity for Token Pruning in MLLMs) is not "
+     "used: our score has no diversity term.", "CDPruner"),
+])
+def test_a_contrast_outside_the_quoted_title_is_still_no_credit(idea: str, paper: str) -> None:
+    p = next(x for x in load_index().papers if x.short_name == paper)
+    assert not credit(_desc(idea), p).credited

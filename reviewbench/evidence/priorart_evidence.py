@@ -163,6 +163,20 @@ def _mentions(sentence: str, paper: Paper, names: list[str]) -> list[int]:
     return sorted(set(at))
 
 
+@lru_cache(maxsize=1)
+def _titles() -> re.Pattern[str]:
+    """Every index title of at least 20 characters, longest first."""
+    titles = sorted({p.title for p in load_index().papers if len(p.title) >= 20}, key=len, reverse=True)
+    return re.compile("|".join(re.escape(t) for t in titles), re.I)
+
+
+def _without_titles(sentence: str) -> str:
+    """``sentence`` with each quoted index title blanked out (same length, so offsets hold): a title's own words
+    ("Beyond Attention or Similarity", "Not All Heads Matter") are the paper's, never the author's contrast or
+    negation."""
+    return _titles().sub(lambda m: "x" * len(m.group(0)), sentence)
+
+
 def _contrasted(sentence: str, at: int) -> bool:
     """A contrast or negation before the mention, in the same clause of the sentence."""
     before = sentence[:at]
@@ -240,19 +254,20 @@ def credit(description: str, paper: Paper | None, names: list[str] = []) -> Cred
             hits = _mentions(sent, target, [n for n in names if n != target.short_name])
             if not hits:
                 continue
+            quoted, sent = sent, _without_titles(sent)
             clean = [h for h in hits if not _contrasted(sent, h)]
             if not clean:
-                contrast_quote = contrast_quote or sent
+                contrast_quote = contrast_quote or quoted
                 continue
             for h in clean:
                 ok, why = _states_use(sent, h, key == "builds_on")
                 if ok:
                     where = "Builds on" if key == "builds_on" else heading
-                    return Credit(credited=True, reason=f"attributed in {where}", quote=sent[:300], section=key)
+                    return Credit(credited=True, reason=f"attributed in {where}", quote=quoted[:300], section=key)
                 if "contrast" in why:
-                    contrast_quote = contrast_quote or sent
+                    contrast_quote = contrast_quote or quoted
                 else:
-                    passing = passing or (sent, why)
+                    passing = passing or (quoted, why)
     if contrast_quote:
         return Credit(credited=False, reason="named only as a contrast or in a negation", quote=contrast_quote[:300])
     if passing:

@@ -29,6 +29,9 @@ def _by_position(t: set[str]) -> bool:
 
 
 DATA_TAGS = frozenset({"K", "V", "Q", "A", "S"})
+# what a value is made of and how it was summarised (keys, a mean of them, unit vectors, key-key similarities): tags a
+# ranking's indices carry from what was ranked, never passed on to the entries they pick
+_WHAT_DATA = DATA_TAGS | {"KM", "KR", "M", "N", "KSIM", "KK2"}
 
 
 def _count_like(t: set[str]) -> bool:
@@ -911,14 +914,35 @@ class FeatureTagger(ast.NodeVisitor):
             if isinstance(n, ast.Name) and {"KSIM", "SEL"} <= self.tags.get(n.id, set()):
                 return True  # near = sim.gather(1, top): bound before
             if isinstance(n, ast.Subscript):
-                if "KSIM" in self.tag(n.value) and self.tag(n.slice) & {"R", "SEL"}:
-                    return True
+                if "KSIM" in self.tag(n.value) and self.tag(n.slice) & {"R", "SEL", "ASG"}:
+                    return True  # (ASG: the single best token, argmax: a greedy pick one at a time)
             elif isinstance(n, ast.Call) and callee(n.func)[0] in ("gather", "index_select", "take_along_dim"):
                 name, receiver = callee(n.func)
                 parts = [receiver, *n.args] if self._on_tensor(receiver) else list(n.args)
                 tags = [self.tag(x) for x in parts if x is not None]
                 if any("KSIM" in x for x in tags) and any(x & {"R", "SEL"} and "KSIM" not in x for x in tags):
                     return True
+        return False
+
+    def _running_cover(self, name: str, value: ast.expr) -> bool:
+        """Greedy max-min (farthest-point) selection, inside a loop: every token's similarity or distance to its
+        nearest chosen token, folded with the row of the token just chosen (``cover = torch.minimum(cover,
+        dist[nxt])``, ``near = torch.maximum(near, sim[:, pick])``, ``cover.minimum_(d[i])``). Each pick lowers
+        the claim of its near neighbours, as a score decayed by similarity does; no attention needed."""
+        if not self.loop or not isinstance(value, ast.Call):
+            return False
+        fn, receiver = callee(value.func)
+        if fn not in ("minimum", "maximum", "fmin", "fmax", "min", "max", "minimum_", "maximum_", "fmin_", "fmax_"):
+            return False
+        parts = [receiver, *value.args] if self._on_tensor(receiver) else list(value.args)
+        if len(parts) != 2 or value.keywords or not any(_mentions(x, name) for x in parts):
+            return False
+        for x in parts:
+            if _mentions(x, name):
+                continue
+            rows = [n for n in ast.walk(x) if isinstance(n, ast.Subscript) and "KSIM" in self.tag(n.value)]
+            if any(self.tag(n.slice) & {"R", "SEL", "ASG"} for n in rows) or self._picked_similarity(x):
+                return True
         return False
 
     def _suppression(self, target: ast.expr, value: ast.expr | None, line: int, update: bool) -> None:
@@ -930,8 +954,11 @@ class FeatureTagger(ast.NodeVisitor):
         if not isinstance(base, ast.Name):
             return
         score = self.tags.get(base.id, set())
-        if "A" not in score or score & {"V", "KSIM"}:
+        if "KSIM" in score and not score & {"A", "V"} and value is not None and self._running_cover(base.id, value):
+            self.add("similarity_suppression", line)
             return
+        if not ("A" in score or {"Q", "K"} <= score) or score & {"V", "KSIM"}:
+            return  # (a query-key logit, a relevance before any softmax, is an attention score too)
         if isinstance(target, ast.Subscript):
             st = self.tag(target.slice)
             if "KSIM" in st and st & {"R", "SEL"}:
@@ -1793,7 +1820,9 @@ class FeatureTagger(ast.NodeVisitor):
             self._quantised_in(t, line)
             t = (t - {"QZI"}) | {"QZ"}
         if op == "gather" and any("R" in a for a in rest):
-            t = t | {"SEL"}  # entries picked by a ranking
+            # entries picked by a ranking: what they are is the source's (keys picked by their norm are keys, no
+            # summary of them: the index's own tags stay with the index)
+            t = (t - ((set().union(*rest) - src) & _WHAT_DATA)) | {"SEL"}
         if op == "gather" and "A" in src and any("DD" in a for a in rest):
             t = t | {"DG"}  # attention gathered at a query-key distance from each query: the entries of a diagonal
         if op == "gather" and "K" in src and (src | set().union(*rest)) & {"BLK", "BID"} and any("R" in a for a in rest):
@@ -1847,7 +1876,10 @@ class FeatureTagger(ast.NodeVisitor):
             t = t - {"KKL", "KK"}
         if op == "reduce" and "LVD" in t:
             t = t - {"LVD"}  # distances summed over the channels: to vectors (centroids), no level per entry
-        if op == "reduce" and "KK" in t:
+        if op == "reduce" and "KK" in t and "KM" in t:
+            self.add("mean_key", line)  # (unit_k * unit_mean_key).sum(-1): the keys against their mean (KeyDiff)
+            t = t - {"KK"}
+        elif op == "reduce" and "KK" in t:
             self.add("key_similarity", line)  # (unit_k * unit_k').sum(-1): keys against keys by cosine
             t = t | {"KSIM"}
         if op == "reduce" and "WK" in t:
