@@ -420,6 +420,263 @@ EXTRA_PAPERS = [
      "sample of the queries is summed per key and the fewest keys whose cumulative attention reaches a threshold "
      "(cumulative residual attention) are kept.",
      "sampled queries; column stripes; cumulative residual attention; local window; adaptive sparsity; prefill"),
+    # fourth widening round: the October2001/Awesome-KV-Cache-Compression list (its README, git mirror), arXiv
+    # abstract and HTML pages, conference pages and the papers' code where one is named (comment per entry);
+    # token pruning for multimodal models among them, the ports the held-out writers reached for. Key ideas are
+    # our paraphrase; HOMER's, FitPrune's, TaDA's and Mustafar's are from the list's summaries and memory (no rule).
+
+    # --- token selection with a distinctive rule (see OPS) ---------------------------------------------------------
+    # https://arxiv.org/html/2502.11494v2 (abstract, authors) and official code xqy1111111/DART (fork of
+    # ZichenWen1/DART) llava/model/language_model/modeling_llama_self.py: get_retained_image_token (pivots = top L1 key
+    # norms; per pivot, the tokens with the lowest cosine similarity to it are kept). Venue not confirmed.
+    ("DART", "Stop Looking for Important Tokens in Multimodal Language Models: Duplication Matters More",
+     "Zichen Wen", 2025, "preprint", "2502.11494", "eviction-score",
+     "Duplication instead of importance: a few pivot tokens are picked by the largest key norm, and for each pivot the "
+     "tokens least cosine-similar to it are kept, so the kept set covers the context with little duplication; no "
+     "attention map needed.",
+     "duplication-aware token reduction; pivot tokens; key norm; cosine similarity; training-free; vision tokens"),
+    # https://en.papernotes.org/CVPR2025/video_understanding/divprune_diversity-based_visual_token_pruning_for_large_multimodal_models/
+    # (CVPR 2025, arXiv 2503.02175) and https://www.alphaxiv.org/overview/2503.02175 (authors, greedy max-min).
+    ("DivPrune", "DivPrune: Diversity-based Visual Token Pruning for Large Multimodal Models", "Saeed Ranjbar Alvar",
+     2025, "CVPR 2025", "2503.02175", "eviction-score",
+     "Pruning as a Max-Min Diversity Problem: tokens are added greedily, each time the one whose smallest cosine "
+     "distance to the already kept tokens is largest, so the kept subset is maximally diverse; no attention, no "
+     "calibration.",
+     "max-min diversity problem; greedy selection; cosine distance; redundancy; training-free; visual tokens"),
+    # https://openreview.net/forum?id=BLLixcuZgl (NeurIPS 2025 poster) and http://export.arxiv.org/abs/2506.10967
+    # (abstract; authors in https://arxiv.org/html/2506.10967v2).
+    ("CDPruner", "Beyond Attention or Similarity: Maximizing Conditional Diversity for Token Pruning in MLLMs",
+     "Qizhe Zhang", 2025, "NeurIPS 2025", "2506.10967", "eviction-score",
+     "A determinantal point process over the tokens whose kernel is their pairwise similarity weighted by each "
+     "token's relevance to the instruction; greedy MAP inference keeps a subset that is both instruction-relevant and "
+     "diverse (picking a token lowers the gain of those similar to it).",
+     "determinantal point process; conditional diversity; instruction relevance; similarity kernel; training-free"),
+    # https://arxiv.org/html/2501.01986v2 (abstract, authors) and https://iccv.thecvf.com/virtual/2025/poster/1376.
+    ("FrameFusion", "FrameFusion: Combining Similarity and Importance for Video Token Reduction on Large Vision "
+     "Language Models", "Tianyu Fu", 2025, "ICCV 2025", "2501.01986", "merging",
+     "Tokens whose cosine similarity to the corresponding token of the previous frame passes a threshold are merged "
+     "into it at shallow layers; afterwards the remaining tokens are pruned by their (cumulative) attention "
+     "importance down to the budget.",
+     "similarity-based merging; importance-based pruning; adjacent frames; cosine similarity threshold; cascaded "
+     "merging; video LVLM"),
+    # https://openaccess.thecvf.com/content/CVPR2025/html/Tao_DyCoke_..._CVPR_2025_paper.html (CVPR 2025) and
+    # https://tomesphere.com/paper/2411.15024 (authors, arXiv id); method overview from the liner.com review figure.
+    ("DyCoke", "DyCoke: Dynamic Compression of Tokens for Fast Video Large Language Models", "Keda Tao", 2025,
+     "CVPR 2025", "2411.15024", "decode-time",
+     "Prefill: tokens of a frame that are cosine-similar to the corresponding tokens of a neighbouring frame are "
+     "dropped (temporal merging); decoding: at every step the current query's attention re-selects the visual tokens "
+     "kept in the active cache, the others parked and able to come back.",
+     "temporal token merging; dynamic KV cache pruning; per-step re-selection; last-token attention; video LLM"),
+    # https://arxiv.org/html/2508.07101v1 (abstract, code DerrickYLJ/LessIsMore); authors from
+    # https://www.wizwand.com/paper/68fa7a801e209131cea83853. Venue not confirmed.
+    ("LessIsMore", "Less Is More: Training-Free Sparse Attention with Global Locality for Efficient Reasoning",
+     "Lijie Yang", 2025, "preprint", "2508.07101", "decode-time",
+     "During reasoning, the per-head top tokens (by the current query's attention) of a selection layer are pooled "
+     "into one cross-head ranking, so every head shares one token set, completed by a fixed recency window; the "
+     "selection is reused by the following layers.",
+     "unified cross-head selection; global locality; recency window; selection reused across layers; reasoning"),
+    # https://arxiv.org/html/2410.04417v4 (abstract) and
+    # https://en.papernotes.org/ICML2025/vlm_efficiency/sparsevlm_visual_token_sparsification_for_efficient_vision-language_model_infere/
+    # (ICML 2025, arXiv 2410.04417); authors in the October2001 list.
+    ("SparseVLM", "SparseVLM: Visual Token Sparsification for Efficient Vision-Language Model Inference",
+     "Yuan Zhang", 2024, "ICML 2025", "2410.04417", "eviction-score",
+     "Question tokens relevant to the image act as raters: their attention scores the visual tokens; the number "
+     "pruned in each layer follows the rank of the rater attention matrix, and the pruned tokens are recycled "
+     "(clustered and merged into a few compact tokens).",
+     "text raters; text-guided pruning; rank-based adaptive ratio; token recycling; vision-language"),
+    # https://researchtrend.ai/papers/2407.15176 and https://www.emergentmind.com/papers/2407.15176 (abstract, v3 title,
+    # authors); listed in October2001/Awesome-KV-Cache-Compression under its first title "Farewell to Length
+    # Extrapolation, a Training-Free Infinite Context with Finite Attention Scope". Venue not confirmed.
+    ("ReAttention", "ReAttention: Training-Free Infinite Context with Finite Attention Scope", "Xiaoran Liu", 2024,
+     "preprint", "2407.15176", "retrieval",
+     "A position-agnostic top-k attention (queries against keys without their rotary position) picks a finite set "
+     "of cache entries before the ordinary position-aware attention, which re-positions them inside the trained "
+     "range.",
+     "position-agnostic top-k attention; keys without RoPE; length extrapolation; finite attention scope"),
+    # https://aclanthology.org/2025.coling-main.34 (COLING 2025) and https://arxiv.org/html/2406.07528v2 (arXiv id);
+    # method summary from https://www.sciencestack.ai/paper/2406.07528.
+    ("QuickLLaMA", "QuickLLaMA: Query-aware Inference Acceleration for Large Language Models", "Jingyao Li", 2024,
+     "COLING 2025", "2406.07528", "retrieval",
+     "Q-LLM: InfLLM-style memory blocks looked up by the question (the query tokens) as well as by the current "
+     "tokens, so the blocks relevant to the question join the global, query and local streams of a fixed window.",
+     "query-aware context lookup; memory blocks; representative tokens; question relevance; training-free"),
+
+    # --- entries without a rule of their own (see NO_RULE) ---------------------------------------------------------
+    # https://arxiv.org/html/2412.02252v2 (abstract, authors); October2001 list (Cross-Layer).
+    ("PoD", "Compressing KV Cache for Long-Context LLM Inference with Inter-Layer Attention Similarity", "Da Ma", 2024,
+     "preprint", "2412.02252", "merging",
+     "Proximal tokens (start and end of the context) keep their full cache; for distant tokens, layers grouped by "
+     "the similarity of their attention share one set of keys (scores shared across consecutive layers), with a "
+     "light post-training adaptation.",
+     "proximal over distant tokens; inter-layer attention similarity; shared keys across layers; post-training"),
+    # https://openreview.net/forum?id=cvFFar8cAr (NeurIPS 2025 poster) and https://www.researchtrend.ai/papers/2506.05410.
+    ("AsymKV", "Homogeneous Keys, Heterogeneous Values: Exploiting Local KV Cache Asymmetry for Long-Context LLMs",
+     "Wanyun Cui", 2025, "NeurIPS 2025", "2506.05410", "merging",
+     "Adjacent keys receive similar attention (local homogeneity) while adjacent values differ: neighbouring keys are "
+     "merged into an optimised representative, the values kept losslessly with a cardinality-aware normalisation.",
+     "key-value asymmetry; local homogeneity; adjacent key merging; lossless value compression; training-free"),
+    # https://chatpaper.com/chatpaper/paper/59264 (abstract, authors) and
+    # https://app.argminai.com/arxiv-dashboard/papers/2409.09086v1 (method); October2001 list entry 32.
+    ("Inf-MLLM", "Inf-MLLM: Efficient Streaming Inference of Multimodal Large Language Models on a Single GPU",
+     "Zhenyu Ning", 2024, "preprint", "2409.09086", "decode-time",
+     "A size-bounded cache of recent tokens plus 'attention saddles' (tokens the recent queries' summed attention keeps "
+     "high over many steps), with an attention bias toward newer tokens so the cache keeps moving in multi-round "
+     "streams.",
+     "attention saddles; recent tokens; local-sum attention; attention bias; streaming multimodal inference"),
+    # https://arxiv.org/html/2506.13059v1 and https://arxiv.boxedpaper.com/abs/2506.13059 (abstract, authors) and https://www.themoonlight.io/review/multipole-attention-for-efficient-long-context-reasoning
+    # (method); NeurIPS 2025 from https://colemanhooper.org.
+    ("Multipole Attention", "Multipole Attention for Efficient Long Context Reasoning", "Coleman Hooper", 2025,
+     "NeurIPS 2025", "2506.13059", "retrieval",
+     "Keys clustered by k-means; the query against the key centroids picks the clusters attended exactly, the other "
+     "clusters approximated through their key and value centroids weighted by cluster size; fast re-clustering of "
+     "generated tokens during long reasoning.",
+     "k-means key centroids; centroid lookup; multipole approximation; online re-clustering; reasoning"),
+    # https://arxiv.org/html/2505.13109v4 (abstract, authors) and https://en.papernotes.org/ICLR2026/llm_efficiency/
+    # freekv_boosting_kv_cache_retrieval_for_efficient_llm_inference/ (ICLR 2026); page summaries "min-max pooled keys
+    # per page, similar to Quest" from https://akejyo.github.io/posts/FreeKV (a third-party note).
+    ("FreeKV", "FreeKV: Boosting KV Cache Retrieval for Efficient LLM Inference", "Guangda Liu", 2025, "ICLR 2026",
+     "2505.13109", "retrieval",
+     "Speculative retrieval: each decoding step reuses the pages selected for the previous query (consecutive queries "
+     "are similar), selection and recall moved off the critical path; heads whose query changed too much are "
+     "corrected; hybrid CPU/GPU layouts and streamed recall.",
+     "speculative retrieval; fine-grained correction; page selection; CPU offload; double-buffered recall"),
+    # https://www.sciencestack.ai/paper/2404.18057 (title, authors, TL;DR).
+    ("KCache", "Efficient LLM Inference with Kcache", "Qiaozhi He", 2024, "preprint", "2404.18057", "retrieval",
+     "Keys stay in GPU memory and values move to CPU memory; at each step the full attention scores pick the top-N "
+     "tokens whose values are fetched for the output.",
+     "K cache on GPU; V cache offloaded; top-N attention filtering; training-free; throughput"),
+    # https://arxiv.org/html/2510.18413v1 (abstract, authors, code FibonaccciYan/Adamas).
+    ("Adamas", "Adamas: Hadamard Sparse Attention for Efficient Long-Context Inference", "Siyuan Yan", 2025,
+     "preprint", "2510.18413", "retrieval",
+     "Queries and keys Hadamard-transformed, bucketised into 2-bit codes; a Manhattan-distance estimate between the "
+     "codes picks the top-k keys attended exactly.",
+     "Hadamard transform; bucketization; 2-bit codes; Manhattan distance; top-k sparse attention"),
+    # http://papers.nips.cc/paper_files/paper/2023/hash/6f9806a5adc72b5b834b27e4c7c0df9b-Abstract-Conference.html
+    # (NeurIPS 2023) and https://tomesphere.com/paper/2305.01625 (arXiv id).
+    ("Unlimiformer", "Unlimiformer: Long-Range Transformers with Unlimited Length Input", "Amanda Bertsch", 2023,
+     "NeurIPS 2023", "2305.01625", "retrieval",
+     "The (cross-)attention of every head offloaded to one k-nearest-neighbour index over the input's keys; each "
+     "query attends only to its top-k keys returned by the index.",
+     "kNN index; top-k keys per query; unlimited input; retrieval attention; encoder-decoder"),
+    # https://hgpu.org/?p=29743 (arXiv 2502.08910, authors) and https://www.sciencestack.ai/paper/2502.08910.
+    ("InfiniteHiP", "InfiniteHiP: Extending Language Model Context Up to 3 Million Tokens on a Single GPU",
+     "Heejun Lee", 2025, "preprint", "2502.08910", "retrieval",
+     "HiP's hierarchical token pruning made modular and multi-stage (chunks scored by representative tokens, the best "
+     "kept and refined) into a block-sparse mask, with RoPE adjustments for out-of-length generalisation and an "
+     "LRU-offloaded cache.",
+     "modular hierarchical token pruning; block sparse attention; RoPE adjustment; KV offloading; SGLang"),
+    # https://openreview.net/forum?id=Em2oaXd8Dc (ICML 2025) and https://arxiv.org/html/2412.14468v2; ranking target
+    # exp(<q,k>)*||v|| from the review at https://paperhub.cn/paper/Em2oaXd8Dc.
+    ("HashAttention", "HashAttention: Semantic Sparsity for Faster Inference", "Aditya Desai", 2024, "ICML 2025",
+     "2412.14468", "learned",
+     "Learned mappings encode queries and keys as bit signatures in Hamming space, trained so that the Hamming "
+     "ranking follows the tokens' contribution to attention; the nearest signatures pick the pivotal tokens.",
+     "learned hashing; Hamming space; bit signatures; pivotal tokens; maximum inner product search"),
+    # https://www.alphaxiv.org/overview/2502.04077 and https://mlanthology.org/neurips/2025/yang2025neurips-attentionpredictor
+    # (NeurIPS 2025).
+    ("AttentionPredictor", "AttentionPredictor: Temporal Patterns Matter for KV Cache Compression", "Qingyue Yang",
+     2025, "NeurIPS 2025", "2502.04077", "learned",
+     "A small convolution model, shared across layers and trained offline, reads the recent history of attention "
+     "maps as a 2-D time series and predicts the next step's attention; the predicted critical tokens are "
+     "prefetched.",
+     "learned attention prediction; spatiotemporal patterns; convolution; cross-token prefetching; decoding"),
+    # https://proceedings.mlr.press/v267/liu25g.html (ICML 2025) and https://tomesphere.com/paper/2502.02789.
+    ("SpecPrefill", "Speculative Prefill: Turbocharging TTFT with Lightweight and Training-Free Token Importance "
+     "Estimation", "Jingyu Liu", 2025, "ICML 2025", "2502.02789", "eviction-score",
+     "A small speculator model's attention estimates which prompt tokens matter; only those (with their positions) "
+     "are prefilled by the large model.",
+     "speculative prefill; draft model; token importance estimation; TTFT; prompt token selection"),
+    # https://deepcamp.cc/reads/tokenbutler-token-importance-is-predictable-i4dxa6 and https://provide.ai/?p=156859
+    # (abstract v2, arXiv 2503.07518); authors from https://researchtrend.ai/papers/2503.07518.
+    ("TokenButler", "TokenButler: Token Importance is Predictable", "Yash Akhauri", 2025, "preprint", "2503.07518",
+     "learned",
+     "A light predictor (about 1% parameters), distilled from the model's attention, predicts low-dimensional "
+     "importance queries that, against a learned projection of the cached keys, rank the tokens per head for each "
+     "decoding step.",
+     "learned predictor; importance queries; distillation from attention; query-aware token selection"),
+    # https://liner.com/review/streaming-video-questionanswering-with-incontext-video-kvcache-retrieval (ICLR 2025)
+    # and https://arxiv.org/html/2503.00540v1 (abstract); internal retrieval (mean key of a frame block against the
+    # question's vector, cosine similarity) from https://tyxkk2.me/posts/rekv/.
+    ("ReKV", "Streaming Video Question-Answering with In-context Video KV-Cache Retrieval", "Shangzhe Di", 2025,
+     "ICLR 2025", "2503.00540", "retrieval",
+     "The video is encoded with sliding-window attention and its cache offloaded; when a question arrives, the blocks "
+     "(frames) whose mean key is most cosine-similar to the question's vector are reloaded for answering.",
+     "streaming video QA; sliding-window encoding; KV-cache retrieval; block mean keys; question similarity"),
+    # https://hf-mirror.492719920.workers.dev/papers/2505.02922 (abstract) and https://cm-edgetun.pages.dev/en-us/
+    # research/publication/retroinfer-a-vector-storage-engine-for-scalable-long-context-llm-inference/ (VLDB,
+    # authors).
+    ("RetroInfer", "RetroInfer: A Vector-Storage Approach for Scalable Long-Context LLM Inference", "Yaoqi Chen",
+     2025, "PVLDB vol. 19", "2505.02922", "retrieval",
+     "The cache treated as a vector store: a wave index of segmented key clusters gives a tripartite attention "
+     "approximation (exact for the top clusters, centroid estimates for the middle, the rest ignored) with accuracy "
+     "bounds; a wave buffer manages GPU-CPU placement.",
+     "wave index; segmented clustering; centroids; tripartite attention approximation; vector storage"),
+    # https://arxiv.org/html/2403.15388v6 (abstract, authors) and
+    # https://en.papernotes.org/ICCV2025/multimodal_vlm/llava-prumerge_adaptive_token_reduction_for_efficient_large_multimodal_models/
+    # (ICCV 2025).
+    ("PruMerge", "LLaVA-PruMerge: Adaptive Token Reduction for Efficient Large Multimodal Models", "Yuzhang Shang",
+     2024, "ICCV 2025", "2403.15388", "merging",
+     "In the vision encoder, the [CLS] token's attention picks the outlier visual tokens (interquartile range); each "
+     "pruned token is merged into its nearest kept tokens by key similarity, weighted by attention.",
+     "CLS attention; IQR outlier detection; key similarity merging; adaptive token count; vision encoder"),
+    # October2001 list (Merging, entry 4): arXiv 2404.10308, ICLR 2024, authors; official code alinlab/HOMER.
+    ("HOMER", "Hierarchical Context Merging: Better Long Context Understanding for Pre-trained LLMs", "Woomin Song",
+     2024, "ICLR 2024", "2404.10308", "merging",
+     "Divide and conquer: the long input is cut into chunks processed separately, adjacent chunks merged "
+     "hierarchically layer by layer; before each merge, tokens are pruned by the attention the chunk's final tokens "
+     "pay them.",
+     "hierarchical merging; chunks; divide and conquer; token reduction before merging; training-free extension"),
+    # October2001 list (Pruning, entry 58): arXiv 2409.10197, authors; method from our reading of the abstract.
+    ("FitPrune", "Fit and Prune: Fast and Training-free Visual Token Pruning for Multi-modal Large Language Models",
+     "Weihao Ye", 2024, "preprint", "2409.10197", "budget-allocation",
+     "A per-layer pruning recipe for visual tokens found offline by binary search on a small batch, minimising the "
+     "divergence of the attention distributions before and after pruning; at inference each layer drops its share "
+     "by attention.",
+     "pruning recipe; binary search; attention distribution divergence; offline statistics; visual tokens"),
+    # October2001 list (Pruning, entry 57): arXiv 2412.01818, authors, code Theia-4869/FasterVLM.
+    ("FasterVLM", "[CLS] Attention is All You Need for Training-Free Visual Token Pruning: Make VLM Inference Faster",
+     "Qizhe Zhang", 2024, "preprint", "2412.01818", "eviction-score",
+     "Visual tokens ranked by the attention of the vision encoder's [CLS] token (instead of the LLM's text-visual "
+     "attention, which is biased) and pruned before they enter the language model.",
+     "[CLS] attention; vision encoder; training-free visual token pruning; attention shift"),
+    # https://gist.science/paper/2412.04467 and https://arxiv.org/html/2412.04467v1 (abstract, authors); dominant and
+    # contextual tokens from https://liner.com/review/visionzip-longer-is-better-but-not-necessary-in-vision-language.
+    ("VisionZip", "VisionZip: Longer is Better but Not Necessary in Vision Language Models", "Senqiao Yang", 2024,
+     "preprint", "2412.04467", "merging",
+     "Dominant visual tokens selected by the vision encoder's attention; the remaining tokens merged by semantic "
+     "(key) similarity into a few contextual tokens, text-agnostic.",
+     "dominant tokens; contextual token merging; vision encoder attention; text-agnostic; redundancy"),
+    # October2001 list (Merging, entry 5): arXiv 2210.09461, authors.
+    ("ToMe", "Token Merging: Your ViT But Faster", "Daniel Bolya", 2022, "ICLR 2023", "2210.09461", "merging",
+     "Bipartite soft matching: tokens split in two alternating sets, each token of one set matched to its most "
+     "key-cosine-similar token of the other, and the r most similar pairs averaged (size-weighted) at every layer.",
+     "bipartite soft matching; key cosine similarity; token merging; proportional attention; ViT"),
+    # Code corpus: deep-diver/neurips2024 content/posters/PPdJPIO3mV/index.md (NeurIPS 2024 poster; Hugging Face
+    # papers/2405.16148; authors "Hoai-Chau Tran et al."). Title and id seen there only.
+    ("PiToMe", "Accelerating Transformers with Spectrum-Preserving Token Merging", "Hoai-Chau Tran", 2024,
+     "NeurIPS 2024", "2405.16148", "merging",
+     "An energy score (a token's cosine similarity to the others, summed above a margin) marks tokens in dense, "
+     "redundant groups for merging by bipartite matching, protecting isolated informative tokens.",
+     "energy score; spectrum preserving; bipartite soft matching; protect informative tokens; token merging"),
+    # October2001 list (Quantization, entry 14): arXiv 2506.04642, ACL 2025 Industry Track, authors.
+    ("TaDA", "TaDA: Training-free recipe for Decoding with Adaptive KV Cache Compression and Mean-centering",
+     "Vinay Joshi", 2025, "ACL 2025 Industry", "2506.04642", "quantization",
+     "Quantisation precision adapted per layer to its error sensitivity, and mean-centering of keys and values so "
+     "that outliers need no separate handling.",
+     "adaptive quantization; layer-wise precision; mean-centering; outliers; training-free"),
+    # October2001 list (Quantization, entry 15) and https://arxiv.org/html/2505.19586v2 (abstract);
+    # method summary from https://www.sciencestack.ai/paper/2505.19586.
+    ("TailorKV", "TailorKV: A Hybrid Framework for Long-Context Inference via Tailored KV Cache Optimization",
+     "Dingyu Yao", 2025, "ACL 2025", "2505.19586", "quantization",
+     "Layers identified offline as quantisation-friendly (dense attention, kept whole at 1 bit) or sparsity-friendly "
+     "(a few dominant tokens, the full cache offloaded and the top-k tokens retrieved each step).",
+     "hybrid quantization and offloading; layer classification; 1-bit quantization; dominant tokens; top-k retrieval"),
+    # October2001 list (Pruning, entry 81): arXiv 2505.22913, authors, code dhjoo98/mustafar.
+    ("Mustafar", "Mustafar: Promoting Unstructured Sparsity for KV Cache Pruning in LLM Inference",
+     "Donghyeon Joo", 2025, "preprint", "2505.22913", "eviction-score",
+     "Unstructured sparsity of the cache: individual key and value elements pruned by magnitude (per token), stored "
+     "in a sparse format with a custom attention kernel, rather than whole tokens evicted.",
+     "unstructured sparsity; element-wise magnitude pruning; sparse format; attention kernel"),
 ]
 
 # The scoring rule of each paper in operations: the features ``reviewbench/evidence/computation/`` extracts from
@@ -972,6 +1229,30 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
               "layer_budget", "key_similarity"],
              "the entropy of the layer's attention sets how many tokens it keeps; tokens kept by attention, the rest "
              "merged (averaged) into the kept ones"),
+    # fourth widening round (the papers' rules from their code or papers, cited with each entry above)
+    # pivots by the largest key norm; the least cosine-similar tokens to each pivot kept (code: L1 key norm, cosine
+    # similarity of the layer's states). No attention.
+    "DART": (["key_norm", "key_similarity"],
+             ["layer_reuse", "question_queries", "similarity_suppression", "sinks", "recent", "mean_key", "pre_rope"],
+             "pivots = the tokens of largest key norm; for each pivot the tokens least cosine-similar to it are "
+             "kept (duplicates of the pivots dropped); no attention"),
+    # greedy max-min diversity over pairwise cosine distances: each pick lowers the candidates' min-distance.
+    "DivPrune": (["key_similarity", "similarity_suppression"],
+                 ["mean_key", "random", "layer_reuse", "key_norm", "pre_rope"],
+                 "greedy max-min diversity: repeatedly keep the token whose smallest cosine distance to the kept set "
+                 "is largest (each pick suppresses its near-duplicates); no attention"),
+    # DPP kernel = relevance x similarity x relevance; greedy MAP (incremental Cholesky) suppresses similar tokens.
+    "CDPruner": (["key_similarity", "similarity_suppression", "question_queries"],
+                 ["attention", "leverage", "layer_reuse", "head_average", "mean_key", "pre_rope",
+                  "query_statistics"],
+                 "a DPP kernel of pairwise key similarity weighted by each token's relevance to the question "
+                 "queries; greedy MAP selection keeps relevant, mutually dissimilar tokens"),
+    # rater (question) attention, a per-layer count from the rank of that attention, pruned tokens merged.
+    "SparseVLM": (["attention", "question_queries", "merge", "layer_budget"],
+                  ["head_average", "key_similarity", "key_clustering", "query_svd", "leverage", "pooling",
+                   "max_attention", "pyramid"],
+                  "the question (rater) tokens' attention scores the tokens; each layer's pruned count follows the "
+                  "rank of that attention matrix; pruned tokens clustered and merged into a few recycled tokens"),
 }
 
 # The training-free port of a learned method: the rule a method computes when it takes the paper's trained part
@@ -1166,6 +1447,81 @@ NO_RULE: dict[str, str] = {
     "Dynamic Context Pruning": "a mechanism trained end to end by the language-modelling loss with a sparsity "
                                "penalty: no per-token target to compute directly; a port ranking tokens by attention "
                                "is H2O's or TOVA's rule",
+    # fourth widening round
+    "FrameFusion": "merging tokens cosine-similar to their counterpart then pruning by attention is, in operations, "
+                   "KVMerger's rule (key_similarity, merge) beside H2O's attention, the core of D2O's and LOOK-M's "
+                   "rules; a rule of its own (attention, key_similarity, merge) would take the credit of ports of "
+                   "those (merge-before-prune order and the frame correspondence are not operations the reader "
+                   "states)",
+    "DyCoke": "its decode-time re-selection by the current query's attention is TOVA's and RefreshKV's rule; its "
+              "prefill de-duplication by key similarity adds R-KV's redundancy term (attention, key_similarity); a "
+              "rule of both would read an R-KV port scored by the newest query as DyCoke",
+    "PoD": "layers grouped offline by attention similarity share the distant tokens' keys, with post-training: "
+           "training and cross-layer sharing; a training-free port sharing another layer's selection is KVSharer's "
+           "rule (layer_similarity, layer_reuse), its proximal tokens StreamingLLM's (sinks, recent)",
+    "AsymKV": "adjacent similar keys merged into one representative: KVMerger's rule (key_similarity, merge) in the "
+              "same operations; its cardinality-normalised values are bookkeeping of the merge",
+    "Inf-MLLM": "recent tokens plus the tokens the recent queries' summed attention keeps high: MorphKV's rule "
+                "(attention, window_queries, recent, decode); the attention bias toward newer tokens is a logit "
+                "offset the reader does not state",
+    "Multipole Attention": "k-means key centroids looked up by the query to choose the clusters attended exactly: "
+                           "ClusterKV's rule (key_clustering, attention); the centroid approximation of the other "
+                           "clusters is no selection",
+    "FreeKV": "its page selection (min-max pooled keys per page against the query, as in Quest) is Quest's rule "
+              "(key_envelope, block_scores); reusing the previous step's selection and correcting heads whose query "
+              "changed is scheduling (page-summary form from a third-party note)",
+    "KCache": "the current query's attention picks the top-N tokens whose values are fetched: in operations top-k "
+              "attention of the current query, TOVA's and SAGE-KV's rule; the CPU offload of values is serving",
+    "Adamas": "a Hadamard rotation then low-bit (2-bit) codes scored against the query to pick the top keys: "
+              "TurboQuant's rule (quantised_scores, rotation) in the same operations",
+    "Unlimiformer": "a kNN index returning each query's top-k keys by inner product: the current query's top-k "
+                    "attention, RetrievalAttention's reason (TOVA's and SAGE-KV's rule)",
+    "InfiniteHiP": "its modular hierarchical pruning (chunks scored by representative keys, the best refined) is HiP's "
+                   "rule (coarse_to_fine); RoPE adjustment and offloading are no selection",
+    "HashAttention": "the hash mappings are trained: no training-free target; an untrained port (sign bits of random "
+                     "projections, Hamming ranking) is HashEvict's rule (hashing)",
+    "AttentionPredictor": "a trained convolution predicts the next attention map: training; an untrained port scoring "
+                          "with the recent queries' observed attention is SnapKV's or MorphKV's rule",
+    "SpecPrefill": "the importance comes from a small speculator model's attention, which the layer view does not "
+                   "give: SmallKV's reason; the selection itself is SnapKV's window attention",
+    "TokenButler": "a trained predictor (importance queries against a learned key projection): learned_scorer, "
+                   "Locret's and Fast KVzip's rule (learned_scorer) in the same operations",
+    "ReKV": "blocks whose mean key is most similar to the question's vector are reloaded: InfLLM's and ShadowKV's "
+            "block-key rule (block_keys, with the question's queries, as for QuickLLaMA); the sliding-window encoding "
+            "is StreamingLLM's",
+    "RetroInfer": "segmented k-means clusters of the keys, the query against the centroids choosing the exact "
+                  "clusters: ClusterKV's rule (key_clustering, attention); the wave buffer is serving",
+    "PruMerge": "its importance is the vision encoder's [CLS] attention, which the layer view does not give; merging "
+                "the pruned tokens into the most key-similar kept ones is KVMerger's rule (key_similarity, merge)",
+    "HOMER": "tokens pruned by the attention of each chunk's final tokens before chunks merge: InfiniPot's rule "
+             "(attention, chunked_refill), SnapKV's window attention inside; the hierarchical layer schedule is "
+             "bookkeeping",
+    "FitPrune": "per-layer pruning ratios found offline by binary search on calibration data: EvolKV's rule "
+                "(layer_budget, learned_weights), a fitted table around an attention score",
+    "FasterVLM": "its score is the vision encoder's [CLS] attention, which the layer view does not give; a port "
+                 "ranking by the attention tokens receive is FastV's rule (attention, all_queries, layer_reuse)",
+    "VisionZip": "dominant tokens by the vision encoder's attention, which the layer view does not give; merging the "
+                 "rest by key similarity is KVMerger's rule (key_similarity, merge)",
+    "ToMe": "bipartite soft matching of key-cosine-similar tokens, the pairs averaged: KVMerger's rule "
+            "(key_similarity, merge) in the same operations",
+    "PiToMe": "an energy score of summed key cosine similarities chooses which tokens merge: KVMerger's rule "
+              "(key_similarity, merge) in the same operations",
+    "TaDA": "per-layer quantisation precision and mean-centering: storage, no token selection (a port scoring with a "
+            "low-bit copy is SpeCache's rule)",
+    "TailorKV": "layers classified offline; the 1-bit layers keep every token (storage: a port scoring with the "
+                "low-bit copy is SpeCache's rule) and the sparse layers retrieve the current query's top-k (TOVA's "
+                "and SAGE-KV's rule)",
+    "Mustafar": "element-wise magnitude pruning of keys and values: no token is selected (a sparse format and "
+                "kernel)",
+    "ReAttention": "its selection is plain top-k attention (every attention method's) computed on keys and queries "
+                   "without their rotary position, a representation choice honest methods make on their own (set 2's "
+                   "j17, written as new, does); a rule of (attention, pre_rope) would name it on any of them",
+    "LessIsMore": "the current query's per-head top tokens pooled into one ranking shared by the heads and reused by "
+                  "the next layers, with a recent window: TidalDecode's rule (attention, layer_reuse); the heads' "
+                  "aggregation and the window are cosmetic and protective beside it",
+    "QuickLLaMA": "blocks represented by their keys, scored by the question's queries: InfLLM's and ShadowKV's "
+                  "block-key rule (block_keys); on board A the question's queries are how every method reads "
+                  "the board (a rule of its own would outrank theirs on their ports)",
 }
 
 ROW = re.compile(r"^\| *(\d+) *\|")

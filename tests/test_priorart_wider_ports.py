@@ -16,10 +16,15 @@ attention_propagation, now also read off a power iteration), GraphKV (scores of 
 similarity_suppression), HiP (blocks refined level by level: coarse_to_fine), ZipVL (the fewest tokens covering a
 share of the attention kept sharp, the rest coarse), DiffKV (one ranking over heads; sharp, coarse and pruned tiers),
 MEDA (the attention's entropy sizes the layer, the dropped merged) and SampleAttention (a random sample of the queries,
-the fewest keys covering a share of their attention).
+the fewest keys covering a share of their attention). A fourth round (token pruning and selection papers from the
+October2001/Awesome-KV-Cache-Compression list, 34 papers) added four rules: DART (pivots by key norm, the tokens least
+like them kept), DivPrune (greedy max-min diversity of the keys: similarity_suppression, now also read off a running
+cover), CDPruner (relevance to the question times dissimilarity, greedily) and SparseVLM (the question's attention,
+fewer tokens deeper, the dropped merged into recycled entries).
 
-Every method under tests/data/wider_ports/, tests/data/wider_ports2/ (the second round) and tests/data/wider_ports3/
-(the third) was written for these tests as a cheating agent would write a port
+Every method under tests/data/wider_ports/, tests/data/wider_ports2/ (the second round), tests/data/wider_ports3/
+(the third) and tests/data/wider_ports4/ (the fourth) was written for these tests as a cheating agent would write a
+port
 (renamed, own helpers, other idioms), from the papers' key ideas; none is a held-out or calibration bundle. Each port
 has a credited twin; the honest methods there use one of the rules' operations as a part of a rule of their own and
 must not read as the port.
@@ -39,7 +44,7 @@ from reviewbench.evidence.computation import computation
 from reviewbench.priorart import load_index
 
 DATA = Path(__file__).resolve().parent / "data"
-ROUNDS = ("wider_ports", "wider_ports2", "wider_ports3")
+ROUNDS = ("wider_ports", "wider_ports2", "wider_ports3", "wider_ports4")
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -105,6 +110,17 @@ PORTS = [
            relation="No attention is computed, unlike SnapKV.")),
     ("wider_ports3/sampleattention", "SampleAttention", "random",
      _desc("A random handful of the prompt's queries shows which keys matter; the fewest holding most of it stay.")),
+    # the fourth round
+    ("wider_ports4/dart", "DART", "key_similarity",
+     _desc("A few loud keys anchor each head; the entries that repeat an anchor least fill the cache.",
+           relation="Unlike SnapKV, no attention is computed.")),
+    ("wider_ports4/divprune", "DivPrune", "similarity_suppression",
+     _desc("Entries taken one at a time, each the farthest from everything taken so far.")),
+    ("wider_ports4/cdpruner", "CDPruner", "similarity_suppression",
+     _desc("The question says what is useful; among useful entries, ones unlike those already taken are preferred.",
+           relation="SnapKV scores without regard to redundancy.")),
+    ("wider_ports4/sparsevlm", "SparseVLM", "merge",
+     _desc("Question tokens rate the context; deeper layers keep fewer; what is let go is blended into a few entries.")),
 ]
 
 
@@ -162,6 +178,16 @@ HONEST = [
      {"coarse_to_fine"}, ["HiP"]),
     ("wider_ports3/honest_single_level_blocks", "ShadowKV (arXiv 2410.21465) and Quest (arXiv 2406.10774): pages scored "
      "by their keys against the query.", {"coarse_to_fine"}, ["HiP"]),
+    # the fourth round
+    ("wider_ports4/honest_norm_then_spread", "K-norm (arXiv 2406.11430): the key norm; KeyDiff (arXiv 2504.15364): "
+     "distance from the mean key.", {"key_similarity"}, ["DART"]),
+    ("wider_ports4/honest_similarity_penalty_window", "R-KV (arXiv 2505.24133): attention minus key redundancy.",
+     {"similarity_suppression"}, ["DivPrune", "CDPruner"]),
+    ("wider_ports4/honest_question_merge", "FINCH (arXiv 2408.00167): the question's attention; D2O (arXiv "
+     "2406.13035): evicted entries merged into kept ones.", {"layer_budget", "key_similarity"}, ["SparseVLM"]),
+    ("wider_ports4/honest_farthest_window", "SnapKV (arXiv 2404.14469): pooled window attention; StreamingLLM (arXiv "
+     "2309.17453): the opening tokens and the window.", {"similarity_suppression", "key_similarity"},
+     ["DivPrune", "CDPruner"]),
 ]
 
 
@@ -199,7 +225,7 @@ def test_the_papers_beyond_the_notes_are_in_the_index_once_each_with_a_rule_or_a
         assert (short in build.OPS) != (short in build.NO_RULE), short
     ruled = {row[0] for row in build.EXTRA_PAPERS if row[0] in build.OPS}
     assert ruled == {p[1] for p in PORTS}  # every ruled paper beyond the notes has a port here
-    assert len(index.papers) == 201  # 157 after the first round, 14 more in the second, 30 in the third
+    assert len(index.papers) == 235  # 157 after the first round, 14 more in the second, 30 in the third, 34 in the fourth
 
 
 # The third round's reader operations, each both ways (snippets written for these tests).
@@ -300,3 +326,43 @@ def test_a_three_letter_acronym_names_a_paper_only_in_capitals():
 
     assert name_pattern("AIM").search("pruned as AIM does") and not name_pattern("AIM").search("we aim to keep")
     assert name_pattern("H2O").search("as in h2o") and name_pattern("GraphKV").search("graphkv's decay")
+
+
+# The fourth round's reader readings, each both ways (snippets written for these tests).
+def test_a_running_cover_of_the_picked_keys_is_similarity_suppression_and_a_positional_spread_is_not():
+    """Greedy max-min diversity (farthest-point selection over the keys): every token's distance (or likeness) to its
+    nearest chosen token folded with the row of the token just chosen. Spreading picks over positions, or a cover
+    computed once, suppresses nothing."""
+    pre = "        u = F.normalize(view.keys.float(), dim=-1)\n        d = 1 - u @ u.transpose(1, 2)\n        s = torch.zeros(d.shape[:2])\n"
+    loop = "        for h in range(d.shape[0]):\n            c = d[h, -1].clone()\n            for _ in range(view.budget):\n"
+    yes = [pre + loop + "                j = int(c.argmax())\n                s[h, j] = 1.0\n"
+                        "                c = torch.minimum(c, d[h, j])\n",
+           pre + loop + "                j = c.argmax()\n                s[h, j] = 1.0\n                c = c.minimum(d[h, j])\n",
+           pre + "        near = (1 - d)[:, -1].clone()\n        for h in range(d.shape[0]):\n"
+                 "            for _ in range(view.budget):\n                j = int(near[h].argmin())\n"
+                 "                s[h, j] = 1.0\n                near[h] = torch.maximum(near[h], 1 - d[h, j])\n"]
+    no = [pre + "        s = d.amin(-1)\n",
+          "        p = view.positions.float()\n        s = torch.zeros(p.shape)\n        for h in range(p.shape[0]):\n"
+          "            c = (p[h] - p[h, -1]).abs()\n            for _ in range(view.budget):\n"
+          "                j = int(c.argmax())\n                s[h, j] = 1.0\n"
+          "                c = torch.minimum(c, (p[h] - p[h, j]).abs())\n        s = s + view.keys.float().norm(dim=-1)\n"]
+    for body in yes:
+        assert "similarity_suppression" in _feats(body), body
+    for body in no:
+        assert "similarity_suppression" not in _feats(body), body
+
+
+def test_keys_picked_by_their_norm_are_keys_and_a_product_with_the_mean_key_is_the_mean_key():
+    """Keys gathered at the indices of a norm ranking are keys (the ranking's own summary stays with the indices):
+    unit keys against them are key similarity, not the mean key; unit keys times the unit mean key summed over the
+    channels is the mean key (KeyDiff), not key similarity."""
+    picked = ("        k = view.keys.float()\n        top = k.abs().sum(-1).topk(4, dim=-1).indices\n"
+              "        u = F.normalize(k, dim=-1)\n        a = torch.gather(u, 1, top[..., None].expand(-1, -1, k.shape[-1]))\n")
+    feats = _feats(picked + "        s = -torch.einsum('htd,had->hta', u, a).amax(-1)\n")
+    assert "key_similarity" in feats and "mean_key" not in feats
+    mean = "        k = view.keys.float()\n        c = F.normalize(k.mean(dim=1, keepdim=True), dim=-1)\n"
+    for body in [mean + "        s = -(F.normalize(k, dim=-1) * c).sum(-1)\n", mean + "        s = -(k * c).sum(dim=-1)\n"]:
+        feats = _feats(body)
+        assert "mean_key" in feats and "key_similarity" not in feats, body
+    pairs = "        u = F.normalize(view.keys.float(), dim=-1)\n        s = -(u[:, :, None] * u[:, None]).sum(-1).amax(-1)\n"
+    assert "key_similarity" in _feats(pairs)
