@@ -366,3 +366,44 @@ def test_keys_picked_by_their_norm_are_keys_and_a_product_with_the_mean_key_is_t
         assert "mean_key" in feats and "key_similarity" not in feats, body
     pairs = "        u = F.normalize(view.keys.float(), dim=-1)\n        s = -(u[:, :, None] * u[:, None]).sum(-1).amax(-1)\n"
     assert "key_similarity" in _feats(pairs)
+
+
+def test_spans_bisected_and_the_best_halves_kept_are_coarse_to_fine_and_a_binary_search_is_not():
+    """A tree search written with span bounds: each round every kept span is halved at its midpoint, the halves
+    scored (through a representative key against the query), the best halves' bounds carried to the next round.
+    A binary search (its bounds re-bound to the midpoint) or a loop that halves a kept set is no tree search."""
+    q = "        k = view.keys.float()\n        q = view.group(view.queries.float(), 'mean')[0, -1]\n        n = view.n_tokens\n"
+    yes = [q + "        lo = torch.arange(0, n, 64)\n        hi = (lo + 64).clamp(max=n)\n"
+               "        while bool((hi - lo > 1).any()):\n            mid = (lo + hi) // 2\n"
+               "            a = torch.cat([lo, mid])\n            b = torch.cat([mid, hi])\n"
+               "            rep = k[0, (a + b - 1) // 2] @ q\n            top = rep.topk(min(8, rep.numel())).indices\n"
+               "            lo, hi = a[top], b[top]\n        s = torch.zeros(k.shape[:2])\n        s[:, lo] = 1.0\n",
+           q + "        first = torch.arange(0, n, 32)\n        last = (first + 32).clamp(max=n)\n"
+               "        for _ in range(5):\n            cut = (first + last) >> 1\n"
+               "            s2 = torch.stack([first, cut], 1).flatten()\n            e2 = torch.stack([cut, last], 1).flatten()\n"
+               "            fit = k[0, s2] @ q\n            best = fit.argsort(descending=True)[:8]\n"
+               "            first = s2[best]\n            last = e2[best]\n"
+               "        s = torch.zeros(k.shape[:2]).index_fill(1, first, 1.0)\n"]
+    no = [q + "        sc = k[0] @ q\n        lo, hi = sc.min(), sc.max()\n        for _ in range(20):\n"
+              "            mid = (lo + hi) / 2\n            if (sc > mid).sum() > view.budget:\n                lo = mid\n"
+              "            else:\n                hi = mid\n        s = (sc > lo).float()[None].expand(k.shape[0], -1)\n",
+          q + "        alive = torch.arange(n)\n        while alive.numel() > view.budget:\n"
+              "            sc = k[0, alive] @ q\n            top = sc.topk(max(view.budget, alive.numel() // 2)).indices\n"
+              "            alive = alive[top]\n        s = torch.zeros(k.shape[:2])\n        s[:, alive] = 1.0\n"]
+    for body in yes:
+        assert "coarse_to_fine" in _feats(body), body
+    for body in no:
+        assert "coarse_to_fine" not in _feats(body), body
+
+
+def test_the_closing_rows_beside_the_question_are_no_other_choice_for_a_rule_of_its_own():
+    """Board A hands the question's queries and, with a query window, the closing rows: a port of a rule that
+    reads the question (CDPruner) reading both is that rule. A rule that does not read the question (R-KV's window
+    attention minus redundancy) still reads a scorer that adds the question's queries as another choice."""
+    from reviewbench.evidence.priorart_evidence import computation_matches
+
+    port = {"attention": 1, "key_similarity": 2, "similarity_suppression": 3, "question_queries": 4,
+            "window_queries": 5, "sinks": 6}
+    assert any(m.short_name == "CDPruner" and m.level == "same" for m in computation_matches(port, "# M"))
+    other = {"attention": 1, "key_similarity": 2, "question_queries": 3, "window_queries": 4, "recent": 5}
+    assert [m.level for m in computation_matches(other, "# M") if m.short_name == "R-KV"] == ["family"]

@@ -509,7 +509,12 @@ def test_who_is_calling_read_under_any_name_is_a_probe() -> None:
               ("from gc import get_referrers as refs", "n > 1", "        seen = refs(view.keys)\n        n = len(seen)\n"),
               ("import sys", "getattr(sys, 'std' + 'in').closed", ""),
               ("import importlib", "importlib.import_module('o' + 's').getpid() % 2", ""),
-              ("", "__import__('threading').active_count() > 4", "")]
+              ("", "__import__('threading').active_count() > 4", ""),
+              # torch's process-wide state: how the caller runs torch (autograd, inference mode, defaults, tracing)
+              ("", "torch.is_grad_enabled()", ""),
+              ("from torch import is_inference_mode_enabled as inf", "not inf()", ""),
+              ("", "torch.jit.is_scripting() or torch.get_default_dtype() != torch.float32", ""),
+              ("", "flag", "        flag = torch.is_autocast_enabled()\n")]
     for imports, test, pre in dodges:
         assert paths(imports, test, pre) == 2, (imports, test)
     assert paths("from sys import float_info", "float(view.budget) < float_info.epsilon") == 1

@@ -525,9 +525,12 @@ def _aggregation_only(extra: list[str], ops: list[str], features: Mapping[str, i
     """The code computes the rule and only aggregates its scores otherwise: the same rule, where the rule has an
     operation of its own (beyond attention, a choice of queries, protection) that names it. Where the code reads
     every prompt query (``all_queries``), the question's queries are among them: handing them over too is no other
-    choice of queries."""
+    choice of queries. Where the rule reads the question's queries, the closing rows beside them are how board A
+    hands a query window over (``question_queries`` with ``query_window``), no other choice either."""
     own = rule_alternatives(ops) - COSMETIC - PROTECTIVE - PHASE
     allowed = AGGREGATION | ({"question_queries"} if features is not None and "all_queries" in features else set())
+    if "question_queries" in rule_alternatives(ops):
+        allowed |= {"window_queries"}  # the question with the closing rows beside it: how board A hands both over
     return bool(own) and set(extra) <= allowed
 
 

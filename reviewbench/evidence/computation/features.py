@@ -236,6 +236,13 @@ _ENV_FUNCTIONS = frozenset({"get_referrers", "get_referents", "get_objects", "ge
                             "getcwd", "getenv", "gethostname", "listdir", "scandir", "getrusage", "active_count",
                             "current_thread", "currentframe", "_getframe", "stack", "getuser", "cpu_count",
                             "perf_counter", "monotonic", "process_time", "thread_time", "time_ns"})
+# torch's process-wide state, set by whoever calls the method (autograd on or off, inference mode, autocast, threads,
+# defaults, tracing): how the caller runs, never what a rule needs
+_TORCH_RUNTIME = frozenset({"get_num_threads", "get_num_interop_threads", "is_grad_enabled", "is_inference_mode_enabled",
+                            "is_autocast_enabled", "is_autocast_cpu_enabled", "get_autocast_dtype",
+                            "are_deterministic_algorithms_enabled", "get_default_dtype", "get_default_device",
+                            "is_anomaly_enabled", "get_rng_state", "initial_seed", "is_scripting", "is_tracing",
+                            "is_compiling", "is_dynamo_compiling"})
 _ENV_METHODS = _ENV_FUNCTIONS - {"stack"}  # the same on a module under another name (torch.stack is no frame stack)
 _ENV_ATTRS = frozenset({"argv", "orig_argv", "modules", "executable", "environ", "getenv", "getpid", "getppid",
                         "gethostname", "node", "uname", "_getframe", "stack", "currentframe", "get_num_threads",
@@ -260,6 +267,8 @@ def _reads_environment(node: ast.AST, helpers: Helpers | None = None, depth: int
                 x.attr in _ENV_ATTRS and x.value.id in _ENV_MODULES | {"path"} or
                 x.value.id == "torch" and x.attr in ("get_num_threads", "get_num_interop_threads")):
             return True  # (torch.stack is no frame stack)
+        if isinstance(x, ast.Attribute) and x.attr in _TORCH_RUNTIME:
+            return True  # torch.is_grad_enabled(), torch.jit.is_scripting(): how the caller runs torch
         if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id in _ENV_MODULES and \
                 x.attr not in _ENV_CONSTANTS:
             return True  # anything of the process's modules (sys.stdout is sys.stderr, gc.get_referrers(...))
@@ -286,6 +295,8 @@ def _environment_names(tree: ast.Module, helpers: Helpers) -> frozenset[str]:
             out.update(a.asname or a.name.split(".")[0] for a in n.names if a.name.split(".")[0] in _ENV_MODULES)
         elif isinstance(n, ast.ImportFrom) and n.module and n.module.split(".")[0] in _ENV_MODULES:
             out.update(a.asname or a.name for a in n.names if a.name not in _ENV_CONSTANTS and a.name != "*")
+        elif isinstance(n, ast.ImportFrom) and n.module and n.module.split(".")[0] == "torch":
+            out.update(a.asname or a.name for a in n.names if a.name in _TORCH_RUNTIME)
     assigns = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))]
     for _ in range(3):
         before = len(out)

@@ -2273,6 +2273,38 @@ class FeatureTagger(ast.NodeVisitor):
         self._loop_end(node.lineno)
         self.loop -= 1
 
+    def _bisection(self, loop: ast.For | ast.While) -> bool:
+        """Spans halved and the best halves kept, level after level: the midpoint of two bounds the loop carries
+        (``mid = (lo + hi) // 2``, ``>> 1``) and those bounds re-bound from entries picked by a ranking (``lo, hi =
+        s2[top], e2[top]``): a tree search over the tokens written with span bounds rather than a block size. A
+        binary search re-binds its bounds to the midpoint, never to a ranking's pick."""
+        stored = {n.id for n in ast.walk(loop) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        carried = _carried(loop, stored)
+        if len(carried) < 2:
+            return False
+
+        def halves(n: ast.AST) -> bool:
+            return isinstance(n, ast.BinOp) and isinstance(n.right, ast.Constant) and (
+                isinstance(n.op, ast.FloorDiv) and n.right.value == 2 or isinstance(n.op, ast.RShift) and
+                n.right.value == 1) and isinstance(n.left, ast.BinOp) and isinstance(n.left.op, ast.Add) and \
+                len({x.id for x in ast.walk(n.left) if isinstance(x, ast.Name)} & carried) >= 2
+
+        if not any(halves(n) for n in ast.walk(loop)):
+            return False
+        picked = set()
+        for n in ast.walk(loop):
+            if not isinstance(n, ast.Assign):
+                continue
+            for tgt in n.targets:
+                names = tgt.elts if isinstance(tgt, (ast.Tuple, ast.List)) else [tgt]
+                values = n.value.elts if isinstance(n.value, ast.Tuple) and len(n.value.elts) == len(names) else \
+                    [n.value] * len(names)
+                for t, v in zip(names, values):
+                    if isinstance(t, ast.Name) and t.id in carried and isinstance(v, ast.Subscript) and \
+                            isinstance(v.slice, ast.Name) and "R" in self.tags.get(v.slice.id, set()):
+                        picked.add(t.id)
+        return len(picked) >= 2
+
     def _loop_end(self, line: int) -> None:
         """A loop over chunks of the tokens that concatenates a name and also picks from it by a ranking: a kept set
         (a pot) refilled with each chunk and cut back by its scores, so that each chunk competes with what earlier
@@ -2282,6 +2314,8 @@ class FeatureTagger(ast.NodeVisitor):
             # a loop that scores blocks, picks the best, carries the pick to the next round and shrinks the block
             # size: a coarse-to-fine (tree) search, each level refining the branches the one before kept (what it
             # carries is a pick among the branches, not a kept set refilled with new tokens)
+            self.add("coarse_to_fine", line)
+        elif self._bisection(frame["node"]):
             self.add("coarse_to_fine", line)
         elif frame["blocks"] and frame["sel"] & frame["cat"] and "attention" in self.found:
             self.add("chunked_refill", line)
