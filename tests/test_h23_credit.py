@@ -454,3 +454,31 @@ def test_a_quoted_title_with_contrast_or_negation_words_still_credits(builds_on:
 def test_a_contrast_outside_the_quoted_title_is_still_no_credit(idea: str, paper: str) -> None:
     p = next(x for x in load_index().papers if x.short_name == paper)
     assert not credit(_desc(idea), p).credited
+
+
+# --- a work named beside the author's stated addition is what the addition is added to ----------------------------
+
+def _relation(relation: str) -> str:
+    return (f"# Some eviction rule\n\n## Idea\nA score per token.\n\n## Method summary\n- A score per token.\n\n"
+            f"## Relation to prior work\n{relation}\n\n## Limitations\nNone measured.\n")
+
+
+@pytest.mark.parametrize("relation,paper", [
+    ("TOVA (arXiv 2401.06104), at every decoding step. The decay of old scores is our only addition.", "TOVA"),
+    ("H2O (Zhang et al., 2023) with a recent window. We add a per-head temperature.", "H2O"),
+    ("K-norm (arXiv 2406.11430) on the keys. Our small addition is a recency bonus.", "K-norm"),
+])
+def test_a_work_named_beside_a_stated_addition_is_credited(relation: str, paper: str) -> None:
+    p = next(x for x in load_index().papers if x.short_name == paper)
+    assert credit(_relation(relation), p).credited
+
+
+@pytest.mark.parametrize("relation,paper", [
+    ("TOVA (arXiv 2401.06104) is related.", "TOVA"),  # a mention, no addition stated
+    ("Unlike TOVA (arXiv 2401.06104), scores are decayed. The decay is our addition.", "TOVA"),  # a contrast
+    ("Related methods include H2O (Zhang et al., 2023). We add a per-head temperature.", "H2O"),  # a mention only
+    ("H2O (Zhang et al., 2023) sums attention. Replacing the sum by a peak is the contribution.", "H2O"),  # set aside
+])
+def test_a_mention_or_contrast_beside_an_addition_is_still_no_credit(relation: str, paper: str) -> None:
+    p = next(x for x in load_index().papers if x.short_name == paper)
+    assert not credit(_relation(relation), p).credited

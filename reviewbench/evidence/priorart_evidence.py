@@ -203,6 +203,11 @@ MENTION_ONLY = re.compile(r"\b(exists?|existed|has been|have been|is known|are k
 # The author's own method set against the other work in another clause ("X profiles heads offline; ours is per prompt").
 OURS = re.compile(r"\b(ours|our (?:method|rule|approach|score|scorer|selection|version|budget|allocation)"
                   r"|we instead|instead,? we|here,? instead|this method|this work|our own)\b", re.I)
+# The author's own part stated as an addition to what the section names ("Voting across windows is our small
+# addition", "we add a vote"): the works named beside it, without a contrast, are what it is added to. (A change,
+# a replacement or "the contribution" sets the work aside rather than building on it.)
+ADDITION = re.compile(r"\b(?:(?:is|are) (?:our|the) (?:only |small |one |main |sole |own )*additions?|our (?:only |"
+                      r"small |one |main |sole |own )*additions? (?:is|are)|we (?:only )?add)\b", re.I)
 _CLAUSE = re.compile(r"[;:\u2014]|\s-\s|\bbut\b|\bwhereas\b|\bwhile\b(?!" + _WHILE_TEMPORAL + r")|\balthough\b", re.I)
 
 
@@ -246,6 +251,7 @@ def credit(description: str, paper: Paper | None, names: list[str] = []) -> Cred
     target = paper or Paper(short_name=names[0] if names else "", title="")
     contrast_quote: str | None = None
     passing: tuple[str, str] | None = None
+    unstated: list[tuple[str, str, str]] = []  # (section, its text, the sentence): a mention with no use stated
     # a text without the arena's sections is read as one body, where a mention must state use
     bodies = [(key, s.heading, s.text) for key in ("builds_on", "relation_to_prior_work", "idea", "method_summary",
                                                     "evidence", "limitations") if (s := desc.sections.get(key))]
@@ -268,6 +274,12 @@ def credit(description: str, paper: Paper | None, names: list[str] = []) -> Cred
                     contrast_quote = contrast_quote or quoted
                 else:
                     passing = passing or (quoted, why)
+                    if why.startswith("mentioned without"):
+                        unstated.append((key, text, quoted))
+    for key, text, quoted in unstated:
+        if any(ADDITION.search(x) for x in _sentences(text) if x.strip() != quoted.strip()):
+            return Credit(credited=True, reason="named as what the section's stated addition is added to",
+                          quote=quoted[:300], section=key)
     if contrast_quote:
         return Credit(credited=False, reason="named only as a contrast or in a negation", quote=contrast_quote[:300])
     if passing:

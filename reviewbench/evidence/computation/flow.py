@@ -1270,8 +1270,9 @@ class FeatureTagger(ast.NodeVisitor):
             lower_names = {n.id for n in ast.walk(p.lower) if isinstance(n, ast.Name)} if p.lower is not None else set()
             stepped = any("BS" in self.tags.get(n, set()) for n in lower_names) or (
                 isinstance(p.lower, ast.BinOp) and isinstance(p.lower.op, ast.Mult) and axis > 0)  # axis 0: heads
-            if stepped and t & {"K", "V", "A", "S"}:
+            if stepped and t & {"K", "V", "A", "S"} and not ("QAX" in t and axis == 1):
                 out.add("BLK")  # x[:, c:c + b] in a loop stepping by b (or x[:, i * b:...]): one block of tokens
+                # (attn[:, a:b] of the unreduced attention is a run of its queries, no block of tokens)
         if "BID" in st and t & DATA_TAGS:
             out.add("BLK")  # a per-block value read at each token's block id
         if "CHI" in st and t & {"Q", "K"}:
@@ -1502,7 +1503,8 @@ class FeatureTagger(ast.NodeVisitor):
             red = kwarg(node, "reduce")
             if isinstance(red, ast.Constant) and red.value == "max":
                 self.add("max_attention", line)  # attention(reduce="max"): the largest over the queries
-            return {"A"} | (all_args - {"Q"})
+            # unreduced: (heads, queries, tokens), its axis 1 the queries
+            return {"A"} | (all_args - {"Q"}) | (set() if red is not None else {"QAX"})
         if name in ("remember", "recall"):
             self.add("accumulate", line)
             return {"S", "A"} if name == "recall" else set()
@@ -1532,6 +1534,8 @@ class FeatureTagger(ast.NodeVisitor):
         line = node.lineno
         op = CANON.get(name or "", "")
         t = rt | all_args
+        if op in ("reduce", "extreme"):
+            t = t - {"QAX"}  # (the attention matrix reduced: no query axis left to slice)
         if name in ("topk", "kthvalue"):
             # how many to pick is a size, not what is ranked: a count cut by a divisor (left // 64 picks a round)
             # makes no block of the ranked scores
@@ -2067,7 +2071,8 @@ class FeatureTagger(ast.NodeVisitor):
             if op == "rank" and ("F" in rt or any("F" in a for a in arg_tags[:1]) or any(flattens(c) for a in [receiver, *node.args] if a is not None
                                                   for c in ast.walk(a) if isinstance(c, ast.Call))):
                 self.add("head_budget", line)  # one top-k over every (head, token) pair of the layer
-            if op == "scatter" and name in ("bincount", "scatter_add", "scatter_add_") and not t & {"ASG", "BID", "DD"}:
+            if op == "scatter" and name in ("bincount", "scatter_add", "scatter_add_") and not t & {"ASG", "BID", "DD"} \
+                    and not self._votes(node, receiver, arg_tags):
                 self.add("head_budget", line)
             return t
         if (name == "flatten" or flattens(node)) and receiver is not None and not (
@@ -2272,6 +2277,19 @@ class FeatureTagger(ast.NodeVisitor):
             self.visit(s)
         self._loop_end(node.lineno)
         self.loop -= 1
+
+    def _votes(self, node: ast.Call, receiver: ast.expr | None, arg_tags: list[set[str]]) -> bool:
+        """``counts.scatter_add_(1, top, ones)`` with ``top`` a ranking's indices along the tokens, unflattened: each
+        token counted once per ranking that picked it (a vote), no share of a budget counted per head (that
+        counts the head of each pick of one ranking over the flattened heads and tokens)."""
+        if callee(node.func)[0] not in ("scatter_add", "scatter_add_") or not self._on_tensor(receiver) or \
+                len(node.args) < 2:
+            return False
+        index = arg_tags[1] if len(arg_tags) > 1 else set()
+        dim = node.args[0]
+        along_tokens = isinstance(dim, ast.Constant) and dim.value in (1, -1) or \
+            isinstance(dim, ast.UnaryOp) and isinstance(dim.op, ast.USub)
+        return along_tokens and "R" in index and "F" not in index
 
     def _bisection(self, loop: ast.For | ast.While) -> bool:
         """Spans halved and the best halves kept, level after level: the midpoint of two bounds the loop carries
