@@ -23,7 +23,8 @@ _STOP = frozenset("a an and are as at be by for from in into is it its of on or 
 
 # Words of the index's names that are ordinary English: a name made only of them is a phrase, not a citation.
 ORDINARY = frozenset("""expected attention random retrieval head heads quest double sparsity squeezed eigen hold onto
-    that thought sparse frontier compactor""".split())
+    that thought sparse frontier compactor transformer clustered landmark star routing selective context token
+    pooling""".split())
 
 
 def generic_name(name: str) -> bool:
@@ -35,7 +36,7 @@ def generic_name(name: str) -> bool:
 # Names of one word that are also English words in lower case ("we think", "less memory", "a tome", "a pod"): such a
 # name is a citation only in its own capitals.
 WORD_NAMES = frozenset("""cake dart homer tome pod tada radar tactic less gear scope finch buzz chai adore think lava hip
-    cam moa corm""".split())
+    cam moa corm trim tofu hired performer reformer""".split())
 
 
 def name_pattern(name: str) -> re.Pattern[str]:

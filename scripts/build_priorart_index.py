@@ -677,6 +677,265 @@ EXTRA_PAPERS = [
      "Unstructured sparsity of the cache: individual key and value elements pruned by magnitude (per token), stored "
      "in a sparse format with a custom attention kernel, rather than whole tokens evicted.",
      "unstructured sparsity; element-wise magnitude pruning; sparse format; attention kernel"),
+    # fifth widening round: token pruning and merging for vision transformers and multimodal models, efficient and
+    # sparse attention whose key selection is a training-free rule, and KV-cache papers of surveys' lists (arXiv,
+    # conference and index pages, official code where named; comment per entry). Key ideas are our paraphrase.
+
+    # ---- (c) KV-cache compression papers not yet in the index -------------------------------------------------------
+    # https://arxiv.org/abs/2603.11504 and https://arxiv.org/html/2603.11504v1 (title, authors, abstract); score read in
+    # the official code yisunlp/LongFLow triton_kernel/attention.py: sum over head dims of |a_i * v_i| of the current
+    # query, argmin evicted each step (models/ours.py: SnapKV-style prefill compression first).
+    ("LongFlow", "LongFlow: Efficient KV Cache Compression for Reasoning Models", "Yi Su", 2026, "preprint",
+     "2603.11504", "decode-time",
+     "During long reasoning outputs, each decoding step scores every cached token by the size of its contribution to "
+     "the current query's attention output (attention weight times the value, in absolute value, summed over heads and "
+     "channels) and evicts the lowest, fused into the attention kernel.",
+     "reasoning models; long output; current query; attention contribution; value-weighted attention; fused kernel"),
+    # https://arxiv.org/html/2506.11418v1 and https://chatpaper.com/paper/149446 (abstract, authors: Jie Hu first).
+    ("Chelsea", "Efficient Long-Context LLM Inference via KV Cache Clustering", "Jie Hu", 2025, "preprint",
+     "2506.11418", "merging",
+     "Keys are similar along the sequence, so the cache is cut into chunks and, inside each chunk, an alternating "
+     "partition and soft matching by similarity finds clusters whose keys and values are merged into one centroid.",
+     "online KV clustering; chunked soft matching; alternating partition; key similarity; centroid merging"),
+    # https://arxiv.org/html/2508.08256v2 (abstract, authors) and https://par.nsf.gov/biblio/10654606 (ACL Anthology
+    # publisher, 11/04/2025: EMNLP 2025, main or Findings not confirmed); code SimWangArizona/FIER (summarxiv.com).
+    ("FIER", "FIER: Fine-Grained and Efficient KV Cache Retrieval for Long-context LLM Inference", "Dongwei Wang",
+     2025, "EMNLP 2025", "2508.08256", "retrieval",
+     "Token-level instead of page-level retrieval: a 1-bit quantised copy of the keys estimates each token's attention "
+     "for the current query cheaply, and the top tokens are fetched at full precision.",
+     "fine-grained KV retrieval; 1-bit quantized keys; token-level importance; decoding latency"),
+    # LLMLingua: https://gwern.net annotation of arxiv.org/abs/2310.05736 (title, authors, id) and
+    # https://aclanthology.org/people/l/lili-qiu/ (EMNLP 2023, authors).
+    ("LLMLingua", "LLMLingua: Compressing Prompts for Accelerated Inference of Large Language Models",
+     "Huiqiang Jiang", 2023, "EMNLP 2023", "2310.05736", "eviction-score",
+     "Coarse-to-fine prompt compression: a budget controller splits the budget over prompt parts and a small language "
+     "model's token-level perplexity, computed iteratively, drops the least informative tokens before the large model "
+     "sees them.",
+     "prompt compression; small language model perplexity; budget controller; iterative token-level compression"),
+    # https://ar5iv.labs.arxiv.org/html/2310.06201 (title, authors) and https://openreview.net/forum?id=cjbdRN8Yxy
+    # (EMNLP 2023 Main).
+    ("Selective Context", "Compressing Context to Enhance Inference Efficiency of Large Language Models",
+     "Yucheng Li", 2023, "EMNLP 2023", "2310.06201", "eviction-score",
+     "The self-information of each lexical unit under a causal language model (its negative log probability) marks "
+     "redundant content, and the least informative tokens, phrases or sentences are pruned from the input.",
+     "self-information; redundancy pruning; input context compression; lexical units; perplexity"),
+
+    # ---- (a) token pruning and merging for ViTs and VLMs ----------------------------------------------------------
+    # https://alphaxiv.org/overview/2111.15667v3 (significance = CLS attention times the value norm, inverse transform
+    # sampling), https://microsoft.com/en-us/research/publication/ats-adaptive-token-sampling-for-efficient-vision-
+    # transformers (arXiv:2111.15667, authors). ECCV 2022 (venue from memory).
+    ("ATS", "Adaptive Token Sampling For Efficient Vision Transformers", "Mohsen Fayyaz", 2022, "ECCV 2022",
+     "2111.15667", "eviction-score",
+     "Each token's significance is the classification token's attention to it times the norm of its value, normalised "
+     "to a distribution; tokens are drawn by inverse transform sampling of its cumulative distribution, so the number "
+     "of distinct tokens kept adapts to the input.",
+     "adaptive token sampling; inverse transform sampling; significance score; attention times value norm; "
+     "parameter-free"),
+    # https://ar5iv.labs.arxiv.org/html/2110.03860 (abstract, authors: clustering minimising the reconstruction error);
+    # WACV 2023 as cited in the MCTF slides (https://slidepub.com/... "Token Pooling [Marin+, WACV2023]").
+    ("Token Pooling", "Token Pooling in Vision Transformers", "Dmitrii Marin", 2023, "WACV 2023", "2110.03860",
+     "merging",
+     "Token downsampling as reconstruction-error minimisation: the tokens are clustered (weighted k-means or "
+     "k-medoids) and replaced by the cluster centres, so redundant tokens collapse into representatives.",
+     "token downsampling; clustering; k-means; k-medoids; cluster centres; reconstruction error; Chamfer"),
+    # https://ar5iv.labs.arxiv.org/html/2310.01812 (abstract) and https://www.sciencestack.ai/paper/2310.01812 (authors,
+    # variance-based policy between pruning and pooling). Venue not confirmed.
+    ("PPT", "PPT: Token Pruning and Pooling for Efficient Vision Transformers", "Xinjian Wu", 2023, "preprint",
+     "2310.01812", "merging",
+     "Per layer and per input, the variance of the tokens' attention-based importance decides the operation: a "
+     "peaked distribution prunes the inattentive tokens, a flat one pools (merges by key similarity, bipartite "
+     "matching) the duplicative tokens instead.",
+     "adaptive pruning and pooling; importance variance; inattentive redundancy; duplicative redundancy; "
+     "parameter-free"),
+    # https://www.sciencestack.ai/paper/2501.02268 (abstract, authors: cosine-similarity graph, iterative propagation),
+    # https://www.conftrace.com/papers/58956 (AAAI 2025); code jytmelon/G-Prune.
+    ("G-Prune", "What Kind of Visual Tokens Do We Need? Training-free Visual Token Pruning for Multi-modal Large "
+     "Language Models from the Perspective of Graph", "Yutao Jiang", 2025, "AAAI 2025", "2501.02268",
+     "eviction-score",
+     "Visual tokens as nodes of a graph weighted by their cosine similarity; information is propagated iteratively "
+     "along the weighted links and the tokens with the most importance after the iterations are kept, foreground or "
+     "background alike.",
+     "graph-based pruning; cosine similarity graph; information propagation; iterations; training-free; LLaVA-NeXT"),
+    # https://openaccess.thecvf.com/content/CVPR2024/html/Wang_Zero-TPrune_..._CVPR_2024_paper.html (CVPR 2024) and
+    # https://tomesphere.com/paper/2305.17328 (arXiv id, authors).
+    ("Zero-TPrune", "Zero-TPrune: Zero-Shot Token Pruning through Leveraging of the Attention Graph in Pre-Trained "
+     "Transformers", "Hongjie Wang", 2024, "CVPR 2024", "2305.17328", "eviction-score",
+     "The attention matrix as the adjacency matrix of a graph: a Weighted PageRank iterated over it gives each token's "
+     "importance, which then partitions the tokens for a similarity-based stage that prunes redundant ones.",
+     "zero-shot token pruning; attention graph; weighted PageRank; importance-guided partition; similarity pruning"),
+    # https://tomesphere.com/paper/2202.07800 (abstract, authors); ICLR 2022 as cited in the MCTF slides
+    # ("EViT[Liang+, ICLR2022]").
+    ("EViT", "Not All Patches are What You Need: Expediting Vision Transformers via Token Reorganizations",
+     "Youwei Liang", 2022, "ICLR 2022", "2202.07800", "merging",
+     "Between attention and the feed-forward block, the class token's attention (averaged over heads) keeps the "
+     "attentive tokens and fuses all inattentive ones into a single attention-weighted token; integrated in training.",
+     "token reorganization; class token attention; inattentive token fusion; attentive tokens; ViT"),
+    # https://arxiv.org/html/2408.10945v3 (abstract, authors) and https://acmrep2026.k117.org/... (AAAI 2025).
+    ("HiRED", "HiRED: Attention-Guided Token Dropping for Efficient Inference of High-Resolution Vision-Language "
+     "Models", "Kazi Hasan Ibn Arif", 2024, "AAAI 2025", "2408.10945", "budget-allocation",
+     "The vision encoder's class-token attention in early layers scores each image partition and splits a fixed token "
+     "budget across partitions; inside each partition the final layer's class-token attention picks the tokens.",
+     "high-resolution VLM; partition budget; CLS attention; early dropping; fixed token budget"),
+    # https://arxiv.org/html/2409.11923v1 and https://ecva.net/papers/eccv_2024/... (ECCV 2024, authors).
+    ("ATC", "Agglomerative Token Clustering", "Joakim Bruslund Haurum", 2024, "ECCV 2024", "2409.11923", "merging",
+     "Bottom-up hierarchical (agglomerative) clustering of the tokens, each cluster merged into one token, without "
+     "learnable parameters.",
+     "agglomerative clustering; hierarchical clustering; token merging; low keep rates; parameter-free"),
+    # https://tomesphere.com/paper/2106.02034 (abstract, authors: lightweight prediction module trained end to end);
+    # NeurIPS 2021 (aitopics NeurIPS proceedings page).
+    ("DynamicViT", "DynamicViT: Efficient Vision Transformers with Dynamic Token Sparsification", "Yongming Rao",
+     2021, "NeurIPS 2021", "2106.02034", "learned",
+     "A lightweight prediction module at several layers, trained end to end with attention masking, scores each token "
+     "from its features and prunes the redundant ones hierarchically.",
+     "dynamic token sparsification; prediction module; attention masking; hierarchical pruning; learned"),
+    # https://tomesphere.com/paper/2409.10994 and https://huggingface.co/FreedomIntelligence/llava-v1.5-7b-TRIM
+    # (abstract, authors, a fine-tuned TRIM model). Venue not confirmed.
+    ("TRIM", "Less is More: A Simple yet Effective Token Reduction Method for Efficient Multi-modal LLMs",
+     "Dingjie Song", 2024, "preprint", "2409.10994", "eviction-score",
+     "Token Reduction using CLIP Metric: the similarity between the text and each image token in CLIP's space selects "
+     "the image tokens kept (outliers of that similarity), the model tuned for the reduced input.",
+     "CLIP metric; text-image similarity; image token selection; multimodal LLM; token reduction"),
+    # https://www.sciencestack.ai/paper/2503.18278 (abstract, authors) and https://liner.com/review/topv-... (CVPR 2025,
+    # Sinkhorn, spatial and central distances).
+    ("TopV", "TopV: Compatible Token Pruning with Inference Time Optimization for Fast and Low-Memory Multimodal "
+     "Vision Language Model", "Cheng Yang", 2025, "CVPR 2025", "2503.18278", "eviction-score",
+     "Pruning as an optimal-transport problem solved by Sinkhorn at one prefill layer: a visual-aware cost (feature "
+     "similarity, relative spatial distance, distance from the image centre) gives each visual token's contribution; "
+     "the least important pruned and a uniform subset recovered.",
+     "optimal transport; Sinkhorn; feature similarity; spatial distance; FlashAttention compatible; KV cache"),
+    # https://www.sciencestack.ai/paper/2403.10030 (abstract, authors, bidirectional bipartite soft matching,
+    # one-step-ahead attention); CVPR 2024 from the slides at slidepub.com.
+    ("MCTF", "Multi-criteria Token Fusion with One-step-ahead Attention for Efficient Vision Transformers",
+     "Sanghyeok Lee", 2024, "CVPR 2024", "2403.10030", "merging",
+     "Tokens fused by bidirectional bipartite soft matching on a score combining similarity, informativeness (from the "
+     "next layer's attention, estimated one step ahead) and the size of fused tokens; trained with a token reduction "
+     "consistency loss.",
+     "multi-criteria token fusion; one-step-ahead attention; bipartite soft matching; token size; consistency"),
+    # https://arxiv.org/html/2503.10501v1 (abstract, authors) and https://www.emergentmind.com/topics/tokencarve
+    # (SVD-based information score with attention). Venue not confirmed.
+    ("TokenCarve", "TokenCarve: Information-Preserving Visual Token Compression in Multimodal Large Language Models",
+     "Xudong Tan", 2025, "preprint", "2503.10501", "merging",
+     "Two stages guided by information preservation of the attention output matrix (its rank): tokens scored by an "
+     "SVD-based information contribution combined with attention are pruned, then the same score guides merging of "
+     "the remainder.",
+     "information-preserving selection; SVD; attention output rank; pruning then merging; training-free"),
+    # https://tomesphere.com/paper/2312.01026 (title, authors, MLERP). WACV 2024 (venue from memory).
+    ("ToFu", "Token Fusion: Bridging the Gap between Token Pruning and Token Merging", "Minchul Kim", 2024,
+     "WACV 2024", "2312.01026", "merging",
+     "Per layer, prune (where the model responds non-linearly to interpolated inputs) or merge similar tokens (where "
+     "it is nearly linear), merging by MLERP, a norm-preserving interpolation instead of averaging.",
+     "token fusion; pruning versus merging; MLERP; norm-preserving merge; bipartite matching"),
+    # https://aclanthology.org/2023.acl-long.721/ (ACL 2023, authors) and https://www.sciencestack.ai/paper/2305.17530.
+    ("PuMer", "PuMer: Pruning and Merging Tokens for Efficient Vision Language Models", "Qingqing Cao", 2023,
+     "ACL 2023", "2305.17530", "merging",
+     "Token reducers in the cross-modal layers: image tokens pruned by the text's cross-attention, then image and text "
+     "tokens merged within each modality by bipartite soft matching; the model fine-tuned with the reducers.",
+     "text-informed pruning; modality-aware merging; cross-attention; bipartite soft matching; fine-tuning"),
+    # https://www.sciencestack.ai/paper/2403.13347 (abstract, authors, attention sharpness) and
+    # https://cvpr.thecvf.com/virtual/2024/poster/29653 (CVPR 2024).
+    ("vid-TLDR", "vid-TLDR: Training Free Token merging for Light-weight Video Transformer", "Joonmyung Choi", 2024,
+     "CVPR 2024", "2403.13347", "merging",
+     "Salient regions found from an early layer's attention map sharpened by a sharpness function; background tokens "
+     "dropped and the rest merged with saliency-weighted informativeness.",
+     "saliency detection; attention sharpness; saliency-aware merging; background tokens; video transformer"),
+
+    # ---- (b) efficient and sparse attention --------------------------------------------------------------------------
+    # https://a2c.fyi/2001.04451v1 (abstract, angular LSH by argmax of random rotations) and
+    # https://citegraph.io/paper/5e5e189993d709897ce1ddbc (ICLR 2020, authors).
+    ("Reformer", "Reformer: The Efficient Transformer", "Nikita Kitaev", 2020, "ICLR 2020", "2001.04451", "retrieval",
+     "Locality-sensitive hashing attention: queries and keys (shared) hashed by random rotations, sorted by bucket and "
+     "chunked, each query attending only within its bucket's chunk and the neighbouring one.",
+     "locality-sensitive hashing; random rotations; hash buckets; shared query-key; reversible layers"),
+    # https://hatenablog-parts.com/embed?url=https%3A%2F%2Farxiv.org%2Fabs%2F2003.05997 (title, id) and
+    # https://www.paperswithcode.com/method/routing-transformer ("Roy et al.", online k-means). TACL 2021 (venue from
+    # memory).
+    ("Routing Transformer", "Efficient Content-Based Sparse Attention with Routing Transformers", "Aurko Roy", 2020,
+     "TACL 2021", "2003.05997", "retrieval",
+     "Online k-means clusters the queries and keys; each query attends only to the keys routed to its own cluster.",
+     "routing attention; online k-means; content-based sparse attention; cluster assignment"),
+    # https://www.sciencestack.ai/paper/2007.04825 (abstract, authors: query clusters, centroid attention, top-k keys
+    # per cluster recomputed); NeurIPS from https://aitopics.org/doc/conferences:E2701B7E.
+    ("Clustered Attention", "Fast Transformers with Clustered Attention", "Apoorv Vyas", 2020, "NeurIPS 2020",
+     "2007.04825", "retrieval",
+     "Queries grouped into clusters (LSH then k-means) and attention computed once per centroid; improved clustered "
+     "attention recomputes exactly the top-k keys of each centroid for its member queries.",
+     "clustered attention; query clustering; centroid attention; top-k keys per cluster; linear complexity"),
+    # https://confer.prescheme.top/html/2310.05869v3 (arXiv:2310.05869, authors) and https://ri.k117.org/... (ICLR 2024,
+    # sortLSH, uniform column sampling).
+    ("HyperAttention", "HyperAttention: Long-context Attention in Near-Linear Time", "Insu Han", 2023, "ICLR 2024",
+     "2310.05869", "retrieval",
+     "Large attention entries located by sorting queries and keys by an LSH hash (sortLSH, block-diagonal after "
+     "sorting), the light remainder approximated by uniformly sampled key columns.",
+     "sortLSH; heavy entries; column sampling; near-linear attention; FlashAttention"),
+    # https://fast.hugflare.com/datasets/attention-wiki/knowledge-base/discussions/35 (arxiv:2009.14794, ICLR 2021) and
+    # https://api.deepai.org/publication/rethinking-attention-with-performers (abstract).
+    ("Performer", "Rethinking Attention with Performers", "Krzysztof Choromanski", 2020, "ICLR 2021", "2009.14794",
+     "retrieval",
+     "FAVOR+: the softmax kernel exp(q.k) estimated without bias by positive orthogonal random features of queries and "
+     "keys (exp of a random projection minus half the squared norm), giving linear-time attention.",
+     "FAVOR+; positive random features; orthogonal random features; kernel attention; linear complexity"),
+    # https://pith.science/pith/L4DYAMP4CO2UVHDPGSULJ2LCZG (arxiv:2007.14062, global + local + random) and
+    # https://research.google/pubs/pub49533/ (NeurIPS 2020).
+    ("BigBird", "Big Bird: Transformers for Longer Sequences", "Manzil Zaheer", 2020, "NeurIPS 2020", "2007.14062",
+     "eviction-score",
+     "A sparse pattern of global tokens (attending and attended everywhere), a sliding window and a few random keys "
+     "per query, which keeps universal approximation at linear cost.",
+     "global tokens; sliding window; random attention; block sparse; Turing complete"),
+    # https://summarizepaper.com/en/tree/2004.05150v1 (title, authors) and
+    # https://subhadityamukherjee.github.io/AI-knowledge-base/KB/Longformer (dilated sliding window, global attention).
+    ("Longformer", "Longformer: The Long-Document Transformer", "Iz Beltagy", 2020, "preprint", "2004.05150",
+     "eviction-score",
+     "Local windowed attention (optionally dilated) combined with task-motivated global attention on a few chosen "
+     "tokens; pretrained and fine-tuned with that pattern.",
+     "sliding window attention; dilated window; global attention; long documents; linear scaling"),
+    # https://hatenablog-parts.com/embed?url=https%3A%2F%2Farxiv.org%2Fabs%2F1904.10509 (id) and
+    # https://citegraph.io/paper/5ce3ace0ced107d4c65aea6b (authors).
+    ("Sparse Transformer", "Generating Long Sequences with Sparse Transformers", "Rewon Child", 2019, "preprint",
+     "1904.10509", "eviction-score",
+     "Factorised sparse attention: strided and fixed patterns in which each position attends to a local block and to "
+     "positions at a fixed stride, O(n sqrt n).",
+     "sparse factorization; strided attention; fixed attention; positional patterns; long sequences"),
+    # https://www.sciencestack.ai/paper/2411.17116 (abstract, authors, anchor blocks) and
+    # https://arxiv.org/html/2411.17116v3 (ICML keyword). ICML 2025.
+    ("Star Attention", "Star Attention: Efficient LLM Inference over Long Sequences", "Shantanu Acharya", 2024,
+     "ICML 2025", "2411.17116", "retrieval",
+     "Context blocks encoded in parallel across hosts with blockwise-local attention, each prefixed by the first "
+     "(anchor) block; query and generated tokens then attend globally to the whole cache via a distributed softmax.",
+     "blockwise-local attention; anchor block; distributed inference; sequence-global attention; long context"),
+    # https://scifaro.com/en/abs/compressive-transformers-for-long-range-sequence-modelling-1911.05507 (id, authors) and
+    # https://mlanthology.org/iclr/2020/rae2020iclr-compressive (ICLR 2020).
+    ("Compressive Transformer", "Compressive Transformers for Long-Range Sequence Modelling", "Jack W. Rae", 2019,
+     "ICLR 2020", "1911.05507", "merging",
+     "Old memories leaving the Transformer-XL memory are compressed (pooling, convolution or learned functions trained "
+     "with an attention-reconstruction loss) into a secondary compressed memory instead of being discarded.",
+     "compressed memory; memory compression; pooling; convolution; attention reconstruction loss; PG-19"),
+    # https://scifaro.com/en/abs/memorizing-transformers-2203.08913 (id, authors, ICLR 2022) and
+    # https://liner.com/review/memorizing-transformers (kNN attention, learned gate).
+    ("Memorizing Transformer", "Memorizing Transformers", "Yuhuai Wu", 2022, "ICLR 2022", "2203.08913", "retrieval",
+     "Past (key, value) pairs kept in a non-differentiable external memory; an approximate kNN lookup returns each "
+     "query's top keys, whose attention a learned gate mixes with local attention.",
+     "kNN-augmented attention; external memory; approximate nearest neighbours; learned gate"),
+    # https://huggingface.co/papers/2305.16300 (id, abstract) and http://papers.nips.cc/paper_files/paper/2023/hash/
+    # ab05dc8bf36a9f66edbff6992ec86f56-Abstract-Conference.html (NeurIPS 2023, authors).
+    ("Landmark Attention", "Landmark Attention: Random-Access Infinite Context Length for Transformers",
+     "Amirkeivan Mohtashami", 2023, "NeurIPS 2023", "2305.16300", "learned",
+     "A landmark token per block of the input, trained so that attention to it selects the relevant blocks, which are "
+     "then retrieved and attended token by token.",
+     "landmark tokens; block retrieval; trained attention gating; random access; context extension"),
+    # http://web3.arxiv.org/abs/2302.02451 (abstract, authors) and https://liner.com/review/kdeformer-... (ICML 2023,
+    # LSH heavy entries, sampling).
+    ("KDEformer", "KDEformer: Accelerating Transformers via Kernel Density Estimation", "Amir Zandieh", 2023,
+     "ICML 2023", "2302.02451", "retrieval",
+     "The softmax normaliser reduced to a kernel density estimation problem; keys sampled by estimated importance for "
+     "a fast matrix product, heavy entries found by angular LSH and computed exactly.",
+     "kernel density estimation; importance sampling; LSH; spectral norm guarantee; sub-quadratic attention"),
+    # https://gwern.net annotation of arxiv.org/abs/2006.04768 (title, authors) and
+    # https://www.henrydashwood.com/research/AI/papers/linformer (learned projections along the sequence).
+    ("Linformer", "Linformer: Self-Attention with Linear Complexity", "Sinong Wang", 2020, "preprint", "2006.04768",
+     "learned",
+     "The attention matrix is nearly low-rank: learned projections compress the keys and values along the sequence to "
+     "a fixed length before attention.",
+     "low-rank attention; learned sequence projection; linear complexity; key and value compression"),
 ]
 
 # The scoring rule of each paper in operations: the features ``reviewbench/evidence/computation/`` extracts from
@@ -1253,6 +1512,29 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                    "max_attention", "pyramid"],
                   "the question (rater) tokens' attention scores the tokens; each layer's pruned count follows the "
                   "rank of that attention matrix; pruned tokens clustered and merged into a few recycled tokens"),
+    # fifth widening round
+    # significance = attention paid to the token times ||v||, normalised; tokens drawn from that distribution (inverse
+    # transform sampling of the CDF, or a multinomial draw in a port): attention x value norm is VATP's, the sampling
+    # from the scores is what is ATS's
+    "ATS": (["attention", "value_norm", "importance_sampling"],
+            ["random", "all_queries", "last_query", "window_queries", "question_queries", "head_average",
+             "max_attention", "pooling", "accumulate", "attention_coverage", "decode"],
+            "s_j = a_j ||v_j|| / sum_i a_i ||v_i|| from the attention paid to each token; tokens drawn by inverse "
+            "transform sampling of the cumulative distribution of s (duplicates collapse, so the kept count adapts)"),
+    # clustering of the keys (weighted k-means / k-medoids) whose centres replace the tokens: no attention needed
+    # (attention left out of the optional list, so SpindleKV's ports, attention plus a codebook, stay SpindleKV's)
+    "Token Pooling": (["key_clustering", "merge"],
+                      ["key_similarity", "mean_key", "random", "value_norm", "pre_rope", "sinks", "recent"],
+                      "the keys (and values) clustered by k-means or k-medoids; each cluster replaced by its centre (a "
+                      "weighted mean), so redundant tokens collapse into representatives"),
+    # a cosine-similarity graph of the tokens, importance propagated along its weighted edges by iteration (a power
+    # iteration, as AIM's PageRank over attention), the top nodes kept; no attention required (attention left out of
+    # the optional list, so AIM's ports, PageRank over attention plus similarity merging, stay AIM's)
+    "G-Prune": (["key_similarity", "attention_propagation"],
+                ["layer_reuse", "mean_key", "similarity_suppression", "pre_rope"],
+                "tokens as nodes of a graph weighted by key cosine similarity; importance propagated iteratively "
+                "along the weighted links (a power iteration of the normalised similarity matrix); the top tokens "
+                "after the iterations kept"),
 }
 
 # The training-free port of a learned method: the rule a method computes when it takes the paper's trained part
@@ -1522,6 +1804,78 @@ NO_RULE: dict[str, str] = {
     "QuickLLaMA": "blocks represented by their keys, scored by the question's queries: InfLLM's and ShadowKV's "
                   "block-key rule (block_keys); on board A the question's queries are how every method reads "
                   "the board (a rule of its own would outrank theirs on their ports)",
+    # fifth widening round
+    "LongFlow": "its score, the current query's attention times the value (|a_i v_i| summed over channels and heads), "
+                "is VATP's rule (attention, value_norm) read from the newest query; the current query, the head sum "
+                "and eviction at every step are cosmetic (last_query, head_average, decode)",
+    "Chelsea": "alternating partition and soft matching of similar keys inside chunks, merged into centroids: "
+               "KVMerger's rule (key_similarity, merge) as for ToMe; the chunking is bookkeeping",
+    "FIER": "a 1-bit copy of the keys scored against the current query picks the tokens fetched: SpeCache's rule "
+            "(attention, quantised_scores) in the same operations",
+    "LLMLingua": "its token scores are a small language model's perplexity, which the layer view does not give "
+                 "(SirLLM's and SpecPrefill's reason); the budget controller splits text segments",
+    "Selective Context": "self-information comes from the model's output distribution, which the layer view does not "
+                         "give (SirLLM's reason); its units are text phrases and sentences",
+    "Zero-TPrune": "its Weighted PageRank over the attention graph is AIM's rule (attention, attention_propagation); "
+                   "the similarity stage pruning near-duplicates adds R-KV's key_similarity (a rule of both would "
+                   "read AIM ports that also merge similar tokens as Zero-TPrune)",
+    "EViT": "the class token's attention is not in the layer view, and the keep-attentive-fuse-the-rest step is "
+            "WeightedKV's rule (attention, merge) (RazorAttention's single compensation token); integrated in training",
+    "HiRED": "the vision encoder's class-token attention is not in the layer view; per-partition budgets with each "
+             "partition keeping its own top tokens is BUZZ's rule (attention, block_scores|block_quota)",
+    "ATC": "agglomerative clustering of the tokens, each cluster merged into one: Token Pooling's rule "
+           "(key_clustering, merge) in the same operations",
+    "DynamicViT": "a trained prediction module scores the tokens: learned_scorer, Locret's rule in the same "
+                  "operations; a training-free port ranking by attention is H2O's or TOVA's",
+    "TRIM": "its score is the CLIP text-image similarity, which the layer view does not give, and the model is tuned "
+            "for it; a port scoring by the question tokens' attention is FINCH's rule (attention, question_queries)",
+    "TopV": "its cost needs the image grid (relative spatial and centre distances), which the layer view does not "
+            "give; its feature-similarity term alone with a transport solve is no operation the reader states",
+    "MCTF": "its informativeness is the next layer's attention (one step ahead), which one layer view does not give, "
+            "and it is trained with a consistency loss; similarity-and-attention fusion is FrameFusion's reason "
+            "(KVMerger's key_similarity, merge beside attention)",
+    "TokenCarve": "an SVD-based information score combined with attention is Compactor's rule (leverage, attention); "
+                  "merging the rest by similarity beside it is KVMerger's (a rule of both would read Compactor ports "
+                  "that merge as TokenCarve)",
+    "ToFu": "bipartite matching of similar tokens merged (MLERP keeps the norm) or pruned: KVMerger's rule "
+            "(key_similarity, merge) in the same operations, as for ToMe; the prune-or-merge choice is a per-layer "
+            "offline analysis",
+    "PuMer": "trained with its reducers (fine-tuning); text cross-attention pruning is FINCH's rule (attention, "
+             "question_queries) and the bipartite merging KVMerger's (key_similarity, merge), together LOOK-M's",
+    "vid-TLDR": "saliency is the attention map sharpened (a temperature on the scores), background tokens dropped and "
+                "the rest merged: WeightedKV's rule (attention, merge)",
+    "Reformer": "LSH buckets from random rotations of shared queries and keys, a query attending within its bucket: "
+                "HashEvict's rule (hashing) in the same operations; trained with shared query-key projections",
+    "Routing Transformer": "online k-means of queries and keys, a query attending to its own cluster: ClusterKV's rule "
+                           "(key_clustering, attention); the clustering is learned during training",
+    "Clustered Attention": "queries clustered by k-means and each centroid's attention picking the top keys: "
+                           "ClusterKV's and PQCache's rule (key_clustering, attention) in the same operations",
+    "HyperAttention": "LSH locating the heavy entries plus sampled key columns: MagicPIG's rule (hashing, "
+                      "importance_sampling), HashEvict's (hashing) where the sampling is uniform",
+    "Performer": "positive random features estimating exp(q.k) (random projections, exp minus half the squared norm): "
+                 "Radar's rule (random, key_norm), which names the port whether the estimate ranks segments or tokens",
+    "BigBird": "global tokens, a sliding window and random keys: StreamingLLM's rule (sinks, recent) plus Random's "
+               "(random); the global and window parts are protective beside a random score",
+    "Longformer": "a sliding window with global tokens (dilation only strides the positions): StreamingLLM's rule "
+                  "(sinks, recent); trained with the pattern",
+    "Sparse Transformer": "strided and fixed positional patterns, no score: StreamingLLM's rule (recent) with "
+                          "uniform_positions, trained with the pattern",
+    "Star Attention": "the anchor (first) block plus the local block during encoding is StreamingLLM's rule (sinks, "
+                      "recent); the global attention of the query phase keeps every token (distributed serving)",
+    "Compressive Transformer": "its compression functions are trained (attention-reconstruction loss); a mean-pooling "
+                              "port of the oldest tokens is merging with no selection (KVMerger's merge without a "
+                              "similarity, a rule of only generic operations)",
+    "Memorizing Transformer": "a kNN lookup of each query's top keys: the current query's top-k attention, "
+                              "RetrievalAttention's and Unlimiformer's reason (TOVA's and SAGE-KV's rule); the gate "
+                              "mixing it with local attention is trained",
+    "Landmark Attention": "landmark tokens trained to stand for their blocks: training; a training-free port scoring "
+                          "blocks by the query against a block summary is ShadowKV's and InfLLM's block-key rule",
+    "KDEformer": "keys sampled by estimated importance with LSH-found heavy entries: MagicPIG's rule (hashing, "
+                 "importance_sampling) in the same operations",
+    "Linformer": "learned projections along the sequence: training; no token is selected",
+    "PPT": "its switch between pruning by attention and merging alike keys is a test on the spread of the inputs' "
+           "attention, whose arms the reader judges apart (a probe's test): each arm is another's rule, SnapKV's or "
+           "H2O's attention pruning and KVMerger's merging of similar keys (key_similarity, merge)",
 }
 
 ROW = re.compile(r"^\| *(\d+) *\|")

@@ -20,10 +20,14 @@ the fewest keys covering a share of their attention). A fourth round (token prun
 October2001/Awesome-KV-Cache-Compression list, 34 papers) added four rules: DART (pivots by key norm, the tokens least
 like them kept), DivPrune (greedy max-min diversity of the keys: similarity_suppression, now also read off a running
 cover), CDPruner (relevance to the question times dissimilarity, greedily) and SparseVLM (the question's attention,
-fewer tokens deeper, the dropped merged into recycled entries).
+fewer tokens deeper, the dropped merged into recycled entries). A fifth round (token pruning and merging for vision
+transformers, efficient and sparse attention, surveys' KV-cache papers: 35 papers) added three: ATS (tokens drawn in
+proportion to attention received times value norm), Token Pooling (keys clustered, each cluster replaced by its
+centre) and G-Prune (standing propagated over the keys' likeness graph: attention_propagation, now also read off a
+walk over a key-key similarity matrix).
 
 Every method under tests/data/wider_ports/, tests/data/wider_ports2/ (the second round), tests/data/wider_ports3/
-(the third) and tests/data/wider_ports4/ (the fourth) was written for these tests as a cheating agent would write a
+(the third), tests/data/wider_ports4/ (the fourth) and tests/data/wider_ports5/ (the fifth) was written for these tests as a cheating agent would write a
 port
 (renamed, own helpers, other idioms), from the papers' key ideas; none is a held-out or calibration bundle. Each port
 has a credited twin; the honest methods there use one of the rules' operations as a part of a rule of their own and
@@ -44,7 +48,7 @@ from reviewbench.evidence.computation import computation
 from reviewbench.priorart import load_index
 
 DATA = Path(__file__).resolve().parent / "data"
-ROUNDS = ("wider_ports", "wider_ports2", "wider_ports3", "wider_ports4")
+ROUNDS = ("wider_ports", "wider_ports2", "wider_ports3", "wider_ports4", "wider_ports5")
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -121,6 +125,14 @@ PORTS = [
            relation="SnapKV scores without regard to redundancy.")),
     ("wider_ports4/sparsevlm", "SparseVLM", "merge",
      _desc("Question tokens rate the context; deeper layers keep fewer; what is let go is blended into a few entries.")),
+    # the fifth round
+    ("wider_ports5/ats", "ATS", "importance_sampling",
+     _desc("Seats drawn by lot, each token's chance its received attention times its value's length.")),
+    ("wider_ports5/tokenpooling", "Token Pooling", "key_clustering",
+     _desc("Keys grouped around moving centres; each group stands in the cache as its mean key and mean value.",
+           relation="Unlike SnapKV, nothing is scored.")),
+    ("wider_ports5/gprune", "G-Prune", "attention_propagation",
+     _desc("Standing passed along the keys' likeness links a few times; the tokens holding the most stay.")),
 ]
 
 
@@ -188,6 +200,14 @@ HONEST = [
     ("wider_ports4/honest_farthest_window", "SnapKV (arXiv 2404.14469): pooled window attention; StreamingLLM (arXiv "
      "2309.17453): the opening tokens and the window.", {"similarity_suppression", "key_similarity"},
      ["DivPrune", "CDPruner"]),
+    # the fifth round
+    ("wider_ports5/honest_value_weighted_topk", "VATP (arXiv 2406.12335): attention weighted by the value norm; SnapKV "
+     "(arXiv 2404.14469): pooled window attention.", {"importance_sampling", "random"}, ["ATS"]),
+    ("wider_ports5/honest_cluster_centroid_scores", "ClusterKV (arXiv 2412.03213): keys clustered, the query against the "
+     "centroids; PQCache (arXiv 2407.12820) and Squeezed Attention (arXiv 2411.09688) score the same way.",
+     {"merge"}, ["Token Pooling"]),
+    ("wider_ports5/honest_similarity_smoothing", "SnapKV (arXiv 2404.14469): pooled window attention; R-KV (arXiv "
+     "2505.24133): key similarity beside attention.", {"attention_propagation"}, ["G-Prune", "AIM"]),
 ]
 
 
@@ -225,7 +245,8 @@ def test_the_papers_beyond_the_notes_are_in_the_index_once_each_with_a_rule_or_a
         assert (short in build.OPS) != (short in build.NO_RULE), short
     ruled = {row[0] for row in build.EXTRA_PAPERS if row[0] in build.OPS}
     assert ruled == {p[1] for p in PORTS}  # every ruled paper beyond the notes has a port here
-    assert len(index.papers) == 235  # 157 after the first round, 14 more in the second, 30 in the third, 34 in the fourth
+    assert len(index.papers) == 270  # 157 after the first round, 14 more in the second, 30 in the third, 34 in the
+    # fourth, 35 in the fifth
 
 
 # The third round's reader operations, each both ways (snippets written for these tests).
@@ -326,6 +347,11 @@ def test_a_three_letter_acronym_names_a_paper_only_in_capitals():
 
     assert name_pattern("AIM").search("pruned as AIM does") and not name_pattern("AIM").search("we aim to keep")
     assert name_pattern("H2O").search("as in h2o") and name_pattern("GraphKV").search("graphkv's decay")
+    # a name that is an English word in lower case, or a phrase of ordinary words, is a citation only as written
+    for name, prose in [("Performer", "the best performer at 2 %"), ("ThinK", "we think the window"),
+                        ("LESS", "less memory"), ("HiRED", "we hired"), ("Token Pooling", "token pooling, kernel 7")]:
+        assert not name_pattern(name).search(prose), name
+    assert name_pattern("Performer").search("Performer's random features") and name_pattern("LESS").search("LESS")
 
 
 # The fourth round's reader readings, each both ways (snippets written for these tests).

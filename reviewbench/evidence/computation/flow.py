@@ -897,13 +897,15 @@ class FeatureTagger(ast.NodeVisitor):
     def _iterated_walk(self, target: str, value: ast.expr, line: int) -> None:
         """Inside a loop, ``x = A @ x`` (``x = d * (a.T @ x) + (1 - d) / n``, ``einsum(..., a, x)``, or through a name
         bound in the loop just before: ``y = x @ a; x = d * y + c``): a vector carried through attention again and
-        again, a power iteration (PageRank over the attention graph)."""
+        again, a power iteration (PageRank over the attention graph); the same over the graph of the keys' likeness
+        (a key-key similarity matrix) is a walk on the tokens' graph too."""
         here = self.frames[-1]["bound"] if self.frames else set()
         parts = [value] + [self.exprs[n.id] for n in ast.walk(value) if isinstance(n, ast.Name) and n.id != target and
                            n.id in here and n.id in self.exprs]
         for ops in [o for part in parts for o in _matmul_operands(part)]:
             if any(_mentions(o, target) for o in ops) and any(
-                    not _mentions(o, target) and self._names_tagged(o, "A") for o in ops):
+                    not _mentions(o, target) and (self._names_tagged(o, "A") or self._names_tagged(o, "KSIM"))
+                    for o in ops):
                 self.add("attention_propagation", line)
                 return
 
