@@ -936,7 +936,8 @@ class FeatureTagger(ast.NodeVisitor):
         fn, receiver = callee(value.func)
         if fn not in ("minimum", "maximum", "fmin", "fmax", "min", "max", "minimum_", "maximum_", "fmin_", "fmax_"):
             return False
-        parts = [receiver, *value.args] if self._on_tensor(receiver) else list(value.args)
+        parts = [x for x in ([receiver, *value.args] if self._on_tensor(receiver) else list(value.args))
+                 if x is not None]
         if len(parts) != 2 or value.keywords or not any(_mentions(x, name) for x in parts):
             return False
         for x in parts:
