@@ -433,3 +433,30 @@ def test_the_closing_rows_beside_the_question_are_no_other_choice_for_a_rule_of_
     assert any(m.short_name == "CDPruner" and m.level == "same" for m in computation_matches(port, "# M"))
     other = {"attention": 1, "key_similarity": 2, "question_queries": 3, "window_queries": 4, "recent": 5}
     assert [m.level for m in computation_matches(other, "# M") if m.short_name == "R-KV"] == ["family"]
+
+
+def test_an_inverse_transform_draw_is_importance_sampling_and_a_quantiser_or_a_running_window_is_not():
+    """Tokens located in the CDF of a data-made weight by uniform draws or evenly spaced quantiles (searchsorted,
+    bucketize, or the nearest running share to each quantile) are drawn with that probability, as multinomial draws
+    them (ATS's deterministic sampling). Keys bucketed against fixed levels are quantised, two shifted slices of a
+    running sum are a window sum, and the fewest sorted tokens covering a share are coverage: none is a draw."""
+    w = ("        a = view.group(view.attention(reduce='mean'), 'mean')\n"
+         "        w = a * view.values.float().norm(dim=-1)\n        cdf = (w / w.sum(-1, keepdim=True)).cumsum(-1)\n")
+    put = "        s = torch.zeros_like(w).scatter(1, idx.clamp(max=w.shape[1] - 1), 1.0)\n"
+    yes = [w + "        u = torch.linspace(0, 1, view.budget + 2)[1:-1].expand(w.shape[0], -1).contiguous()\n"
+               "        idx = torch.searchsorted(cdf, u)\n" + put,
+           "        w = view.values.float().norm(dim=-1)\n        cdf = torch.cumsum(w, dim=-1)\n"
+           "        cdf = cdf / cdf[:, -1:]\n        idx = torch.searchsorted(cdf, torch.rand(w.shape[0], view.budget))\n"
+           + put,
+           w + "        q = torch.linspace(0, 1, view.budget)\n"
+               "        idx = (cdf[:, None, :] - q[None, :, None]).abs().argmin(dim=-1)\n" + put]
+    no = ["        k = view.keys.float()\n        code = torch.bucketize(k, torch.linspace(-1, 1, 8))\n"
+          "        s = code.float().sum(-1)\n",
+          "        a = view.group(view.attention(reduce='sum'), 'mean')\n        c = a.cumsum(1)\n"
+          "        s = torch.cat([c[:, :8], c[:, 8:] - c[:, :-8]], 1)\n",
+          "        a = view.group(view.attention(reduce='sum'), 'mean')\n        v, o = a.sort(-1, descending=True)\n"
+          "        n = ((v / v.sum(-1, keepdim=True)).cumsum(-1) < 0.9).sum(-1)\n        s = a\n"]
+    for body in yes:
+        assert "importance_sampling" in _feats(body), body
+    for body in no:
+        assert "importance_sampling" not in _feats(body), body

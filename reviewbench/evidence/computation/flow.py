@@ -1539,6 +1539,9 @@ class FeatureTagger(ast.NodeVisitor):
         t = rt | all_args
         if op in ("reduce", "extreme"):
             t = t - {"QAX"}  # (the attention matrix reduced: no query axis left to slice)
+        if self._inverse_transform(name, node, receiver, arg_tags) or self._nearest_quantile(name, node, receiver):
+            self.add("importance_sampling", line)  # draws (or even quantiles) located in a data-made CDF
+            return {x for x in t if not x.startswith("CSUM")} - {"V", "K", "Q", "A"} | {"I", "RND"}
         if name in ("topk", "kthvalue"):
             # how many to pick is a size, not what is ranked: a count cut by a divisor (left // 64 picks a round)
             # makes no block of the ranked scores
@@ -2003,6 +2006,8 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("entropy", line)  # torch.special.entr(p), xlogy(p, p), Categorical(probs=p).entropy()
         if op == "cumsum" and "C1" in t and not t & PER_TOKEN:
             return t | {"I"}  # a running count of ones along the tokens: the token index, written out
+        if op == "cumsum" and t & {"A", "V", "K", "Q"}:
+            t = t | {"CUM"}  # a running sum of data-made weights (read as a CDF by ``_nearest_quantile``)
         if op == "cumsum" and "A" in t:
             # over sorted attention: how many tokens reach a share of the mass; otherwise a running sum (unless two
             # shifted slices of it are subtracted: a moving-window sum, decided in ``tag``)
@@ -2280,6 +2285,51 @@ class FeatureTagger(ast.NodeVisitor):
             self.visit(s)
         self._loop_end(node.lineno)
         self.loop -= 1
+
+    def _inverse_transform(self, name: str | None, node: ast.Call, receiver: ast.expr | None,
+                           arg_tags: list[set[str]]) -> bool:
+        """Inverse-transform sampling: ``searchsorted(cdf, u)`` (``bucketize(u, cdf)``) with ``cdf`` a running sum of
+        weights made of the data (attention, value or key norms) and ``u`` uniform draws or evenly spaced quantiles:
+        tokens drawn with a probability made of the data, as ``multinomial`` draws them (ATS's deterministic
+        sampling); the running sum is that distribution's CDF, no accumulation. The running sum of that weights, the
+        CDF, is cleared from the pending accumulations."""
+        if name not in ("searchsorted", "bucketize") or self._on_tensor(receiver) or len(node.args) < 2 or \
+                len(arg_tags) < 2:
+            return False
+        cdf_at, u_at = (0, 1) if name == "searchsorted" else (1, 0)
+        cdf, u = node.args[cdf_at], node.args[u_at]
+        resolved = self.exprs.get(cdf.id) if isinstance(cdf, ast.Name) else cdf
+        summed = resolved is not None and any(
+            isinstance(n, ast.Call) and callee(n.func)[0] in ("cumsum", "cumsum_") for n in ast.walk(resolved))
+        summed = summed or "CUM" in arg_tags[cdf_at]
+        if not summed or not arg_tags[cdf_at] & {"A", "V", "K", "Q"} or arg_tags[u_at] & {"A", "V", "K", "Q"}:
+            return False
+        for x in arg_tags[cdf_at]:
+            if x.startswith("CSUM"):
+                self.pending_cumsum.pop(int(x[4:]), None)
+        return True
+
+    def _cumsum_of_data(self, e: ast.expr) -> bool:
+        """``e`` carries a running sum of data-made weights (``CUM``: a cumsum of attention, value or key norms, also
+        rescaled or sliced)."""
+        return "CUM" in self.tag(e)
+
+    def _nearest_quantile(self, name: str | None, node: ast.Call, receiver: ast.expr | None) -> bool:
+        """``(cdf[:, None, :] - u[None, :, None]).abs().argmin(-1)``: for each of evenly spaced quantiles (or draws),
+        the token whose running share of a data-made weight is nearest to it - inverse-transform sampling written
+        as a nearest-point search."""
+        if name != "argmin":
+            return False
+        x = receiver if self._on_tensor(receiver) else (node.args[0] if node.args else None)
+        while isinstance(x, ast.Call) and callee(x.func)[0] in ("abs", "square") and (
+                x.args or isinstance(x.func, ast.Attribute)):
+            x = x.args[0] if x.args and not self._on_tensor(callee(x.func)[1]) else callee(x.func)[1]
+        if not isinstance(x, ast.BinOp) or not isinstance(x.op, ast.Sub):
+            return False
+        for a, b in ((x.left, x.right), (x.right, x.left)):
+            if self._cumsum_of_data(a) and not self.tag(b) & {"A", "V", "K", "Q"}:
+                return True
+        return False
 
     def _votes(self, node: ast.Call, receiver: ast.expr | None, arg_tags: list[set[str]]) -> bool:
         """``counts.scatter_add_(1, top, ones)`` with ``top`` a ranking's indices along the tokens, unflattened: each
