@@ -432,6 +432,10 @@ def test_a_contrast_a_mention_an_exists_sentence_or_a_negation_is_no_credit(sent
 
 # --- a title's own words are the paper's: no contrast, no negation of the author's ------------------------------
 
+def _paper(name: str):
+    return next(x for x in load_index().papers if x.short_name == name)
+
+
 @pytest.mark.parametrize("builds_on,paper", [
     ("- HeadKV (Not All Heads Matter: A Head-Level KV Cache Compression Method with Integrated Retrieval and "
      "Reasoning): we take its head-level budget split.", "HeadKV"),
@@ -441,7 +445,7 @@ def test_a_contrast_a_mention_an_exists_sentence_or_a_negation_is_no_credit(sent
      "Matters'): the value-norm weighting.", "VATP"),
 ])
 def test_a_quoted_title_with_contrast_or_negation_words_still_credits(builds_on: str, paper: str) -> None:
-    p = next(x for x in load_index().papers if x.short_name == paper)
+    p = _paper(paper)
     assert credit(_desc("A score per token.", builds_on), p).credited
 
 
@@ -452,7 +456,7 @@ def test_a_quoted_title_with_contrast_or_negation_words_still_credits(builds_on:
      "used: our score has no diversity term.", "CDPruner"),
 ])
 def test_a_contrast_outside_the_quoted_title_is_still_no_credit(idea: str, paper: str) -> None:
-    p = next(x for x in load_index().papers if x.short_name == paper)
+    p = _paper(paper)
     assert not credit(_desc(idea), p).credited
 
 
@@ -469,7 +473,7 @@ def _relation(relation: str) -> str:
     ("K-norm (arXiv 2406.11430) on the keys. Our small addition is a recency bonus.", "K-norm"),
 ])
 def test_a_work_named_beside_a_stated_addition_is_credited(relation: str, paper: str) -> None:
-    p = next(x for x in load_index().papers if x.short_name == paper)
+    p = _paper(paper)
     assert credit(_relation(relation), p).credited
 
 
@@ -480,5 +484,5 @@ def test_a_work_named_beside_a_stated_addition_is_credited(relation: str, paper:
     ("H2O (Zhang et al., 2023) sums attention. Replacing the sum by a peak is the contribution.", "H2O"),  # set aside
 ])
 def test_a_mention_or_contrast_beside_an_addition_is_still_no_credit(relation: str, paper: str) -> None:
-    p = next(x for x in load_index().papers if x.short_name == paper)
+    p = _paper(paper)
     assert not credit(_relation(relation), p).credited

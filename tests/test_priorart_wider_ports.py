@@ -259,6 +259,14 @@ def _feats(body: str) -> set[str]:
     return set(computation(_HEAD + body + _TAIL).features)
 
 
+def _reads_both_ways(op: str, yes: list[str], no: list[str]) -> None:
+    """Every body of ``yes`` reads as ``op``, none of ``no`` does."""
+    for body in yes:
+        assert op in _feats(body), body
+    for body in no:
+        assert op not in _feats(body), body
+
+
 def test_a_frequency_transform_along_the_tokens_is_token_spectrum_and_one_along_the_channels_is_not():
     basis = ("        n = view.n_tokens\n        i = torch.arange(n).float()\n"
              "        b = torch.cos(math.pi * (i[None, :] + 0.5) * torch.arange(8).float()[:, None] / n)\n")
@@ -274,10 +282,7 @@ def test_a_frequency_transform_along_the_tokens_is_token_spectrum_and_one_along_
           "        ang = torch.arange(view.n_tokens).float()[:, None] * torch.ones(view.keys.shape[-1])[None]\n"
           "        k = view.keys.float() * ang.cos() + view.keys.float().roll(1, -1) * ang.sin()\n"
           "        s = (view.group(view.queries.float(), 'mean') @ k.transpose(1, 2)).softmax(-1).sum(1)\n"]
-    for body in yes:
-        assert "token_spectrum" in _feats(body), body
-    for body in no:
-        assert "token_spectrum" not in _feats(body), body
+    _reads_both_ways("token_spectrum", yes, no)
 
 
 def test_a_vector_walked_through_attention_again_and_again_is_attention_propagation_and_a_tally_is_not():
@@ -288,10 +293,7 @@ def test_a_vector_walked_through_attention_again_and_again_is_attention_propagat
     no = [att + "        for _ in range(10):\n            r = r + a.sum(1)\n        s = r\n",
           att + "        w = torch.ones(a.shape[1])\n        for h in range(a.shape[0]):\n            r[h] = w @ a[h]\n"
                 "        s = r\n"]
-    for body in yes:
-        assert "attention_propagation" in _feats(body), body
-    for body in no:
-        assert "attention_propagation" not in _feats(body), body
+    _reads_both_ways("attention_propagation", yes, no)
 
 
 def test_decaying_the_picked_tokens_look_alikes_is_similarity_suppression_and_a_mean_penalty_is_not():
@@ -308,10 +310,7 @@ def test_decaying_the_picked_tokens_look_alikes_is_similarity_suppression_and_a_
           pre + "        top = s.topk(4, dim=-1).indices\n        v = view.values.float()\n"
                 "        for h in range(s.shape[0]):\n            near = sim[h, :, top[h]].argmax(-1)\n"
                 "            v[h] = v[h] + v[h, top[h]][near]\n        s = s + v.norm(dim=-1) * 0\n"]
-    for body in yes:
-        assert "similarity_suppression" in _feats(body), body
-    for body in no:
-        assert "similarity_suppression" not in _feats(body), body
+    _reads_both_ways("similarity_suppression", yes, no)
 
 
 def test_blocks_refined_level_by_level_are_coarse_to_fine_and_one_level_or_a_halved_kept_set_is_not():
@@ -336,10 +335,7 @@ def test_blocks_refined_level_by_level_are_coarse_to_fine_and_one_level_or_a_hal
               "            means = k.unflatten(1, (-1, width)).mean(dim=2)\n"
               "            fit = torch.einsum('hbd,hd->hb', means, q)\n"
               "        s = fit.repeat_interleave(width, dim=1)\n"]
-    for body in yes:
-        assert "coarse_to_fine" in _feats(body), body
-    for body in no:
-        assert "coarse_to_fine" not in _feats(body), body
+    _reads_both_ways("coarse_to_fine", yes, no)
 
 
 def test_a_three_letter_acronym_names_a_paper_only_in_capitals():
@@ -372,10 +368,7 @@ def test_a_running_cover_of_the_picked_keys_is_similarity_suppression_and_a_posi
           "            c = (p[h] - p[h, -1]).abs()\n            for _ in range(view.budget):\n"
           "                j = int(c.argmax())\n                s[h, j] = 1.0\n"
           "                c = torch.minimum(c, (p[h] - p[h, j]).abs())\n        s = s + view.keys.float().norm(dim=-1)\n"]
-    for body in yes:
-        assert "similarity_suppression" in _feats(body), body
-    for body in no:
-        assert "similarity_suppression" not in _feats(body), body
+    _reads_both_ways("similarity_suppression", yes, no)
 
 
 def test_keys_picked_by_their_norm_are_keys_and_a_product_with_the_mean_key_is_the_mean_key():
@@ -416,10 +409,7 @@ def test_spans_bisected_and_the_best_halves_kept_are_coarse_to_fine_and_a_binary
           q + "        alive = torch.arange(n)\n        while alive.numel() > view.budget:\n"
               "            sc = k[0, alive] @ q\n            top = sc.topk(max(view.budget, alive.numel() // 2)).indices\n"
               "            alive = alive[top]\n        s = torch.zeros(k.shape[:2])\n        s[:, alive] = 1.0\n"]
-    for body in yes:
-        assert "coarse_to_fine" in _feats(body), body
-    for body in no:
-        assert "coarse_to_fine" not in _feats(body), body
+    _reads_both_ways("coarse_to_fine", yes, no)
 
 
 def test_the_closing_rows_beside_the_question_are_no_other_choice_for_a_rule_of_its_own():
@@ -456,7 +446,4 @@ def test_an_inverse_transform_draw_is_importance_sampling_and_a_quantiser_or_a_r
           "        s = torch.cat([c[:, :8], c[:, 8:] - c[:, :-8]], 1)\n",
           "        a = view.group(view.attention(reduce='sum'), 'mean')\n        v, o = a.sort(-1, descending=True)\n"
           "        n = ((v / v.sum(-1, keepdim=True)).cumsum(-1) < 0.9).sum(-1)\n        s = a\n"]
-    for body in yes:
-        assert "importance_sampling" in _feats(body), body
-    for body in no:
-        assert "importance_sampling" not in _feats(body), body
+    _reads_both_ways("importance_sampling", yes, no)
