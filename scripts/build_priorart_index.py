@@ -1535,6 +1535,10 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                 "tokens as nodes of a graph weighted by key cosine similarity; importance propagated iteratively "
                 "along the weighted links (a power iteration of the normalised similarity matrix); the top tokens "
                 "after the iterations kept"),
+    # global tokens, a sliding window and random keys: StreamingLLM's positions with Random's score beside them (a
+    # rule of its own, so that crediting BigBird covers the random draw its pattern is made of)
+    "BigBird": (["random", "sinks", "recent"], ["uniform_positions", "block_scores"],
+                "a few global (opening) tokens and a sliding window kept, the rest drawn at random (random blocks)"),
 }
 
 # The training-free port of a learned method: the rule a method computes when it takes the paper's trained part
@@ -1854,8 +1858,6 @@ NO_RULE: dict[str, str] = {
                       "importance_sampling), HashEvict's (hashing) where the sampling is uniform",
     "Performer": "positive random features estimating exp(q.k) (random projections, exp minus half the squared norm): "
                  "Radar's rule (random, key_norm), which names the port whether the estimate ranks segments or tokens",
-    "BigBird": "global tokens, a sliding window and random keys: StreamingLLM's rule (sinks, recent) plus Random's "
-               "(random); the global and window parts are protective beside a random score",
     "Longformer": "a sliding window with global tokens (dilation only strides the positions): StreamingLLM's rule "
                   "(sinks, recent); trained with the pattern",
     "Sparse Transformer": "strided and fixed positional patterns, no score: StreamingLLM's rule (recent) with "

@@ -255,7 +255,12 @@ def credit(description: str, paper: Paper | None, names: list[str] = []) -> Cred
     # a text without the arena's sections is read as one body, where a mention must state use
     bodies = [(key, s.heading, s.text) for key in ("builds_on", "relation_to_prior_work", "idea", "method_summary",
                                                     "evidence", "limitations") if (s := desc.sections.get(key))]
-    for key, heading, text in bodies or [("text", "the description", description)]:
+    rest = description  # the opening paragraph and sections of the author's own headings are read too
+    for _, _, text in bodies:
+        rest = rest.replace(text, "\n")
+    if rest.strip():
+        bodies.append(("text", "the description", rest))
+    for key, heading, text in bodies:
         for sent in _sentences(text):
             hits = _mentions(sent, target, [n for n in names if n != target.short_name])
             if not hits:
@@ -538,11 +543,14 @@ def _aggregation_only(extra: list[str], ops: list[str], features: Mapping[str, i
     operation of its own (beyond attention, a choice of queries, protection) that names it. Where the code reads
     every prompt query (``all_queries``), the question's queries are among them: handing them over too is no other
     choice of queries. Where the rule reads the question's queries, the closing rows beside them are how board A
-    hands a query window over (``question_queries`` with ``query_window``), no other choice either."""
+    hands a query window over (``question_queries`` with ``query_window``), no other choice either; where it reads
+    the last query, board A's last query is the question's last row, read among the question's."""
     own = rule_alternatives(ops) - COSMETIC - PROTECTIVE - PHASE
     allowed = AGGREGATION | ({"question_queries"} if features is not None and "all_queries" in features else set())
     if "question_queries" in rule_alternatives(ops):
         allowed |= {"window_queries"}  # the question with the closing rows beside it: how board A hands both over
+    if "last_query" in rule_alternatives(ops):
+        allowed |= {"question_queries"}  # on board A the prompt's last query is the question's last row
     return bool(own) and set(extra) <= allowed
 
 

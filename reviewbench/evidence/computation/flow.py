@@ -1276,11 +1276,41 @@ class FeatureTagger(ast.NodeVisitor):
             if stepped and t & {"K", "V", "A", "S"} and not ("QAX" in t and axis == 1):
                 out.add("BLK")  # x[:, c:c + b] in a loop stepping by b (or x[:, i * b:...]): one block of tokens
                 # (attn[:, a:b] of the unreduced attention is a run of its queries, no block of tokens)
+            elif axis > 0 and "A" in t and "QAX" not in t and not stepped and self._shifted(p):
+                out.add("SHF")  # s[:, 1:], s[:, :-1], padded[:, i:i + T]: the score moved along the tokens
         if "BID" in st and t & DATA_TAGS:
             out.add("BLK")  # a per-block value read at each token's block id
         if "CHI" in st and t & {"Q", "K"}:
             out.add("CH")
         return out
+
+    def _sliding_max(self, name: str | None, node: ast.Call, receiver: ast.expr | None,
+                     arg_tags: list[set[str]]) -> bool:
+        """``torch.maximum(s, s_shifted)`` or ``torch.stack([s[:, i:i + T] for i ...]).amax(0)``: the largest of a
+        score and its copies moved along the tokens, a sliding maximum (pooling), not the largest over queries."""
+        if name in ("maximum", "fmax") and len(arg_tags) >= 2:
+            return any("SHF" in a for a in arg_tags)
+        if name in ("amax", "max"):
+            operand = self._operand(receiver, list(node.args))
+            return isinstance(operand, ast.Call) and callee(operand.func)[0] in ("stack", "cat") and \
+                "SHF" in self.tag(operand)
+        return False
+
+    def _shifted(self, p: ast.Slice) -> bool:
+        """A slice that moves a per-token score by a few tokens (``1:``, ``:-1``, ``i:i + T``): a neighbour's score
+        beside each token's own, what a pooling window reads (``_sliding_max``)."""
+        def small(e: ast.expr | None, sign: int) -> bool:
+            if sign < 0:
+                return isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) and isinstance(e.operand, ast.Constant) \
+                    and isinstance(e.operand.value, int) and 1 <= e.operand.value <= 8
+            return isinstance(e, ast.Constant) and isinstance(e.value, int) and not isinstance(e.value, bool) and \
+                1 <= e.value <= 8
+
+        if p.lower is None and small(p.upper, -1) or small(p.lower, 1) and p.upper is None:
+            return True
+        lo, hi = p.lower, p.upper  # (a loop's or a comprehension's offset: a block loop's is stepped, read before)
+        return isinstance(lo, ast.Name) and isinstance(hi, ast.BinOp) and isinstance(hi.op, ast.Add) and \
+            any(isinstance(x, ast.Name) and x.id == lo.id for x in (hi.left, hi.right))
 
     def _gate(self, t: set[str], line: int) -> None:
         if "L" in t or "LK" in t and t & {"K", "V"}:
@@ -1945,7 +1975,9 @@ class FeatureTagger(ast.NodeVisitor):
                 return t | {"BLK"}  # windows as wide as their step: blocks
             self.add("pooling", line)
             return t | {"U"}
-        if op == "extreme" and "A" in t and "U" not in t and (
+        if op == "extreme" and "A" in t and self._sliding_max(name, node, receiver, arg_tags):
+            self.add("pooling", line)  # the largest of a score and its shifted copies: a sliding max, no query's
+        elif op == "extreme" and "A" in t and "U" not in t and (
                 len(node.args) > (0 if self._on_tensor(receiver) else 1) or node.keywords) and \
                 name not in ("min", "amin", "minimum") and not (isinstance(node.func, ast.Name) and name == "max"):
             # the least attention (an agreement) is not the most; the builtin max(0, n) clamps a number
