@@ -486,3 +486,16 @@ def test_a_work_named_beside_a_stated_addition_is_credited(relation: str, paper:
 def test_a_mention_or_contrast_beside_an_addition_is_still_no_credit(relation: str, paper: str) -> None:
     p = _paper(paper)
     assert not credit(_relation(relation), p).credited
+
+
+
+def test_the_opening_paragraph_and_the_authors_own_headings_are_read_for_credit() -> None:
+    """A description under headings of its own (no "Builds on"): the opening paragraph that states the port, and a
+    section named by the author, credit as the arena's sections do; a contrast there is still none."""
+    opening = ("# A cache for board C\n\nA training-free port of BigBird (Zaheer et al., 2020, arXiv 2007.14062) to "
+               "decode-time eviction.\n\n## What it keeps\nOpening tokens, a window, random runs.\n\n## Evidence\nNone.\n")
+    assert credit(opening, _paper("BigBird")).credited
+    own = ("# A cache\n\n## Lineage\nWe build on H2O (Zhang et al., 2023) for the running sum.\n\n## Evidence\nNone.\n")
+    assert credit(own, _paper("H2O")).credited
+    contrast = ("# A cache\n\nUnlike BigBird (arXiv 2007.14062), nothing is drawn at random.\n\n## Evidence\nNone.\n")
+    assert not credit(contrast, _paper("BigBird")).credited

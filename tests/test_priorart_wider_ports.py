@@ -23,8 +23,9 @@ cover), CDPruner (relevance to the question times dissimilarity, greedily) and S
 fewer tokens deeper, the dropped merged into recycled entries). A fifth round (token pruning and merging for vision
 transformers, efficient and sparse attention, surveys' KV-cache papers: 35 papers) added three: ATS (tokens drawn in
 proportion to attention received times value norm), Token Pooling (keys clustered, each cluster replaced by its
-centre) and G-Prune (standing propagated over the keys' likeness graph: attention_propagation, now also read off a
-walk over a key-key similarity matrix).
+centre), G-Prune (standing propagated over the keys' likeness graph: attention_propagation, now also read off a
+walk over a key-key similarity matrix) and BigBird (random draws beside global tokens and a window: crediting it
+covers Random's rule).
 
 Every method under tests/data/wider_ports/, tests/data/wider_ports2/ (the second round), tests/data/wider_ports3/
 (the third), tests/data/wider_ports4/ (the fourth) and tests/data/wider_ports5/ (the fifth) was written for these tests as a cheating agent would write a
@@ -133,6 +134,8 @@ PORTS = [
            relation="Unlike SnapKV, nothing is scored.")),
     ("wider_ports5/gprune", "G-Prune", "attention_propagation",
      _desc("Standing passed along the keys' likeness links a few times; the tokens holding the most stay.")),
+    ("wider_ports5/bigbird", "BigBird", "random",
+     _desc("A few opening entries and the newest stretch stay; runs of middle entries are drawn by lot.")),
 ]
 
 
@@ -447,3 +450,32 @@ def test_an_inverse_transform_draw_is_importance_sampling_and_a_quantiser_or_a_r
           "        a = view.group(view.attention(reduce='sum'), 'mean')\n        v, o = a.sort(-1, descending=True)\n"
           "        n = ((v / v.sum(-1, keepdim=True)).cumsum(-1) < 0.9).sum(-1)\n        s = a\n"]
     _reads_both_ways("importance_sampling", yes, no)
+
+
+def test_the_largest_of_a_score_and_its_shifted_copies_is_pooling_and_a_maximum_over_queries_is_not():
+    """A sliding maximum written out (the score against its copies moved a token or a few along the tokens) is
+    pooling; the largest of two query windows' attention, or over the queries, is the maximum over queries."""
+    s = "        s = view.group(view.attention(reduce='sum'), 'mean')\n        t = s.shape[1]\n"
+    pad = "        p = torch.cat([s, torch.zeros(s.shape[0], 3)], 1)\n"
+    slid = [s + "        s = torch.maximum(s, torch.cat([s[:, 1:], s[:, -1:]], 1))\n",
+            s + pad + "        s = torch.stack([p[:, i:i + t] for i in range(4)], 0).amax(0)\n",
+            s + "        s = torch.maximum(s, 0.5 * torch.cat([torch.zeros(s.shape[0], 1), s[:, :-1]], 1))\n"]
+    for body in slid:
+        feats = _feats(body)
+        assert "pooling" in feats and "max_attention" not in feats, body
+    over_queries = ["        a = view.attention()\n        s = view.group(torch.maximum(a[:, :8].sum(1), a[:, 8:].sum(1)), 'mean')\n",
+                    "        s = view.group(view.attention().amax(dim=1), 'mean')\n"]
+    for body in over_queries:
+        assert "max_attention" in _feats(body), body
+
+
+def test_a_rule_of_the_last_query_reads_the_questions_rows_as_the_same_choice():
+    """Board A's last prompt query is the question's last row: a port of a rule that reads the last query (LazyLLM's
+    stage-wise pruning) handed the question's rows is that rule; a rule of its own mechanism that reads neither
+    (K-norm) still reads them as another choice."""
+    from reviewbench.evidence.priorart_evidence import computation_matches
+
+    port = {"attention": 1, "last_query": 2, "layer_budget": 3, "pyramid": 4, "question_queries": 5, "recent": 6}
+    assert any(m.short_name == "LazyLLM" and m.level == "same" for m in computation_matches(port, "# M"))
+    other = {"key_norm": 1, "question_queries": 2}
+    assert all(m.level != "same" for m in computation_matches(other, "# M") if m.short_name == "K-norm")
