@@ -263,12 +263,11 @@ def _reads_environment(node: ast.AST, helpers: Helpers | None = None, depth: int
             return True  # r(view.keys) after ``from gc import get_referrers as r``; who = gc.get_referrers(...)
         if isinstance(x, ast.Call) and callee(x.func)[0] in ("__import__", "import_module"):
             return True  # a module imported by name while the method runs
-        if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and (
-                x.attr in _ENV_ATTRS and x.value.id in _ENV_MODULES | {"path"} or
-                x.value.id == "torch" and x.attr in ("get_num_threads", "get_num_interop_threads")):
+        if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.attr in _ENV_ATTRS and \
+                x.value.id in _ENV_MODULES | {"path"}:
             return True  # (torch.stack is no frame stack)
         if isinstance(x, ast.Attribute) and x.attr in _TORCH_RUNTIME:
-            return True  # torch.is_grad_enabled(), torch.jit.is_scripting(): how the caller runs torch
+            return True  # torch.get_num_threads(), torch.is_grad_enabled(), torch.jit.is_scripting(): how torch runs
         if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id in _ENV_MODULES and \
                 x.attr not in _ENV_CONSTANTS:
             return True  # anything of the process's modules (sys.stdout is sys.stderr, gc.get_referrers(...))
