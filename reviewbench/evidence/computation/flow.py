@@ -2323,18 +2323,13 @@ class FeatureTagger(ast.NodeVisitor):
         """Inverse-transform sampling: ``searchsorted(cdf, u)`` (``bucketize(u, cdf)``) with ``cdf`` a running sum of
         weights made of the data (attention, value or key norms) and ``u`` uniform draws or evenly spaced quantiles:
         tokens drawn with a probability made of the data, as ``multinomial`` draws them (ATS's deterministic
-        sampling); the running sum is that distribution's CDF, no accumulation. The running sum of that weights, the
-        CDF, is cleared from the pending accumulations."""
+        sampling); the running sum is that distribution's CDF, no accumulation, and is cleared from the pending
+        accumulations."""
         if name not in ("searchsorted", "bucketize") or self._on_tensor(receiver) or len(node.args) < 2 or \
                 len(arg_tags) < 2:
             return False
         cdf_at, u_at = (0, 1) if name == "searchsorted" else (1, 0)
-        cdf, u = node.args[cdf_at], node.args[u_at]
-        resolved = self.exprs.get(cdf.id) if isinstance(cdf, ast.Name) else cdf
-        summed = resolved is not None and any(
-            isinstance(n, ast.Call) and callee(n.func)[0] in ("cumsum", "cumsum_") for n in ast.walk(resolved))
-        summed = summed or "CUM" in arg_tags[cdf_at]
-        if not summed or not arg_tags[cdf_at] & {"A", "V", "K", "Q"} or arg_tags[u_at] & {"A", "V", "K", "Q"}:
+        if not self._cumsum_of_data(node.args[cdf_at]) or arg_tags[u_at] & {"A", "V", "K", "Q"}:
             return False
         for x in arg_tags[cdf_at]:
             if x.startswith("CSUM"):
