@@ -522,6 +522,79 @@ def test_who_is_calling_read_under_any_name_is_a_probe() -> None:
     assert paths("import os", "view.layer == 0") == 1
 
 
+def test_who_is_calling_read_by_any_route_is_a_probe() -> None:
+    """Routes an adversary takes after the names above are known, written fresh (not from any set): a module held
+    by a class attribute, a dict or a default argument; the module's own identity (``__file__``, ``__name__``) and
+    introspection of the caller's objects; builtins that read the interpreter or files; any module that is not
+    computation (default-deny: io, glob, logging, warnings, uuid...); torch's views of the devices and process group;
+    how the caller built a tensor; an attribute only some callers' objects have; a flag set in setup under a try that
+    reads the process. Each splits the method into paths; placing a tensor (``device=k.device``), ``getattr`` on the
+    method itself and the computation modules do not."""
+    import ast
+
+    from reviewbench.evidence.computation.features import return_paths
+
+    def paths(imports: str, test: str, pre: str = "", prelude: str = "", setup: str = "pass") -> int:
+        src = (f"import torch\n{imports}\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n{prelude}\n\n"
+               "class M(EvictionMethod):\n    _host = None\n\n    def setup(self, model):\n"
+               f"        {setup}\n\n    def select(self, view: LayerView) -> Keep:\n"
+               f"{pre}        if {test}:\n            return Keep.first(view)\n"
+               "        return Keep.top(view.keys.norm(dim=-1))\n")
+        return len(return_paths(ast.parse(src)))
+
+    dodges = [("import sys", "'x' in _Ctx.host.argv", "", "class _Ctx:\n    host = sys"),
+              ("import os", "'CI' in holder.m.environ", "", "class _H:\n    pass\n\nholder = _H()\nholder.m = os"),
+              ("import sys", "_who()", "", "def _who(m=sys):\n    return len(m.argv) > 3"),
+              ("", "__file__.startswith('/tmp')", "", ""), ("", "__name__.startswith('submitted')", "", ""),
+              ("", "type(view).__module__ != 'harness.api'", "", ""),
+              ("", "view.__class__.__name__ != 'LayerView'", "", ""),
+              ("", "'pytest' in globals()", "", ""), ("", "open('/proc/self/cmdline').read().count('x')", "", ""),
+              ("", "id(view) % 2 == 0", "", ""), ("", "'__IPYTHON__' in __builtins__", "", ""),
+              ("import io", "io.open('/proc/1/cgroup').read().count('x')", "", ""),
+              ("import glob", "glob.glob('/work/*')", "", ""), ("import logging", "logging.root.handlers", "", ""),
+              ("import warnings", "len(warnings.filters) > 9", "", ""),
+              ("import builtins", "hasattr(builtins, '__IPYTHON__')", "", ""),
+              ("import uuid", "uuid.getnode() % 2", "", ""), ("from datetime import datetime as dt", "dt.now().second % 2", "", ""),
+              ("import importlib.util", "importlib.util.find_spec('pytest') is not None", "", ""),
+              ("", "torch.cuda.is_available()", "", ""), ("", "torch.distributed.is_initialized()", "", ""),
+              ("", "'CI' in torch.os.environ", "", ""), ("import harness.api as ha", "len(ha.sys.argv) > 3", "", ""),
+              ("", "view.keys.requires_grad", "", ""), ("", "getattr(view, '_bank', False)", "", ""),
+              ("", "on_cpu", "        on_cpu = view.keys.device.type == 'cpu'\n", "")]
+    for imports, test, pre, prelude in dodges:
+        assert paths(imports, test, pre, prelude) == 2, test
+    boxed = ("try:\n            open('/proc/1/cgroup').read()\n            self._boxed = False\n"
+             "        except OSError:\n            self._boxed = True")
+    assert paths("", "self._boxed", setup=boxed) >= 2  # (the try in setup is split too)
+    # placing a tensor beside another, the method's own attributes, computation modules: design
+    placed = "        z = torch.zeros(view.n_tokens, device=view.keys.device)\n        w = z.to(view.keys.device)\n"
+    assert paths("", "w.numel() == view.n_tokens", placed) == 1
+    assert paths("", "getattr(self, 'window', 0) > 4") == 1
+    assert paths("import math, itertools", "math.log2(view.budget) > itertools.count().__next__()") == 1
+
+
+def test_a_try_on_the_process_chooses_paths() -> None:
+    """Whether reading the process raises chooses the rule: an early return in the handler, blocks that fall
+    through to one return, a conditional expression. The ported rule is a path of its own in each."""
+    head = ("import torch\nimport torch.nn.functional as F\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n"
+            "def _port(view):\n    a = view.group(view.attention(reduce='sum'), 'mean')\n"
+            "    return F.max_pool1d(a[:, None], 7, stride=1, padding=3)[:, 0]\n\n"
+            "def _plain(view):\n    return view.keys.norm(dim=-1)\n\n"
+            "class M(EvictionMethod):\n    query_window = 32\n\n    def select(self, view: LayerView) -> Keep:\n")
+    tail = "        return Keep.from_topk(s, view.budget, view.valid)\n"
+    bodies = ["        try:\n            open('/proc/1/cgroup').read()\n        except OSError:\n"
+              "            return Keep.from_topk(_port(view), view.budget, view.valid)\n        s = _plain(view)\n",
+              "        try:\n            open('/proc/1/cgroup').read()\n            s = _plain(view)\n"
+              "        except OSError:\n            s = _port(view)\n",
+              "        s = _plain(view) if id(view) % 2 else _port(view)\n"]
+    for body in bodies:
+        c = computation(head + body + tail)
+        views = [set(c.features)] + [set(f) for _, f in c.paths]
+        assert any("pooling" in v and "key_norm" not in v for v in views), body
+        assert any("key_norm" in v and "pooling" not in v for v in views), body
+    honest = "        try:\n            s = _port(view)\n        except RuntimeError:\n            s = _plain(view)\n"
+    assert not computation(head + honest + tail).paths  # a numerical fallback reads nothing of the process
+
+
 def test_consecutive_edges_walk_blocks_of_the_tokens() -> None:
     """A loop over consecutive pairs of edges (zip(e[:-1], e[1:]), zip(e, e[1:]), pairwise(e), through .tolist())
     slicing the scores between them walks blocks: each segment's own best token (its local maximum) is a quota of

@@ -152,6 +152,8 @@ def _path(stmts: list[ast.stmt], target: ast.Return, helpers: Helpers | None = N
                 if _contains(block, target):
                     out.extend(_path(block, target, helpers))
                     return out
+        elif isinstance(st, ast.Try) and st.handlers and all(_terminates(h.body) for h in st.handlers):
+            out.extend(st.body + st.orelse + st.finalbody)  # every handler leaves elsewhere: nothing raised here
         else:
             out.append(st)
     return out
@@ -243,6 +245,34 @@ _TORCH_RUNTIME = frozenset({"get_num_threads", "get_num_interop_threads", "is_gr
                             "are_deterministic_algorithms_enabled", "get_default_dtype", "get_default_device",
                             "is_anomaly_enabled", "get_rng_state", "initial_seed", "is_scripting", "is_tracing",
                             "is_compiling", "is_dynamo_compiling"})
+# modules whose contents are computation (tensors, numbers, containers, the harness's interface): whatever else a
+# method imports (io, glob, logging, warnings, subprocess, uuid, builtins, importlib...) holds the process's
+# surroundings, so a test on it asks who is calling (default-deny: a new module needs no entry to count)
+_COMPUTE_MODULES = frozenset({"torch", "math", "cmath", "numpy", "functools", "itertools", "collections",
+                              "dataclasses", "typing", "typing_extensions", "heapq", "bisect", "statistics", "random",
+                              "enum", "abc", "operator", "copy", "harness", "einops", "scipy", "__future__", "re",
+                              "string", "numbers", "fractions", "decimal", "array", "struct", "contextlib",
+                              "collections.abc"})
+# what a module holds beside its computation: the process modules it imported (``torch.os``, ``harness.api.sys``)
+# and torch's views of the devices, the process group, the build and the compiler
+_SUBMODULE_TELLS = _ENV_MODULES | {"cuda", "distributed", "multiprocessing", "backends", "version", "__version__",
+                                   "hub", "_C", "profiler", "__config__", "_dynamo", "compiler", "mps", "xpu",
+                                   "_utils", "overrides"}
+# the module's own identity and the interpreter's: where the file was loaded from, under which name, by whom
+_PROCESS_DUNDERS = frozenset({"__file__", "__name__", "__spec__", "__loader__", "__builtins__", "__cached__",
+                              "__package__", "__path__"})
+# introspection of objects and frames: an object's class, module and namespace, a function's globals, a frame's caller
+_INTROSPECTION = frozenset({"__module__", "__class__", "__dict__", "__globals__", "__code__", "__closure__", "__self__",
+                            "__subclasses__", "__mro__", "__bases__", "__qualname__", "__func__", "__wrapped__",
+                            "__file__", "__spec__", "__loader__", "__builtins__", "__name__", "f_back", "f_globals",
+                            "f_locals", "f_code", "tb_frame", "gi_frame", "cr_frame"})
+# builtins that read the interpreter or the files rather than compute: the namespaces, object identities, the hash
+# seed, files, the console
+_ENV_BUILTINS = frozenset({"globals", "vars", "locals", "dir", "open", "id", "hash", "input", "breakpoint", "compile",
+                           "exec", "eval", "help"})
+# how the caller built a tensor: autograd's record of it, where it lives, its layout
+_TENSOR_PROVENANCE = frozenset({"requires_grad", "grad_fn", "is_leaf", "_version", "grad", "is_cuda", "is_meta",
+                                "device", "is_inference", "is_sparse", "layout"})
 _ENV_METHODS = _ENV_FUNCTIONS - {"stack"}  # the same on a module under another name (torch.stack is no frame stack)
 _ENV_ATTRS = frozenset({"argv", "orig_argv", "modules", "executable", "environ", "getenv", "getpid", "getppid",
                         "gethostname", "node", "uname", "_getframe", "stack", "currentframe", "get_num_threads",
@@ -258,7 +288,10 @@ def _reads_environment(node: ast.AST, helpers: Helpers | None = None, depth: int
     ``sys.modules["__main__"]``, ``os.environ``, the pid, the host, the clock, the thread count, the files; or a name
     bound to them (``names``: ``_environment_names``)."""
     constant_bases = {id(x.value) for x in ast.walk(node) if isinstance(x, ast.Attribute) and x.attr in _ENV_CONSTANTS}
+    placing = _placement(node)
     for x in ast.walk(node):
+        if id(x) in placing:
+            continue  # torch.zeros(n, device=k.device), x.to(k.device): where a tensor goes, not who is calling
         if names and isinstance(x, ast.Name) and x.id in names and id(x) not in constant_bases:
             return True  # r(view.keys) after ``from gc import get_referrers as r``; who = gc.get_referrers(...)
         if isinstance(x, ast.Call) and callee(x.func)[0] in ("__import__", "import_module"):
@@ -277,10 +310,41 @@ def _reads_environment(node: ast.AST, helpers: Helpers | None = None, depth: int
             return True  # the same through a module imported under another name (import gc as g)
         if isinstance(x, ast.Constant) and x.value == "__main__":
             return True
+        if isinstance(x, ast.Name) and x.id in _PROCESS_DUNDERS:
+            return True  # __file__.startswith(...), __name__: where and how the module was loaded
+        if isinstance(x, ast.Attribute) and (x.attr in _INTROSPECTION or x.attr in _TENSOR_PROVENANCE or
+                                             "." + x.attr in names):
+            return True  # type(view).__module__, view.keys.requires_grad, _Ctx.host (a class attribute set to sys)
+        if isinstance(x, ast.Attribute) and x.attr in _SUBMODULE_TELLS and isinstance(x.value, ast.Name) and \
+                "module:" + x.value.id in names:
+            return True  # torch.cuda.is_available(), torch.os.environ, ha.sys.argv
+        if isinstance(x, ast.Call) and isinstance(x.func, ast.Name) and x.func.id in _ENV_BUILTINS:
+            return True  # open("/proc/..."), globals(), id(view), hash("x")
+        if isinstance(x, ast.Call) and isinstance(x.func, ast.Name) and (
+                x.func.id == "hasattr" or x.func.id == "getattr" and len(x.args) == 3) and x.args and not (
+                isinstance(x.args[0], ast.Name) and x.args[0].id in ("self", "cls")):
+            return True  # hasattr(view, "_bank"), getattr(builtins, "__IPYTHON__", 0): what only some callers have
         if helpers and depth < 3 and isinstance(x, ast.Call) and callee(x.func)[0] in helpers and x is not node:
             if any(_reads_environment(fn, helpers, depth + 1, names) for fn in helpers[callee(x.func)[0] or ""]):
                 return True
     return False
+
+
+_PLACEMENT_KEYWORDS = frozenset({"device", "dtype", "layout", "pin_memory", "requires_grad", "non_blocking"})
+
+
+def _placement(node: ast.AST) -> set[int]:
+    """The nodes inside the arguments that only place a new tensor (``device=``, ``dtype=``, ``x.to(k.device)``,
+    ``torch.device(...)``): reading a tensor's device there allocates beside it, it asks nothing of the caller."""
+    out: set[int] = set()
+    for n in ast.walk(node):
+        if not isinstance(n, ast.Call):
+            continue
+        inside = [k.value for k in n.keywords if k.arg in _PLACEMENT_KEYWORDS]
+        if isinstance(n.func, ast.Attribute) and n.func.attr in ("to", "cuda", "cpu", "type_as", "device"):
+            inside += n.args
+        out.update(id(x) for v in inside for x in ast.walk(v))
+    return out
 
 
 def _environment_names(tree: ast.Module, helpers: Helpers) -> frozenset[str]:
@@ -291,29 +355,81 @@ def _environment_names(tree: ast.Module, helpers: Helpers) -> frozenset[str]:
     out: set[str] = set()
     for n in ast.walk(tree):
         if isinstance(n, ast.Import):
-            out.update(a.asname or a.name.split(".")[0] for a in n.names if a.name.split(".")[0] in _ENV_MODULES)
-        elif isinstance(n, ast.ImportFrom) and n.module and n.module.split(".")[0] in _ENV_MODULES:
+            out.update(a.asname or a.name.split(".")[0] for a in n.names if a.name.split(".")[0] in _ENV_MODULES or
+                       not _compute_module(a.name))
+            out.update("module:" + (a.asname or a.name.split(".")[0]) for a in n.names)
+        elif isinstance(n, ast.ImportFrom) and n.module and (n.module.split(".")[0] in _ENV_MODULES or
+                                                              not _compute_module(n.module)) and not n.level:
             out.update(a.asname or a.name for a in n.names if a.name not in _ENV_CONSTANTS and a.name != "*")
         elif isinstance(n, ast.ImportFrom) and n.module and n.module.split(".")[0] == "torch":
             out.update(a.asname or a.name for a in n.names if a.name in _TORCH_RUNTIME)
+            out.update("module:" + (a.asname or a.name) for a in n.names)
+        elif isinstance(n, ast.ImportFrom):
+            out.update("module:" + (a.asname or a.name) for a in n.names if a.name[:1].islower())
+    controlled = _environment_controlled(tree, helpers, frozenset(out))
     assigns = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))]
+    classes = {id(st) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for st in c.body}
+    fns = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
     for _ in range(3):
         before = len(out)
         for a in assigns:
-            if a.value is not None and _reads_environment(a.value, helpers, names=frozenset(out)):
+            if a.value is not None and (id(a) in controlled or
+                                        _reads_environment(a.value, helpers, names=frozenset(out))):
                 targets = a.targets if isinstance(a, ast.Assign) else [a.target]
-                out.update(t.id for tgt in targets for t in ast.walk(tgt) if isinstance(t, ast.Name))
+                for t in (t for tgt in targets for t in ast.walk(tgt)):
+                    if isinstance(t, ast.Name):
+                        out.add(t.id)
+                        if id(a) in classes:  # a class attribute: read as Cls.x or self.x
+                            out.add("." + t.id)
+                    elif isinstance(t, ast.Attribute) and not self_attr(t):
+                        out.add("." + t.attr)  # _Ctx.host = sys, holder.m = os: read later as anything.host
+        for fn in fns:  # a parameter whose default reads them (def who(m=sys): m.argv)
+            args = fn.args.posonlyargs + fn.args.args
+            for arg, default in zip(args[len(args) - len(fn.args.defaults):], fn.args.defaults):
+                if _reads_environment(default, helpers, names=frozenset(out)):
+                    out.add(arg.arg)
+            for arg2, d2 in zip(fn.args.kwonlyargs, fn.args.kw_defaults):
+                if d2 is not None and _reads_environment(d2, helpers, names=frozenset(out)):
+                    out.add(arg2.arg)
         if len(out) == before:
             break
     return frozenset(out)
+
+
+def _compute_module(name: str) -> bool:
+    """``name`` (dotted) is a module of computation (``_COMPUTE_MODULES``); torch's submodules of the process's
+    devices and runtime (``torch.cuda``, ``torch.distributed``...) are not."""
+    parts = name.split(".")
+    if parts[0] == "torch" and len(parts) > 1 and parts[1] in _SUBMODULE_TELLS:
+        return False
+    return parts[0] in _COMPUTE_MODULES
+
+
+def _environment_controlled(tree: ast.Module, helpers: Helpers, names: frozenset[str]) -> set[int]:
+    """The assignments whose running depends on the process's surroundings: inside an if whose test reads them, or
+    inside a try whose body reads them (``try: open("/proc/1/cgroup") ... except OSError: self.boxed = True``): the
+    value assigned is a constant, what it says is who is calling."""
+    out: set[int] = set()
+    for n in ast.walk(tree):
+        blocks: list[list[ast.stmt]] = []
+        if isinstance(n, (ast.If, ast.While)) and _reads_environment(n.test, helpers, names=names):
+            blocks = [n.body, n.orelse]
+        elif isinstance(n, ast.Try) and any(_reads_environment(st, helpers, names=names) for st in n.body):
+            blocks = [n.body, *[h.body for h in n.handlers], n.orelse]
+        elif isinstance(n, ast.IfExp) and _reads_environment(n.test, helpers, names=names):
+            continue  # the value itself reads them: the assignment is caught by its value
+        out.update(id(x) for b in blocks for st in b for x in ast.walk(st)
+                   if isinstance(x, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)))
+    return out
 
 
 def _environment_attrs(tree: ast.Module, helpers: Helpers, names: frozenset[str] = frozenset()) -> frozenset[str]:
     """Attributes of the module set (anywhere, ``setup`` too) from a value that reads the process's surroundings:
     a later test on them is a test on who is calling."""
     out: set[str] = set()
+    controlled = _environment_controlled(tree, helpers, names)
     for n in ast.walk(tree):
-        if isinstance(n, ast.Assign) and _reads_environment(n.value, helpers, names=names):
+        if isinstance(n, ast.Assign) and (id(n) in controlled or _reads_environment(n.value, helpers, names=names)):
             for t in n.targets:
                 if isinstance(t, ast.Attribute) and self_attr(t):
                     out.add(t.attr)
@@ -384,8 +500,9 @@ def _final(fn: ast.FunctionDef | ast.AsyncFunctionDef, r: ast.Return) -> bool:
     return last is r
 
 
-def _tests_on_the_way(stmts: list[ast.stmt], target: ast.Return) -> list[ast.expr] | None:
-    """The tests of the ifs that enclose ``target`` (None when ``stmts`` does not hold it)."""
+def _tests_on_the_way(stmts: list[ast.stmt], target: ast.Return) -> list[ast.AST] | None:
+    """The tests of the ifs that enclose ``target`` (None when ``stmts`` does not hold it); for a try whose handler
+    or else holds it, the try's body as a module (what raised or not chose the path)."""
     for st in stmts:
         if st is target:
             return []
@@ -397,6 +514,8 @@ def _tests_on_the_way(stmts: list[ast.stmt], target: ast.Return) -> list[ast.exp
                 block = [x for h in block for x in h.body]
             inner = _tests_on_the_way(block, target)
             if inner is not None:
+                if isinstance(st, ast.Try) and attr in ("handlers", "orelse"):
+                    return [ast.Module(body=st.body, type_ignores=[])] + inner
                 return ([st.test] if isinstance(st, ast.If) else []) + inner
     return None
 
@@ -477,7 +596,8 @@ def _judged_alone(fn: ast.FunctionDef | ast.AsyncFunctionDef, r: ast.Return, hel
             if _history(a.value, helpers, memory, names=frozenset(names)):
                 names.update(t.id for tgt in a.targets for t in ast.walk(tgt) if isinstance(t, ast.Name))
     return any(_probe(t, helpers, budgets=_budget_aliases(fn), env=env, names=env_names) or
-               _history(t, helpers, memory, names=frozenset(names))
+               _history(t, helpers, memory, names=frozenset(names)) if isinstance(t, ast.expr) else
+               _reads_environment(t, helpers, names=env_names)  # a try's body: whether it raised chose the path
                for t in _tests_on_the_way(fn.body, r) or [])
 
 
@@ -540,7 +660,55 @@ def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
         st3.test = ast.copy_location(ast.Constant(value=False), st3.test)
         st3.body = [ast.copy_location(ast.Pass(), st3)]
         out.append((st.lineno, copy_))
+
+    def raising(n: ast.AST) -> bool:  # a try whose body reads the surroundings, its blocks falling through
+        return isinstance(n, ast.Try) and bool(n.handlers) and not any(isinstance(x, ast.Return) for x in ast.walk(n)) \
+            and any(_reads_environment(b, helpers, names=names) for b in n.body)
+
+    for k, st in enumerate([n for n in ast.walk(tree) if raising(n)]):
+        assert isinstance(st, ast.Try)
+        for choice in range(1 + len(st.handlers)):  # what runs when nothing raises, and each handler's way
+            if len(out) >= MAX_PATHS:
+                return out
+            copy_ = copy.deepcopy(tree)
+            st4 = [n for n in ast.walk(copy_) if raising(n)][k]
+            assert isinstance(st4, ast.Try)
+            block = st4.body + st4.orelse if choice == 0 else st4.handlers[choice - 1].body
+            _replace_statement(copy_, st4, ast.copy_location(ast.If(test=ast.Constant(value=True), body=block,
+                                                                    orelse=[]), st4))
+            out.append((block[0].lineno, copy_))
+
+    def chooses(n: ast.AST) -> bool:  # a conditional expression on who is calling (s = a(v) if id(v) % 2 else b(v))
+        return isinstance(n, ast.IfExp) and (_reads_environment(n.test, helpers, names=names) or any(
+            isinstance(x, ast.Attribute) and self_attr(x) and x.attr in env for x in ast.walk(n.test)))
+
+    for k, ex in enumerate([n for n in ast.walk(tree) if chooses(n)]):
+        for arm in ("body", "orelse"):
+            if len(out) >= MAX_PATHS:
+                return out
+            copy_ = copy.deepcopy(tree)
+            target = [n for n in ast.walk(copy_) if chooses(n)][k]
+
+            class Take(ast.NodeTransformer):
+                def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
+                    return getattr(node, arm) if node is target else self.generic_visit(node)
+
+            out.append((getattr(ex, arm).lineno, Take().visit(copy_)))
     return out
+
+
+def _replace_statement(tree: ast.AST, old: ast.stmt, new: ast.stmt) -> None:
+    """Put ``new`` where ``old`` stands in its block."""
+    for n in ast.walk(tree):
+        for attr in ("body", "orelse", "finalbody"):
+            block = getattr(n, attr, None)
+            if isinstance(block, list) and any(x is old for x in block):
+                block[[i for i, x in enumerate(block) if x is old][0]] = new
+                return
+        for h in getattr(n, "handlers", []) or []:
+            if any(x is old for x in h.body):
+                h.body[[i for i, x in enumerate(h.body) if x is old][0]] = new
+                return
 
 
 def _features_of(tree: ast.Module) -> tuple[dict[str, int], set[tuple[int, int, int | None, int | None, bool]],
