@@ -595,6 +595,29 @@ def test_a_try_on_the_process_chooses_paths() -> None:
     assert not computation(head + honest + tail).paths  # a numerical fallback reads nothing of the process
 
 
+def test_attention_added_in_place_into_what_the_next_call_reads_is_a_running_sum() -> None:
+    """``self.ledger.index_add_(0, pos, credit)`` (or ``add_``, ``scatter_add_``, ``index_put_(..., accumulate=True)``)
+    into the module's attribute or a remembered tensor is ``self.acc += a`` written in place: attention summed over the
+    calls (set 13's SpAtten port, after its measurement; not held out). The same write into a tensor made in the call
+    is a scatter, no running sum."""
+    head = ("import torch\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n\n"
+            "class A(EvictionMethod):\n    query_window = 64\n\n    def setup(self, model):\n"
+            "        self.ledger = torch.zeros(1 << 16)\n\n    def select(self, view: LayerView) -> Keep:\n"
+            "        pos = view.positions.long()\n        credit = view.group(view.attention(reduce='sum'), 'sum')\n")
+    tail = "        return Keep.from_topk(score, view.budget, view.valid)\n"
+    writes = ["        self.ledger.index_add_(0, pos.flatten(), credit.flatten())\n",
+              "        self.ledger.scatter_add_(0, pos.flatten(), credit.flatten())\n",
+              "        self.ledger.index_put_((pos.flatten(),), credit.flatten(), accumulate=True)\n"]
+    for w in writes:
+        found = computation(head + w + "        score = self.ledger[pos]\n" + tail).features
+        assert "accumulate" in found, w
+    local = ("        acc = torch.zeros(1 << 16)\n        acc.index_add_(0, pos.flatten(), credit.flatten())\n"
+             "        score = acc[pos]\n")
+    assert "accumulate" not in computation(head + local + tail).features
+    copied = "        self.ledger[: pos.numel()].copy_(credit.flatten())\n        score = self.ledger[pos]\n"
+    assert "accumulate" not in computation(head + copied + tail).features  # replaced, not added
+
+
 def test_consecutive_edges_walk_blocks_of_the_tokens() -> None:
     """A loop over consecutive pairs of edges (zip(e[:-1], e[1:]), zip(e, e[1:]), pairwise(e), through .tolist())
     slicing the scores between them walks blocks: each segment's own best token (its local maximum) is a quota of

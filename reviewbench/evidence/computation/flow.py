@@ -402,6 +402,12 @@ def _ahead(node: ast.expr) -> bool:
     return isinstance(node, (ast.Attribute, ast.Name))
 
 
+# in-place writes whose arguments flow into the tensor written, and those among them that add into it
+_ADDS_IN_PLACE = frozenset({"add_", "index_add_", "scatter_add_", "addcmul_", "addcdiv_"})
+_WRITES_IN_PLACE = _ADDS_IN_PLACE | frozenset({"copy_", "index_copy_", "index_put_", "put_", "scatter_",
+                                               "masked_scatter_", "scatter_reduce_"})
+
+
 class FeatureTagger(ast.NodeVisitor):
     """Tags every local name with the interface data it was computed from (K keys, V values, Q queries,
     A attention, P positions, L layer index, S remembered state, W fitted numbers: a literal table, a trained
@@ -2424,10 +2430,36 @@ class FeatureTagger(ast.NodeVisitor):
         if not isinstance(node.value, ast.Constant):
             self.tag(node.value)
         v = node.value
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in _WRITES_IN_PLACE:
+            self._written_in_place(v, v.func.value, node.lineno)
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in (
                 "sub_", "mul_", "div_", "masked_fill_", "index_fill_", "index_put_", "scatter_", "copy_") and \
                 isinstance(v.func.value, (ast.Name, ast.Subscript)):
             self._suppression(v.func.value, v, node.lineno, update=True)  # s.mul_(1 - sim[:, top].amax(-1)), s[h].sub_
+
+    def _written_in_place(self, call: ast.Call, receiver: ast.expr, line: int) -> None:
+        """``ledger.index_add_(0, pos, credit)``, ``acc.add_(a)``, ``buf.copy_(x)``: what the arguments carry flows
+        into the tensor written (what the data is made of, not its shape: a scatter's entries are its index's).
+        Added into what the next call reads (the module's attribute, a remembered tensor,
+        ``view.state``), attention is a running sum over the calls, as ``self.acc += a`` is."""
+        name = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+        base = receiver
+        while isinstance(base, ast.Subscript):
+            base = base.value
+        carried = set().union(*[self.tag(a) for a in call.args], *[self.tag(k.value) for k in call.keywords
+                                                                    if k.arg not in ("accumulate", "reduce")])
+        reduce = kwarg(call, "reduce") or (call.args[3] if len(call.args) > 3 else None)
+        adds = name in _ADDS_IN_PLACE or name in ("index_put_", "put_") and is_true(kwarg(call, "accumulate")) or \
+            name == "scatter_reduce_" and isinstance(reduce, ast.Constant) and reduce.value == "sum"
+        key = f"self.{base.attr}" if isinstance(base, ast.Attribute) and self_attr(base) else \
+            base.id if isinstance(base, ast.Name) else None
+        remembered = self_attr(base) or isinstance(base, ast.Name) and "S" in self.tags.get(base.id, set()) or \
+            isinstance(base, ast.Attribute) and base.attr == "state"
+        if adds and remembered and "A" in carried and self.current not in ("__init__", "setup"):
+            self.add("accumulate", line)
+        if key is not None:
+            self.tags[key] = self.tags.get(key, set()) | (carried & _WHAT_DATA) | (
+                {"S"} if self_attr(base) and self.current not in ("__init__", "setup") else set())
 
     def generic_visit(self, node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
