@@ -1,7 +1,9 @@
 """Mechanical disguises a porter applies without changing what a method computes, for the reader's invariance
 matrix (tests/test_reader_disguise_invariance.py): every locally bound name made opaque, tensor methods written as
 torch functions and back, ``@`` as ``torch.matmul`` and back, every softmax spelled ``torch.nn.functional.softmax``,
-dimensions passed by keyword, the last two axes swapped with ``.mT``.
+dimensions passed by keyword, the last two axes swapped with ``.mT``; then ``a += b`` spelt out, ``masked_fill`` as
+``torch.where``, ``amax`` as ``max(...).values``, a mean as a sum over the size, ``F.`` spelt out, torch's functions
+imported by name, and nested calls computed into temporaries on the line before.
 Each returns source text; none needs the code to run."""
 
 from __future__ import annotations
@@ -127,6 +129,154 @@ class _LastTwoTransposed(ast.NodeTransformer):
         return n
 
 
+class _AugExpanded(ast.NodeTransformer):
+    """``a += b`` as ``a = a + b`` (a name or the module's attribute; a subscript's target is read twice as well)."""
+
+    def visit_AugAssign(self, n: ast.AugAssign) -> ast.stmt:
+        self.generic_visit(n)
+        if not isinstance(n.target, (ast.Name, ast.Attribute, ast.Subscript)):
+            return n
+        load = ast.parse(ast.unparse(n.target), mode="eval").body
+        return ast.copy_location(ast.Assign(targets=[n.target], value=ast.BinOp(left=load, op=n.op, right=n.value)), n)
+
+
+class _MaskedFillAsWhere(ast.NodeTransformer):
+    """``x.masked_fill(m, v)`` as ``torch.where(m, v, x)``."""
+
+    def visit_Call(self, n: ast.Call) -> ast.expr:
+        self.generic_visit(n)
+        f = n.func
+        if isinstance(f, ast.Attribute) and f.attr == "masked_fill" and len(n.args) == 2 and not n.keywords and \
+                not (isinstance(f.value, ast.Name) and f.value.id in _NOT_TENSORS):
+            return ast.Call(func=ast.Attribute(value=ast.Name("torch", ast.Load()), attr="where", ctx=ast.Load()),
+                            args=[n.args[0], n.args[1], f.value], keywords=[])
+        return n
+
+
+class _AmaxAsMaxValues(ast.NodeTransformer):
+    """``x.amax(d)`` as ``x.max(d).values`` (one dimension, no keepdim... or with it: ``max`` takes it too)."""
+
+    def visit_Call(self, n: ast.Call) -> ast.expr:
+        self.generic_visit(n)
+        f = n.func
+        if isinstance(f, ast.Attribute) and f.attr in ("amax", "amin") and len(n.args) + len(
+                [k for k in n.keywords if k.arg == "dim"]) == 1 and not (
+                isinstance(f.value, ast.Name) and f.value.id in _NOT_TENSORS) and \
+                not any(isinstance(a, (ast.Tuple, ast.List)) for a in [*n.args, *[k.value for k in n.keywords]]):
+            call = ast.Call(func=ast.Attribute(value=f.value, attr=f.attr[1:], ctx=ast.Load()), args=n.args,
+                            keywords=n.keywords)
+            return ast.Attribute(value=call, attr="values", ctx=ast.Load())
+        return n
+
+
+class _Temporaries(ast.NodeTransformer):
+    """A call nested in another call's arguments computed on the line before into a temporary
+    (``f(g(x))`` as ``_t0 = g(x)`` then ``f(_t0)``), in plain assignments, expressions and returns, never inside a
+    condition, a short-circuit, a comprehension or a lambda (where the order or the count of evaluations would
+    change)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def _hoist(self, st: ast.stmt) -> list[ast.stmt]:
+        value = getattr(st, "value", None)
+        if not isinstance(value, ast.expr) or any(isinstance(x, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.ListComp,
+                                                                ast.SetComp, ast.DictComp, ast.GeneratorExp,
+                                                                ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom))
+                                                  for x in ast.walk(value)):
+            return [st]
+        out: list[ast.stmt] = []
+        outer = self
+
+        class Lift(ast.NodeTransformer):
+            def visit_Call(self, c: ast.Call) -> ast.expr:
+                self.generic_visit(c)
+                new_args: list[ast.expr] = []
+                for a in c.args:
+                    if isinstance(a, ast.Call):
+                        name = f"_t{outer.n}"
+                        outer.n += 1
+                        out.append(ast.copy_location(ast.Assign(targets=[ast.Name(name, ast.Store())], value=a), st))
+                        new_args.append(ast.Name(name, ast.Load()))
+                    else:
+                        new_args.append(a)
+                c.args = new_args
+                return c
+
+        st.value = Lift().visit(value)  # type: ignore[attr-defined]
+        return [*out, st]
+
+    def _block(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for st in body:
+            self.visit(st)
+            out.extend(self._hoist(st) if isinstance(st, (ast.Assign, ast.Expr, ast.Return)) else [st])
+        return out
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        for attr in ("body", "orelse", "finalbody"):
+            block = getattr(node, attr, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                setattr(node, attr, self._block(block))
+        for h in getattr(node, "handlers", []) or []:
+            h.body = self._block(h.body)
+        return node
+
+
+class _MeanAsSumOverSize(ast.NodeTransformer):
+    """``x.mean(d)`` as ``x.sum(d) / x.shape[d]`` (one constant dimension, no keepdim)."""
+
+    def visit_Call(self, n: ast.Call) -> ast.expr:
+        self.generic_visit(n)
+        f = n.func
+        dims = n.args + [k.value for k in n.keywords if k.arg == "dim"]
+        if isinstance(f, ast.Attribute) and f.attr == "mean" and len(dims) == 1 and len(n.args) + len(n.keywords) == 1 \
+                and isinstance(dims[0], (ast.Constant, ast.UnaryOp)) and not (
+                isinstance(f.value, ast.Name) and f.value.id in _NOT_TENSORS):
+            total = ast.Call(func=ast.Attribute(value=f.value, attr="sum", ctx=ast.Load()), args=n.args,
+                             keywords=n.keywords)
+            size = ast.Subscript(value=ast.Attribute(value=f.value, attr="shape", ctx=ast.Load()), slice=dims[0],
+                                 ctx=ast.Load())
+            return ast.BinOp(left=total, op=ast.Div(), right=size)
+        return n
+
+
+class _FunctionalSpelledOut(ast.NodeTransformer):
+    """``F.max_pool1d(...)`` (``import torch.nn.functional as F``) as ``torch.nn.functional.max_pool1d(...)``."""
+
+    def visit_Attribute(self, n: ast.Attribute) -> ast.expr:
+        self.generic_visit(n)
+        if isinstance(n.value, ast.Name) and n.value.id == "F":
+            return ast.Attribute(value=ast.parse("torch.nn.functional", mode="eval").body, attr=n.attr, ctx=n.ctx)
+        return n
+
+
+class _TorchNamesImported(ast.NodeTransformer):
+    """``torch.topk(x, k)`` as ``topk(x, k)`` with ``from torch import topk`` (functions of ``FUNCTIONS``)."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+
+    def visit_Module(self, n: ast.Module) -> ast.Module:
+        self.generic_visit(n)
+        if self.used:
+            at = next((i for i, st in enumerate(n.body) if not (isinstance(st, ast.Expr) and isinstance(
+                st.value, ast.Constant)) and not isinstance(st, ast.ImportFrom) or isinstance(
+                st, ast.ImportFrom) and st.module != "__future__"), 0)
+            n.body.insert(at, ast.ImportFrom(module="torch", names=[ast.alias(name=x) for x in sorted(self.used)],
+                                             level=0))
+        return n
+
+    def visit_Call(self, n: ast.Call) -> ast.expr:
+        self.generic_visit(n)
+        f = n.func
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "torch" and \
+                f.attr in FUNCTIONS:
+            self.used.add(f.attr)
+            n.func = ast.Name(f.attr, ast.Load())
+        return n
+
+
 def _transform(t: type[ast.NodeTransformer]) -> Callable[[str], str]:
     def apply(src: str) -> str:
         return ast.unparse(ast.fix_missing_locations(t().visit(ast.parse(src))))
@@ -143,4 +293,11 @@ DISGUISES: dict[str, Callable[[str], str]] = {
     "functional_softmax": _transform(_FunctionalSoftmax),
     "dim_keywords": _transform(_DimKeyword),
     "transpose_as_mT": _transform(_LastTwoTransposed),
+    "aug_assign_expanded": _transform(_AugExpanded),
+    "masked_fill_as_where": _transform(_MaskedFillAsWhere),
+    "amax_as_max_values": _transform(_AmaxAsMaxValues),
+    "nested_calls_as_temporaries": _transform(_Temporaries),
+    "mean_as_sum_over_size": _transform(_MeanAsSumOverSize),
+    "functional_spelled_out": _transform(_FunctionalSpelledOut),
+    "torch_names_imported": _transform(_TorchNamesImported),
 }

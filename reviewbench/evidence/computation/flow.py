@@ -408,6 +408,10 @@ _WRITES_IN_PLACE = _ADDS_IN_PLACE | frozenset({"copy_", "index_copy_", "index_pu
                                                "masked_scatter_", "scatter_reduce_"})
 
 
+# calls that only reshape or cast a tensor: its values, laid out otherwise
+_RESHAPES = frozenset({"unsqueeze", "squeeze", "view", "reshape", "transpose", "t", "float", "double", "to", "clone",
+                       "contiguous", "flatten", "permute", "detach", "mT", "T"})
+
 class FeatureTagger(ast.NodeVisitor):
     """Tags every local name with the interface data it was computed from (K keys, V values, Q queries,
     A attention, P positions, L layer index, S remembered state, W fitted numbers: a literal table, a trained
@@ -906,11 +910,24 @@ class FeatureTagger(ast.NodeVisitor):
         again, a power iteration (PageRank over the attention graph); the same over the graph of the keys' likeness
         (a key-key similarity matrix) is a walk on the tokens' graph too."""
         here = self.frames[-1]["bound"] if self.frames else set()
-        parts = [value] + [self.exprs[n.id] for n in ast.walk(value) if isinstance(n, ast.Name) and n.id != target and
-                           n.id in here and n.id in self.exprs]
+
+        def bound_in(e: ast.expr) -> list[str]:  # names bound in the loop just before, read in e
+            return [n.id for n in ast.walk(e) if isinstance(n, ast.Name) and n.id != target and n.id in here and
+                    n.id in self.exprs]
+
+        parts = [value] + [self.exprs[n] for n in bound_in(value)]
+
+        def reshaped(e: ast.expr) -> bool:  # the carried vector itself, only reshaped or cast (u = x.unsqueeze(1))
+            while isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in _RESHAPES:
+                e = e.func.value
+            return isinstance(e, ast.Name) and e.id == target
+
+        def carries(e: ast.expr) -> bool:  # e is the carried vector, or it reshaped on the line before
+            return _mentions(e, target) or any(reshaped(self.exprs[n]) for n in bound_in(e))
+
         for ops in [o for part in parts for o in _matmul_operands(part)]:
-            if any(_mentions(o, target) for o in ops) and any(
-                    not _mentions(o, target) and (self._names_tagged(o, "A") or self._names_tagged(o, "KSIM"))
+            if any(carries(o) for o in ops) and any(
+                    not carries(o) and (self._names_tagged(o, "A") or self._names_tagged(o, "KSIM"))
                     for o in ops):
                 self.add("attention_propagation", line)
                 return
@@ -1158,6 +1175,16 @@ class FeatureTagger(ast.NodeVisitor):
         r = self._resolved(e)
         return isinstance(e, ast.Name) and isinstance(r, ast.BinOp) and isinstance(r.op, ast.Sub)
 
+    def _subtracts(self, e: ast.expr | None) -> bool:
+        """``subtracts`` of ``e`` or of what the name ``e`` was bound to (``start = max(0, n - w)``, then
+        ``arange(start, n)`` or ``x[:, start:]``: the last w, however the start was spelt)."""
+        if subtracts(e):
+            return True
+        r = self._resolved(e) if isinstance(e, ast.Name) else None
+        tops = r.args if isinstance(r, ast.Call) and isinstance(r.func, ast.Name) and r.func.id in ("max", "int") \
+            else [r]  # max(0, n - w), max(n - w, 0), int(n - w)
+        return any(isinstance(x, ast.BinOp) and isinstance(x.op, ast.Sub) for x in tops)  # a difference itself
+
     def _resolved(self, e: ast.expr) -> ast.expr:
         """A size named in a shape, resolved to the expression it was last bound to (n = (t + b - 1) // b)."""
         if isinstance(e, ast.Name) and e.id in self.exprs:
@@ -1274,7 +1301,7 @@ class FeatureTagger(ast.NodeVisitor):
             if p.step is not None and not (isinstance(p.step, ast.Constant) and p.step.value == 1):
                 out |= {"STQ"} if "Q" in t else set()
                 out |= {"STK"} if "K" in t else set()
-                if subtracts(p.lower):
+                if self._subtracts(p.lower):
                     out.add("REV")
             lower_names = {n.id for n in ast.walk(p.lower) if isinstance(n, ast.Name)} if p.lower is not None else set()
             stepped = any("BS" in self.tags.get(n, set()) for n in lower_names) or (
@@ -1350,7 +1377,7 @@ class FeatureTagger(ast.NodeVisitor):
                     self.add("sinks", node.lineno)
                 if "D" in lower and t & {"K", "V", "P", "I"}:
                     self.add("recent", node.lineno)
-                if (negative(p.lower) or p.upper is None and subtracts(p.lower)) and t & {"K", "V", "P", "I"}:
+                if (negative(p.lower) or p.upper is None and self._subtracts(p.lower)) and t & {"K", "V", "P", "I"}:
                     self.add("recent", node.lineno)
             elif isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.USub) and isinstance(p.operand, ast.Constant) \
                     and p.operand.value == 1 and t & {"Q", "A"}:
@@ -1363,7 +1390,7 @@ class FeatureTagger(ast.NodeVisitor):
             if isinstance(p, ast.Slice):
                 if p.lower is None and p.upper is not None and not negative(p.upper):
                     self.add("sinks", target.lineno)
-                elif negative(p.lower) or subtracts(p.lower):
+                elif negative(p.lower) or self._subtracts(p.lower):
                     self.add("recent", target.lineno)
                 elif (self_attr(p.lower) or isinstance(p.lower, ast.Constant)) and isinstance(p.upper, ast.BinOp) \
                         and isinstance(p.upper.op, ast.Add):
@@ -1557,12 +1584,13 @@ class FeatureTagger(ast.NodeVisitor):
             if name != "rope_angles" and "K" in first and "Q" not in first and \
                     _negated_positions(list(node.args[1:]), arg_tags[1:]):
                 self.add("pre_rope", line)  # the keys rotated by minus their positions: their pre-RoPE form
+            args = [self._resolved(a) for a in node.args]  # (a position range bound to a name the line before)
             if any(isinstance(a, ast.BinOp) or isinstance(a, ast.Call) and callee(a.func)[0] == "arange"
-                   for a in node.args[1:]) and "P" not in (arg_tags[1] if len(arg_tags) > 1 else set()) or \
+                   for a in args[1:]) and "P" not in (arg_tags[1] if len(arg_tags) > 1 else set()) or \
                     any("FP" in a for a in arg_tags[1:]):
                 self.add("future_rope", line)
-            if name == "rope_angles" and node.args and isinstance(node.args[0], ast.Call) and \
-                    callee(node.args[0].func)[0] == "arange":
+            if name == "rope_angles" and args and isinstance(args[0], ast.Call) and \
+                    callee(args[0].func)[0] == "arange":
                 self.add("future_rope", line)
             return all_args | rt
         return None
@@ -2058,7 +2086,7 @@ class FeatureTagger(ast.NodeVisitor):
                 not self._tail_bound(node.args[0]):
             self.add("layer_span", line)  # a run of token indices from a start that moves with the layer index
         if op == "arange":
-            if len(node.args) >= 2 and subtracts(node.args[0]):
+            if len(node.args) >= 2 and self._subtracts(node.args[0]):
                 self.add("recent", line)
                 return t | {"I", "TAILI"}
             if len(node.args) == 1 and (isinstance(node.args[0], ast.Constant) or self_attr(node.args[0])):
