@@ -118,6 +118,10 @@ MISSTATED = [
     ("The Fourier spectrum of each key decides: tokens with high-frequency energy stay.",
      "a frequency-domain transform"),
     ("Tokens are chosen by a determinantal point process over key similarities.", "submodular / diversity selection"),
+    ("Each step adds the token with the largest log-det gain of the kernel restricted to the kept set.",
+     "submodular / diversity selection"),
+    ("A greedy pass maximises the log determinant of the kept keys' Gram matrix.",
+     "submodular / diversity selection"),
     ("A token's weight is its attention times the deviation of its value from the window's readout.",
      "the values / the attention output"),
     ("Value-weighted attention: each column is scaled by how far its value vector sits from the others.",
@@ -188,6 +192,7 @@ HONEST = [
     (POOLED, "Compared with Kalman-style smoothing, the pooling is stateless."),
     (POOLED, "The score is not an entropy and uses no codebook; it is window attention, max-pooled."),
     (POOLED, "Pooling is used instead of a Fourier filter to smooth the scores."),
+    (POOLED, "No log-det or DPP selection is needed: pooled window attention ranks the tokens."),
     (LOWNORM, "We keep low-norm keys; a Sinkhorn or transport-based variant is left for later."),
     (LOWNORM, "The key norm serves as a surrogate for the curvature of the loss around each token."),
     # "saliency" alone is the field's word for an importance score (second-order only as "second-order saliency")

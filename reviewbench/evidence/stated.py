@@ -201,7 +201,7 @@ CONCEPTS: list[Concept] = [
        structure="loop"),
     _c("submodular / diversity selection",
        ["submodular*", "determinantal", "dpp", "facility location", "maximal marginal relevance", "mmr", "coreset*",
-        "greedy ~ coverage|diversit*|maximi*|maximis*"],
+        "greedy ~ coverage|diversit*|maximi*|maximis*", "log ~ det|determinant*", "logdet*", "slogdet"],
        "key_similarity mean_key leverage", "det logdet slogdet cholesky cdist cosine_similarity normalize",
        "a similarity between tokens and an iterative (greedy) selection over it", structure="loop"),
     _c("second-order / curvature",
