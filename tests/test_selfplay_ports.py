@@ -570,6 +570,8 @@ def test_who_is_calling_read_by_any_route_is_a_probe() -> None:
     assert paths("", "w.numel() == view.n_tokens", placed) == 1
     assert paths("", "getattr(self, 'window', 0) > 4") == 1
     assert paths("import math, itertools", "math.log2(view.budget) > itertools.count().__next__()") == 1
+    assert paths("from sklearn.cluster import KMeans",
+                 "len(KMeans(2).fit(view.keys[0].numpy()).labels_) == view.n_tokens") == 1
 
 
 def test_a_try_on_the_process_chooses_paths() -> None:

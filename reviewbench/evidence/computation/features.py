@@ -252,7 +252,7 @@ _COMPUTE_MODULES = frozenset({"torch", "math", "cmath", "numpy", "functools", "i
                               "dataclasses", "typing", "typing_extensions", "heapq", "bisect", "statistics", "random",
                               "enum", "abc", "operator", "copy", "harness", "einops", "scipy", "__future__", "re",
                               "string", "numbers", "fractions", "decimal", "array", "struct", "contextlib",
-                              "collections.abc"})
+                              "collections.abc", "sklearn", "faiss", "networkx", "opt_einsum", "triton"})
 # what a module holds beside its computation: the process modules it imported (``torch.os``, ``harness.api.sys``)
 # and torch's views of the devices, the process group, the build and the compiler
 _SUBMODULE_TELLS = _ENV_MODULES | {"cuda", "distributed", "multiprocessing", "backends", "version", "__version__",
