@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from reviewbench.evidence.computation.flow import FeatureTagger
@@ -640,61 +641,65 @@ def return_paths(tree: ast.Module) -> list[tuple[int, ast.Module]]:
             not any(isinstance(x, ast.Return) for x in ast.walk(n)) and _probe(n.test, helpers, budgets=aliases,
                                                                                    env=env, names=names)
 
-    for k, st in enumerate([n for n in ast.walk(tree) if arms(n)]):
-        for arm in ("body", "orelse"):
-            if len(out) >= MAX_PATHS:
-                return out
-            copy_ = copy.deepcopy(tree)
-            st2 = [n for n in ast.walk(copy_) if arms(n)][k]
-            assert isinstance(st2, ast.If)
-            taken = getattr(st2, arm)
-            st2.body, st2.orelse = taken, []
-            st2.test = ast.copy_location(ast.Constant(value=True), st2.test)  # the probe only chose the arm
-            out.append((taken[0].lineno, copy_))
-    for k, st in enumerate([n for n in ast.walk(tree) if isinstance(n, ast.If) and bare(n)]):
-        if len(out) >= MAX_PATHS:
-            return out
-        copy_ = copy.deepcopy(tree)
-        st3 = [n for n in ast.walk(copy_) if bare(n)][k]
-        assert isinstance(st3, ast.If)
-        st3.test = ast.copy_location(ast.Constant(value=False), st3.test)
-        st3.body = [ast.copy_location(ast.Pass(), st3)]
-        out.append((st.lineno, copy_))
+    def take_arm(tree_: ast.Module, st: ast.AST, choice: int) -> int:
+        assert isinstance(st, ast.If)
+        taken = st.body if choice == 0 else st.orelse
+        st.body, st.orelse = taken, []
+        st.test = ast.copy_location(ast.Constant(value=True), st.test)  # the probe only chose the arm
+        return taken[0].lineno
+
+    def skip(tree_: ast.Module, st: ast.AST, choice: int) -> int:
+        assert isinstance(st, ast.If)
+        st.test = ast.copy_location(ast.Constant(value=False), st.test)
+        st.body = [ast.copy_location(ast.Pass(), st)]
+        return st.lineno
 
     def raising(n: ast.AST) -> bool:  # a try whose body reads the surroundings, its blocks falling through
         return isinstance(n, ast.Try) and bool(n.handlers) and not any(isinstance(x, ast.Return) for x in ast.walk(n)) \
             and any(_reads_environment(b, helpers, names=names) for b in n.body)
 
-    for k, st in enumerate([n for n in ast.walk(tree) if raising(n)]):
+    def take_block(tree_: ast.Module, st: ast.AST, choice: int) -> int:  # nothing raised (0), or a handler ran
         assert isinstance(st, ast.Try)
-        for choice in range(1 + len(st.handlers)):  # what runs when nothing raises, and each handler's way
-            if len(out) >= MAX_PATHS:
-                return out
-            copy_ = copy.deepcopy(tree)
-            st4 = [n for n in ast.walk(copy_) if raising(n)][k]
-            assert isinstance(st4, ast.Try)
-            block = st4.body + st4.orelse if choice == 0 else st4.handlers[choice - 1].body
-            _replace_statement(copy_, st4, ast.copy_location(ast.If(test=ast.Constant(value=True), body=block,
-                                                                    orelse=[]), st4))
-            out.append((block[0].lineno, copy_))
+        block = st.body + st.orelse if choice == 0 else st.handlers[choice - 1].body
+        _replace_statement(tree_, st, ast.copy_location(ast.If(test=ast.Constant(value=True), body=block, orelse=[]),
+                                                        st))
+        return block[0].lineno
 
     def chooses(n: ast.AST) -> bool:  # a conditional expression on who is calling (s = a(v) if id(v) % 2 else b(v))
         return isinstance(n, ast.IfExp) and (_reads_environment(n.test, helpers, names=names) or any(
             isinstance(x, ast.Attribute) and self_attr(x) and x.attr in env for x in ast.walk(n.test)))
 
-    for k, ex in enumerate([n for n in ast.walk(tree) if chooses(n)]):
-        for arm in ("body", "orelse"):
-            if len(out) >= MAX_PATHS:
-                return out
-            copy_ = copy.deepcopy(tree)
-            target = [n for n in ast.walk(copy_) if chooses(n)][k]
+    def take_value(tree_: ast.Module, target: ast.AST, choice: int) -> int:
+        assert isinstance(target, ast.IfExp)
+        chosen = target.body if choice == 0 else target.orelse
 
-            class Take(ast.NodeTransformer):
-                def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
-                    return getattr(node, arm) if node is target else self.generic_visit(node)
+        class Take(ast.NodeTransformer):
+            def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
+                return chosen if node is target else self.generic_visit(node)
 
-            out.append((getattr(ex, arm).lineno, Take().visit(copy_)))
+        Take().visit(tree_)
+        return chosen.lineno
+
+    for pred, choices, edit in ((arms, lambda n: 2, take_arm), (bare, lambda n: 1, skip),
+                                (raising, lambda n: 1 + len(getattr(n, "handlers", [])), take_block),
+                                (chooses, lambda n: 2, take_value)):
+        if not _variants(tree, pred, choices, edit, out):
+            break
     return out
+
+
+def _variants(tree: ast.Module, pred: Callable[[ast.AST], bool], choices: Callable[[ast.AST], int],
+              edit: Callable[[ast.Module, ast.AST, int], int], out: list[tuple[int, ast.Module]]) -> bool:
+    """For each node of ``tree`` that ``pred`` holds for, one copy of the tree per choice, edited there (``edit``
+    returns the line the copy is known by); False once ``MAX_PATHS`` copies are out."""
+    for k, node in enumerate([n for n in ast.walk(tree) if pred(n)]):
+        for choice in range(choices(node)):
+            if len(out) >= MAX_PATHS:
+                return False
+            twin_tree = copy.deepcopy(tree)
+            twin = [n for n in ast.walk(twin_tree) if pred(n)][k]
+            out.append((edit(twin_tree, twin, choice), twin_tree))
+    return True
 
 
 def _replace_statement(tree: ast.AST, old: ast.stmt, new: ast.stmt) -> None:
