@@ -3,7 +3,9 @@ matrix (tests/test_reader_disguise_invariance.py): every locally bound name made
 torch functions and back, ``@`` as ``torch.matmul`` and back, every softmax spelled ``torch.nn.functional.softmax``,
 dimensions passed by keyword, the last two axes swapped with ``.mT``; then ``a += b`` spelt out, ``masked_fill`` as
 ``torch.where``, ``amax`` as ``max(...).values``, a mean as a sum over the size, ``F.`` spelt out, torch's functions
-imported by name, and nested calls computed into temporaries on the line before.
+imported by name, and nested calls computed into temporaries on the line before; then comparisons mirrored,
+``unsqueeze`` as ``[:, None]``, ``size(d)`` as ``shape[d]``, ``clamp_min`` as ``clamp(min=)``, the softmax written
+out, and each assigned call moved into a module-level helper of its own.
 Each returns source text; none needs the code to run."""
 
 from __future__ import annotations
@@ -277,6 +279,135 @@ class _TorchNamesImported(ast.NodeTransformer):
         return n
 
 
+class _ComparisonsMirrored(ast.NodeTransformer):
+    """``a < b`` as ``b > a`` (one comparison of two operands)."""
+
+    MIRROR = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE, ast.Eq: ast.Eq, ast.NotEq: ast.NotEq}
+
+    def visit_Compare(self, n: ast.Compare) -> ast.expr:
+        self.generic_visit(n)
+        if len(n.ops) == 1 and type(n.ops[0]) in self.MIRROR:
+            return ast.Compare(left=n.comparators[0], ops=[self.MIRROR[type(n.ops[0])]()], comparators=[n.left])
+        return n
+
+
+class _UnsqueezeAsNone(ast.NodeTransformer):
+    """``x.unsqueeze(0)`` / ``x.unsqueeze(1)`` / ``x.unsqueeze(-1)`` as ``x[None]`` / ``x[:, None]`` / ``x[..., None]``."""
+
+    def visit_Call(self, n: ast.Call) -> ast.expr:
+        self.generic_visit(n)
+        f = n.func
+        if isinstance(f, ast.Attribute) and f.attr == "unsqueeze" and len(n.args) == 1 and not n.keywords and not (
+                isinstance(f.value, ast.Name) and f.value.id in _NOT_TENSORS):
+            d = n.args[0]
+            v = d.value if isinstance(d, ast.Constant) else -d.operand.value if isinstance(  # type: ignore[operator]
+                d, ast.UnaryOp) and isinstance(d.op, ast.USub) and isinstance(d.operand, ast.Constant) else None
+            none = ast.Constant(value=None)
+            index: ast.expr | None = {0: none, 1: ast.Tuple(elts=[ast.Slice(), none], ctx=ast.Load()),
+                                      2: ast.Tuple(elts=[ast.Slice(), ast.Slice(), none], ctx=ast.Load()),
+                                      -1: ast.Tuple(elts=[ast.Constant(value=...), none], ctx=ast.Load())}.get(
+                v) if isinstance(v, int) else None
+            if index is not None:
+                return ast.Subscript(value=f.value, slice=index, ctx=ast.Load())
+        return n
+
+
+class _SizeAsShape(ast.NodeTransformer):
+    """``x.size(d)`` as ``x.shape[d]`` and ``x.size()`` as ``x.shape``."""
+
+    def visit_Call(self, n: ast.Call) -> ast.expr:
+        self.generic_visit(n)
+        f = n.func
+        if isinstance(f, ast.Attribute) and f.attr == "size" and len(n.args) <= 1 and not n.keywords and not (
+                isinstance(f.value, ast.Name) and f.value.id in _NOT_TENSORS):
+            shape = ast.Attribute(value=f.value, attr="shape", ctx=ast.Load())
+            return ast.Subscript(value=shape, slice=n.args[0], ctx=ast.Load()) if n.args else shape
+        return n
+
+
+class _ClampMinAsClamp(ast.NodeTransformer):
+    """``x.clamp_min(v)`` as ``x.clamp(min=v)`` (and ``clamp_max``)."""
+
+    def visit_Call(self, n: ast.Call) -> ast.expr:
+        self.generic_visit(n)
+        f = n.func
+        if isinstance(f, ast.Attribute) and f.attr in ("clamp_min", "clamp_max") and len(n.args) == 1 and \
+                not n.keywords and not (isinstance(f.value, ast.Name) and f.value.id in _NOT_TENSORS):
+            return ast.Call(func=ast.Attribute(value=f.value, attr="clamp", ctx=ast.Load()), args=[],
+                            keywords=[ast.keyword(arg=f.attr[-3:], value=n.args[0])])
+        return n
+
+
+class _SoftmaxWrittenOut(ast.NodeTransformer):
+    """``x.softmax(d)`` / ``torch.softmax(x, d)`` as ``torch.exp(x - x.amax(d, keepdim=True))`` over its sum along
+    ``d`` (the numerically safe softmax by hand; ``x`` re-evaluated, so only where ``x`` is a name)."""
+
+    def visit_Call(self, n: ast.Call) -> ast.expr:
+        self.generic_visit(n)
+        f = n.func
+        if not (isinstance(f, ast.Attribute) and f.attr == "softmax"):
+            return n
+        module = isinstance(f.value, ast.Name) and f.value.id in ("torch", "F")
+        args = n.args[1:] if module else n.args
+        x = n.args[0] if module and n.args else f.value
+        dims = args + [k.value for k in n.keywords if k.arg == "dim"]
+        if len(dims) != 1 or len(args) + len(n.keywords) != 1 or not isinstance(x, ast.Name):
+            return n
+        d = dims[0]
+        keep = [ast.keyword(arg="keepdim", value=ast.Constant(value=True))]
+        shifted = ast.BinOp(left=x, op=ast.Sub(), right=ast.Call(
+            func=ast.Attribute(value=x, attr="amax", ctx=ast.Load()), args=[d], keywords=keep))
+        e = ast.Call(func=ast.Attribute(value=ast.Name("torch", ast.Load()), attr="exp", ctx=ast.Load()),
+                     args=[shifted], keywords=[])
+        total = ast.Call(func=ast.Attribute(value=e, attr="sum", ctx=ast.Load()), args=[d], keywords=keep)
+        return ast.BinOp(left=e, op=ast.Div(), right=total)
+
+
+def _helpers_extracted(src: str) -> str:
+    """Each call assigned to a name inside a method computed by a module-level helper of its own, its free names
+    passed under the same names (``s = F.max_pool1d(a, 7, ...)`` as ``s = _h0(a)`` with ``def _h0(a): return
+    F.max_pool1d(a, 7, ...)``): what a porter does who restructures code into helpers."""
+    import builtins
+
+    tree = ast.parse(src)
+    module_names = set(dir(builtins))
+    for st in tree.body:
+        if isinstance(st, (ast.Import, ast.ImportFrom)):
+            module_names.update((a.asname or a.name).split(".")[0] for a in st.names)
+        elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            module_names.add(st.name)
+        elif isinstance(st, (ast.Assign, ast.AnnAssign)):
+            for t in (st.targets if isinstance(st, ast.Assign) else [st.target]):
+                module_names.update(x.id for x in ast.walk(t) if isinstance(x, ast.Name))
+    helpers: list[ast.stmt] = []
+
+    class Extract(ast.NodeTransformer):
+        def visit_Assign(self, n: ast.Assign) -> ast.stmt:
+            v = n.value
+            if not isinstance(v, ast.Call) or any(isinstance(x, (ast.Lambda, ast.NamedExpr, ast.Yield, ast.Await,
+                                                                  ast.Starred)) for x in ast.walk(v)):
+                return n
+            bound = {x.id for x in ast.walk(v) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}
+            free = sorted({x.id for x in ast.walk(v) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Load)}
+                          - bound - module_names)
+            name = f"_h{len(helpers)}"
+            args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=a) for a in free], kwonlyargs=[], kw_defaults=[],
+                                 defaults=[])
+            helpers.append(ast.FunctionDef(name=name, args=args, body=[ast.Return(value=v)], decorator_list=[],
+                                           returns=None, type_params=[]))
+            n.value = ast.Call(func=ast.Name(name, ast.Load()), args=[ast.Name(a, ast.Load()) for a in free],
+                               keywords=[])
+            return n
+
+    for cls in [st for st in tree.body if isinstance(st, ast.ClassDef)]:
+        for fn in [x for x in cls.body if isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+            Extract().visit(fn)
+    at = next(i for i, st in enumerate(tree.body) if isinstance(st, ast.ClassDef)) if any(
+        isinstance(st, ast.ClassDef) for st in tree.body) else len(tree.body)
+    tree.body[at:at] = helpers
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
 def _transform(t: type[ast.NodeTransformer]) -> Callable[[str], str]:
     def apply(src: str) -> str:
         return ast.unparse(ast.fix_missing_locations(t().visit(ast.parse(src))))
@@ -300,4 +431,10 @@ DISGUISES: dict[str, Callable[[str], str]] = {
     "mean_as_sum_over_size": _transform(_MeanAsSumOverSize),
     "functional_spelled_out": _transform(_FunctionalSpelledOut),
     "torch_names_imported": _transform(_TorchNamesImported),
+    "comparisons_mirrored": _transform(_ComparisonsMirrored),
+    "unsqueeze_as_none": _transform(_UnsqueezeAsNone),
+    "size_as_shape": _transform(_SizeAsShape),
+    "clamp_min_as_clamp": _transform(_ClampMinAsClamp),
+    "softmax_written_out": _transform(_SoftmaxWrittenOut),
+    "helpers_extracted": _helpers_extracted,
 }

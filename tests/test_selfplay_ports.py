@@ -620,6 +620,51 @@ def test_attention_added_in_place_into_what_the_next_call_reads_is_a_running_sum
     assert "accumulate" not in computation(head + copied + tail).features  # replaced, not added
 
 
+def test_spans_written_with_both_bounds_are_the_first_and_the_last_tokens() -> None:
+    """``x[0:n]`` is the first n as ``x[:n]`` is, and ``x[t - w:t]`` the last w as ``x[t - w:]`` is (what a helper
+    ``cut(x, a, b) -> x[a:b]`` computes once read inline; found by the disguise matrix's extracted helpers)."""
+    head = ("import torch\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n\n"
+            "class A(EvictionMethod):\n    def select(self, view: LayerView) -> Keep:\n        out = []\n"
+            "        for h in range(view.n_kv_heads):\n            seq = torch.arange(view.n_tokens)\n"
+            "            t = seq.numel()\n")
+    tail = "        return Keep(tuple(out))\n"
+    both = "            out.append(torch.cat([seq[0:4], seq[t - 60:t]]))\n"
+    assert {"sinks", "recent"} <= set(computation(head + both + tail).features)
+    middle = "            out.append(seq[4:t - 60])\n"
+    assert not {"sinks", "recent"} & set(computation(head + middle + tail).features)
+
+
+def test_a_rule_moved_into_one_line_helpers_reads_as_written_inline() -> None:
+    """A porter who moves each line of a rule into a helper of its own (``def _pool(a): return F.max_pool1d(a, ...)``,
+    ``def _start(n, w): return max(0, n - w)``, a method ``self._mass(view)``) computes the rule still: helpers whose
+    body is one return are read inline, so each operation keeps its caller's context."""
+    inline = ("import torch\nimport torch.nn.functional as F\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n\n"
+              "class A(EvictionMethod):\n    query_window = 32\n\n    def select(self, view: LayerView) -> Keep:\n"
+              "        a = view.group(view.attention(reduce='sum'), 'mean')\n"
+              "        s = F.max_pool1d(a[:, None], 7, stride=1, padding=3)[:, 0]\n"
+              "        s[:, max(0, view.n_tokens - 16):] = float('inf')\n"
+              "        return Keep.from_topk(s, view.budget, view.valid)\n")
+    helpers = ("import torch\nimport torch.nn.functional as F\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n\n"
+               "def _pool(x, k):\n    \"\"\"Smooth along the tokens.\"\"\"\n    return F.max_pool1d(x[:, None], k, stride=1, padding=k // 2)[:, 0]\n\n\n"
+               "def _start(n, w):\n    return max(0, n - w)\n\n\n"
+               "class A(EvictionMethod):\n    query_window = 32\n\n    def _mass(self, view):\n"
+               "        return view.group(view.attention(reduce='sum'), 'mean')\n\n"
+               "    def select(self, view: LayerView) -> Keep:\n        s = _pool(self._mass(view), 7)\n"
+               "        s[:, _start(view.n_tokens, 16):] = float('inf')\n"
+               "        return Keep.from_topk(s, view.budget, view.valid)\n")
+    assert set(computation(helpers).features) == set(computation(inline).features)
+    assert {"attention", "pooling", "recent"} <= set(computation(helpers).features)
+    static = ("import torch\nimport torch.nn.functional as F\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n\n"
+              "class A(EvictionMethod):\n    query_window = 32\n\n    @staticmethod\n    def _pool(x, k):\n"
+              "        return F.max_pool1d(x[:, None], k, stride=1, padding=k // 2)[:, 0]\n\n"
+              "    @staticmethod\n    def _start(n, w):\n        return max(0, n - w)\n\n"
+              "    def select(self, view: LayerView) -> Keep:\n"
+              "        s = A._pool(view.group(view.attention(reduce='sum'), 'mean'), 7)\n"
+              "        s[:, self._start(view.n_tokens, 16):] = float('inf')\n"
+              "        return Keep.from_topk(s, view.budget, view.valid)\n")
+    assert set(computation(static).features) == set(computation(inline).features)  # static methods alike
+
+
 def test_consecutive_edges_walk_blocks_of_the_tokens() -> None:
     """A loop over consecutive pairs of edges (zip(e[:-1], e[1:]), zip(e, e[1:]), pairwise(e), through .tolist())
     slicing the scores between them walks blocks: each segment's own best token (its local maximum) is a quota of

@@ -1372,6 +1372,11 @@ class FeatureTagger(ast.NodeVisitor):
                     else:
                         self.add("window_queries", node.lineno)
                 lower = self.tag(p.lower) if isinstance(p.lower, ast.Name) else set()
+                if isinstance(p.lower, ast.Constant) and p.lower.value == 0:
+                    lower = lower | {"Z"}  # x[0:n]: the first n, as x[:n]
+                if isinstance(p.lower, ast.BinOp) and isinstance(p.lower.op, ast.Sub) and p.upper is not None and \
+                        ast.unparse(p.lower.left) == ast.unparse(p.upper):
+                    lower = lower | {"D"}  # x[n - w:n]: the last w, as x[n - w:]
                 if (p.lower is None or "Z" in lower) and p.upper is not None and not negative(p.upper) and \
                         t & {"K", "V", "P", "I"} and "R" not in t:  # the first n of a ranking is a top-n
                     self.add("sinks", node.lineno)

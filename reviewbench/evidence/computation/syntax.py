@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 
 from reviewbench.evidence.computation.vocabulary import CANON
 
@@ -274,3 +275,107 @@ def dead_statements(fn: ast.FunctionDef | ast.AsyncFunctionDef, self_reads: set[
                 live |= reads
                 changed = True
     return {id(stmt) for stmt, out, _ in assigns if not out & live}
+
+
+def inline_expression_helpers(tree: ast.Module, rounds: int = 3) -> ast.Module:
+    """A copy of ``tree`` with each call of a helper whose body is one ``return <expression>`` (a docstring
+    aside) replaced by that expression, its parameters by the call's arguments: a module function ``f(a, b)``, a
+    method called on ``self`` (``self._f(a)``) or a static method (``self._f(a)``, ``Cls._f(a)``). A porter who
+    moves each line of a rule into a helper of its own computes the rule still; read inline, each operation keeps
+    the context it has in the caller (a window's start, the carried vector of an iteration, the argument a pooling
+    takes). A parameter read more than once is substituted only by a name, an attribute or a constant (a call is not
+    evaluated twice); helpers that call themselves, take ``*args``/``**kwargs`` or other decorators are left as they
+    are."""
+    tree = copy.deepcopy(tree)
+    for _ in range(rounds):
+        helpers: dict[str, tuple[ast.FunctionDef, bool]] = {}  # name -> (def, its first parameter is self)
+        scopes: list[tuple[list[ast.stmt], str | None]] = [(tree.body, None)] + [
+            (c.body, c.name) for c in tree.body if isinstance(c, ast.ClassDef)]
+        for scope, cls in scopes:
+            for fn in scope:
+                if not isinstance(fn, ast.FunctionDef) or fn.args.vararg or fn.args.kwarg or fn.args.posonlyargs or \
+                        fn.args.kwonlyargs:
+                    continue
+                static = [ast.unparse(d) for d in fn.decorator_list] == ["staticmethod"] and cls is not None
+                if fn.decorator_list and not static:
+                    continue
+                body = fn.body[1:] if fn.body and isinstance(fn.body[0], ast.Expr) and isinstance(
+                    fn.body[0].value, ast.Constant) else fn.body
+                if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+                    continue
+                if any(isinstance(x, ast.Name) and x.id == fn.name or isinstance(x, ast.Attribute) and
+                       x.attr == fn.name for x in ast.walk(body[0].value)):
+                    continue  # recursive
+                if any(isinstance(x, (ast.Lambda, ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr))
+                       for x in ast.walk(body[0].value)):
+                    continue
+                keys = [fn.name] if cls is None else [f"self.{fn.name}"] + ([f"{cls}.{fn.name}"] if static else [])
+                for key in keys:
+                    if key in helpers or (cls is None and any(isinstance(x, ast.Name) and x.id == fn.name and
+                                                              isinstance(x.ctx, ast.Store) for x in ast.walk(tree))):
+                        helpers.pop(key, None)  # defined twice, or rebound: which one runs is not known
+                        continue
+                    helpers[key] = (fn, cls is not None and not static)
+        if not helpers:
+            break
+        changed = False
+
+        class Inline(ast.NodeTransformer):
+            def visit_Call(self, n: ast.Call) -> ast.expr:
+                nonlocal changed
+                self.generic_visit(n)
+                f = n.func
+                key = f.id if isinstance(f, ast.Name) else f"{f.value.id}.{f.attr}" if isinstance(
+                    f, ast.Attribute) and isinstance(f.value, ast.Name) else None
+                if key is None or key not in helpers or any(isinstance(a, ast.Starred) for a in n.args) or any(
+                        k.arg is None for k in n.keywords):
+                    return n
+                fn, bound = helpers[key]
+                params = [a.arg for a in fn.args.args]
+                if bound:
+                    if not params:
+                        return n
+                    params = params[1:]
+                defaults = dict(zip(params[len(params) - len(fn.args.defaults):], fn.args.defaults))
+                if len(n.args) > len(params):
+                    return n
+                given: dict[str, ast.expr] = dict(zip(params, n.args))
+                for k in n.keywords:
+                    if k.arg not in params or k.arg in given:
+                        return n
+                    given[k.arg] = k.value
+                for p in params:
+                    if p not in given:
+                        if p not in defaults:
+                            return n
+                        given[p] = defaults[p]
+                value = copy.deepcopy(fn.body[-1].value)  # type: ignore[attr-defined]
+                uses: dict[str, int] = {}
+                for x in ast.walk(value):
+                    if isinstance(x, ast.Name) and x.id in given:
+                        uses[x.id] = uses.get(x.id, 0) + 1
+                if any(uses.get(p, 0) > 1 and not isinstance(a, (ast.Name, ast.Attribute, ast.Constant))
+                       for p, a in given.items()):
+                    return n
+                if any(isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store) and x.id in given
+                       for x in ast.walk(value)):
+                    return n  # a comprehension rebinding a parameter's name
+
+                class Put(ast.NodeTransformer):
+                    def visit_Name(self, m: ast.Name) -> ast.expr:
+                        return ast.copy_location(copy.deepcopy(given[m.id]), m) if m.id in given else m
+
+                changed = True
+                return ast.copy_location(Put().visit(value), n)
+
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                for fn in node.body:
+                    if isinstance(fn, ast.FunctionDef) and f"self.{fn.name}" not in helpers:
+                        Inline().visit(fn)
+            elif isinstance(node, ast.FunctionDef) and node.name not in helpers:
+                Inline().visit(node)
+        ast.fix_missing_locations(tree)
+        if not changed:
+            break
+    return tree
