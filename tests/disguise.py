@@ -5,7 +5,8 @@ dimensions passed by keyword, the last two axes swapped with ``.mT``; then ``a +
 ``torch.where``, ``amax`` as ``max(...).values``, a mean as a sum over the size, ``F.`` spelt out, torch's functions
 imported by name, and nested calls computed into temporaries on the line before; then comparisons mirrored,
 ``unsqueeze`` as ``[:, None]``, ``size(d)`` as ``shape[d]``, ``clamp_min`` as ``clamp(min=)``, the softmax written
-out, and each assigned call moved into a module-level helper of its own.
+out, and each assigned call moved into a module-level helper of its own; then pairs of consecutive assignments
+moved into a helper that returns both.
 Each returns source text; none needs the code to run."""
 
 from __future__ import annotations
@@ -408,6 +409,75 @@ def _helpers_extracted(src: str) -> str:
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
+def _pairs_extracted(src: str) -> str:
+    """Two consecutive assignments to plain names inside a method computed by a module-level helper that returns
+    both (``a = f(x); b = g(a)`` as ``a, b = _p0(x)``, the helper holding both lines): the multi-line helpers a porter
+    writes. The free names are passed under the same names."""
+    import builtins
+
+    tree = ast.parse(src)
+    module_names = set(dir(builtins))
+    for st in tree.body:
+        if isinstance(st, (ast.Import, ast.ImportFrom)):
+            module_names.update((a.asname or a.name).split(".")[0] for a in st.names)
+        elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            module_names.add(st.name)
+        elif isinstance(st, (ast.Assign, ast.AnnAssign)):
+            for t in (st.targets if isinstance(st, ast.Assign) else [st.target]):
+                module_names.update(x.id for x in ast.walk(t) if isinstance(x, ast.Name))
+    helpers: list[ast.stmt] = []
+
+    def plain(st: ast.stmt) -> bool:
+        return isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and \
+            not any(isinstance(x, (ast.Lambda, ast.NamedExpr, ast.Yield, ast.Await)) for x in ast.walk(st.value))
+
+    def block(body: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        i = 0
+        while i < len(body):
+            st = body[i]
+            for attr in ("body", "orelse"):
+                inner = getattr(st, attr, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt) and not isinstance(
+                        st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    setattr(st, attr, block(inner))
+            if i + 1 < len(body) and plain(st) and plain(body[i + 1]):
+                a, b = st, body[i + 1]
+                assert isinstance(a, ast.Assign) and isinstance(b, ast.Assign)
+                ta, tb = a.targets[0].id, b.targets[0].id  # type: ignore[attr-defined]
+                stored = {x.id for s2 in (a, b) for x in ast.walk(s2.value) if isinstance(x, ast.Name) and
+                          isinstance(x.ctx, ast.Store)}
+                loads = {x.id for s2 in (a, b) for x in ast.walk(s2.value) if isinstance(x, ast.Name) and
+                         isinstance(x.ctx, ast.Load)}
+                free = sorted(loads - stored - module_names - ({ta} - {x.id for x in ast.walk(a.value)
+                                                                        if isinstance(x, ast.Name)}))
+                if ta != tb:
+                    name = f"_p{len(helpers)}"
+                    args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=x) for x in free], kwonlyargs=[],
+                                         kw_defaults=[], defaults=[])
+                    ret = ast.Return(value=ast.Tuple(elts=[ast.Name(ta, ast.Load()), ast.Name(tb, ast.Load())],
+                                                     ctx=ast.Load()))
+                    helpers.append(ast.FunctionDef(name=name, args=args, body=[a, b, ret], decorator_list=[],
+                                                   returns=None, type_params=[]))
+                    call = ast.Call(func=ast.Name(name, ast.Load()), args=[ast.Name(x, ast.Load()) for x in free],
+                                    keywords=[])
+                    out.append(ast.copy_location(ast.Assign(
+                        targets=[ast.Tuple(elts=[ast.Name(ta, ast.Store()), ast.Name(tb, ast.Store())],
+                                           ctx=ast.Store())], value=call), a))
+                    i += 2
+                    continue
+            out.append(st)
+            i += 1
+        return out
+
+    for cls in [st for st in tree.body if isinstance(st, ast.ClassDef)]:
+        for fn in [x for x in cls.body if isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+            fn.body = block(fn.body)
+    at = next((i for i, st in enumerate(tree.body) if isinstance(st, ast.ClassDef)), len(tree.body))
+    tree.body[at:at] = helpers
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
 def _transform(t: type[ast.NodeTransformer]) -> Callable[[str], str]:
     def apply(src: str) -> str:
         return ast.unparse(ast.fix_missing_locations(t().visit(ast.parse(src))))
@@ -437,4 +507,5 @@ DISGUISES: dict[str, Callable[[str], str]] = {
     "clamp_min_as_clamp": _transform(_ClampMinAsClamp),
     "softmax_written_out": _transform(_SoftmaxWrittenOut),
     "helpers_extracted": _helpers_extracted,
+    "statement_pairs_extracted": _pairs_extracted,
 }

@@ -665,6 +665,31 @@ def test_a_rule_moved_into_one_line_helpers_reads_as_written_inline() -> None:
     assert set(computation(static).features) == set(computation(inline).features)  # static methods alike
 
 
+def test_a_helper_s_parameters_take_the_call_s_arguments_in_order() -> None:
+    """A method's own first parameter (``self``, or any name) is skipped; a module function's parameter that happens to
+    be called ``self`` (a method moved out of its class) takes its argument like any other (found by the disguise
+    matrix's statement pairs moved into helpers: the arguments after it shifted by one)."""
+    head = ("import torch\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n\n")
+    moved = (head + "def _score(n, self, q, k):\n    logits = q @ k.transpose(-1, -2) * self.scale\n"
+             "    return logits.softmax(-1).sum(1)[:, :n]\n\n\n"
+             "class A(EvictionMethod):\n    query_window = 16\n    scale = 0.125\n\n"
+             "    def select(self, view: LayerView) -> Keep:\n"
+             "        q = view.queries.float()\n        k = view.keys.float().repeat_interleave(view.model.group_size, 0)\n"
+             "        s = view.group(_score(view.n_tokens, self, q, k), 'mean')\n"
+             "        return Keep.from_topk(s, view.budget, view.valid)\n")
+    named = moved.replace("def _score(n, self, q, k):", "def _score(n, me, q, k):").replace("self.scale", "me.scale")
+    assert "attention" in computation(moved).features
+    assert set(computation(moved).features) == set(computation(named).features)
+    method = (head + "class A(EvictionMethod):\n    query_window = 16\n    scale = 0.125\n\n"
+              "    def _score(me, q, k):\n        logits = q @ k.transpose(-1, -2) * me.scale\n"
+              "        return logits.softmax(-1).sum(1)\n\n"
+              "    def select(self, view: LayerView) -> Keep:\n"
+              "        q = view.queries.float()\n        k = view.keys.float().repeat_interleave(view.model.group_size, 0)\n"
+              "        s = view.group(self._score(q, k), 'mean')\n"
+              "        return Keep.from_topk(s, view.budget, view.valid)\n")
+    assert "attention" in computation(method).features
+
+
 def test_consecutive_edges_walk_blocks_of_the_tokens() -> None:
     """A loop over consecutive pairs of edges (zip(e[:-1], e[1:]), zip(e, e[1:]), pairwise(e), through .tolist())
     slicing the scores between them walks blocks: each segment's own best token (its local maximum) is a quota of

@@ -1548,7 +1548,10 @@ class FeatureTagger(ast.NodeVisitor):
     def _inline(self, local: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.Call, arg_tags: list[set[str]],
                 kw_tags: dict[str | None, set[str]]) -> set[str]:
         """A helper defined in the code, run with its parameters tagged by the arguments; the tags it returns."""
-        params = [a.arg for a in local.args.args if a.arg not in ("self", "cls")]
+        params = [a.arg for a in local.args.args]
+        if params and id(local) in self.defs.methods and not any(
+                ast.unparse(d) == "staticmethod" for d in local.decorator_list):
+            params = params[1:]  # a method's own self (cls): the call's arguments start after it
         for p, t, a in zip(params, arg_tags, node.args):
             # a helper called with 0 or with `n - w` slices the first / the last tokens inside
             self.tags[p] = t | ({"Z"} if isinstance(a, ast.Constant) and a.value == 0 else set()) | (

@@ -122,6 +122,7 @@ class Defs:
         self.by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self.owner: dict[int, str | None] = {}
         self.classes: set[str] = set()
+        self.methods: set[int] = set()  # functions defined directly in a class body (not nested in a method)
         self.modules: set[str] = {"torch", "F", "nn", "math", "np"}  # names bound by imports: not data
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -135,6 +136,8 @@ class Defs:
                 elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     self.by_name.setdefault(child.name, []).append(child)
                     self.owner[id(child)] = owner
+                    if isinstance(node, ast.ClassDef):
+                        self.methods.add(id(child))
                     walk(child, owner)
                 else:
                     walk(child, owner)
