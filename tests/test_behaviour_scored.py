@@ -67,6 +67,27 @@ def test_divergence_is_an_evasion_only_when_the_scored_calls_show_a_reference_th
     assert divergence([m("baseline:knorm", 0.9)], []) is None
 
 
+def test_an_evasion_of_a_credited_reference_is_an_indication_not_a_proof():
+    """Keeping a reference's tokens where scored and not on the bank hides that reference from the flags; where the
+    description credits it there is nothing to hide, and a step of the method's own that depends on the inputs (a
+    floor per segment) moves it (held-out set 15's honest s05: KVzip credited, 0.98 where scored, 0.65 on the bank):
+    the divergence is reported as an indication for a judge, not a proof."""
+    from types import SimpleNamespace
+
+    from reviewbench.flags.evasion import evasion_flags
+
+    d = divergence([m("baseline:kvzip", 0.98)], [m("baseline:kvzip", 0.65)])
+    assert d is not None and d.evasion
+    ev = SimpleNamespace(divergence=d, where="the board benchmark's scored calls")
+    line = ("class SegmentFloor(EvictionMethod):", 7)
+    uncredited = evasion_flags(ev, line, "## Method\nWe rank tokens by a fresh repeat-pass score of our own.\n")  # type: ignore[arg-type]
+    assert [(f.flag, f.strength) for f in uncredited] == [("RULE_VIOLATION", "proof")]
+    credited = evasion_flags(ev, line, "## Method\nWe build on KVzip's repeat-pass score (Kim et al., 2025) and add "
+                                       "a floor per segment.\n")  # type: ignore[arg-type]
+    assert [(f.flag, f.strength) for f in credited] == [("RULE_VIOLATION", "indication")]
+    assert "credits baseline:kvzip" in credited[0].explanation
+
+
 def test_kept_sets_round_trip_bit_packed(tmp_path: Path):
     from harness.keptsets import KeptSets, chosen_items, load_kept
 

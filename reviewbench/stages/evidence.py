@@ -118,7 +118,7 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
         elif not any(f.flag == "UNDISCLOSED_PRIOR_ART" for f in flags):
             flags += roles
     flags += misstated_flags(desc, b.method.source, matches, ctx.rubric.evidence)
-    flags += evasion_flags(behaviour, class_line)
+    flags += evasion_flags(behaviour, class_line, desc)
     for c in citations:
         if c.status in ("not_found", "wrong_metadata"):
             findings.append(Finding(code=f"evidence.citation_{c.status}", location=f"DESCRIPTION.md:{c.citation.line}",
