@@ -690,6 +690,35 @@ def test_a_helper_s_parameters_take_the_call_s_arguments_in_order() -> None:
     assert "attention" in computation(method).features
 
 
+def test_the_tokens_beside_a_ranking_s_picks_are_an_operation_of_their_own() -> None:
+    """Keeping what stands a few positions after (or before) each chosen token (``keep[top + 1] = True``, a priority
+    scattered to ``top + d`` for d in a short range) is a step of the method's own beside the score that chose the
+    picks: ``pick_neighbours`` (two honest methods of different held-out writers read as the bare rule without it:
+    set 11's s06 and set 15's s20, after their keys; not held out). Picks offset by a block's start, or a slice
+    bound one past a pick, are not."""
+    head = ("import torch\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n\n"
+            "class A(EvictionMethod):\n    query_window = 16\n    reach = 3\n\n"
+            "    def select(self, view: LayerView) -> Keep:\n"
+            "        s = view.group(view.attention(reduce='sum'), 'mean')\n        out = []\n"
+            "        for h in range(view.n_kv_heads):\n            n = s.shape[1]\n"
+            "            top = s[h].topk(view.budget // 2).indices\n            keep = torch.zeros(n, dtype=torch.bool)\n"
+            "            keep[top] = True\n")
+    tail = "            out.append(keep.nonzero().flatten()[: view.budget])\n        return Keep(tuple(out))\n"
+    beside = ["            keep[(top + 1).clamp(max=n - 1)] = True\n",
+              "            nxt = top + 2\n            keep[nxt[nxt < n]] = True\n",
+              "            prio = torch.zeros(n)\n            for d in range(1, self.reach + 1):\n"
+              "                t = top + d\n                ok = t < n\n"
+              "                prio.scatter_reduce_(0, t[ok], s[h, top[ok]] * 0.5 ** d, reduce='amax')\n"
+              "            keep[prio.topk(view.budget // 4).indices] = True\n"]
+    for b in beside:
+        assert "pick_neighbours" in computation(head + b + tail).features, b
+    blocks = ("            for lo in range(0, n, 64):\n                part = s[h, lo:lo + 64].topk(2).indices\n"
+              "                keep[part + lo] = True\n")
+    bound = "            first = int(top[0])\n            keep[first:first + 1] = True\n"
+    for b in (blocks, bound, ""):
+        assert "pick_neighbours" not in computation(head + b + tail).features, b
+
+
 def test_consecutive_edges_walk_blocks_of_the_tokens() -> None:
     """A loop over consecutive pairs of edges (zip(e[:-1], e[1:]), zip(e, e[1:]), pairwise(e), through .tolist())
     slicing the scores between them walks blocks: each segment's own best token (its local maximum) is a quota of

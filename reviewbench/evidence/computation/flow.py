@@ -144,6 +144,14 @@ def _stepped(it: ast.expr) -> set[str]:
     return set()
 
 
+def _literal_bound(e: ast.expr) -> bool:
+    """A loop bound made of literals and the module's attributes only (``1``, ``self.reach + 1``): a few steps, not
+    a walk over the tokens or the blocks."""
+    return all(isinstance(x, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.Load)) or
+               isinstance(x, ast.Attribute) and self_attr(x) or isinstance(x, ast.Name) and x.id == "self"
+               for x in ast.walk(e))
+
+
 def _broadcast(e: ast.expr) -> bool:
     """An operand laid out for a pairwise (outer) combination: ``x[:, None]``, ``x[None]``, ``x.unsqueeze(d)``,
     ``x.view(-1, 1)`` / ``x.reshape(1, -1)``."""
@@ -412,6 +420,10 @@ _WRITES_IN_PLACE = _ADDS_IN_PLACE | frozenset({"copy_", "index_copy_", "index_pu
 _RESHAPES = frozenset({"unsqueeze", "squeeze", "view", "reshape", "transpose", "t", "float", "double", "to", "clone",
                        "contiguous", "flatten", "permute", "detach", "mT", "T"})
 
+# calls that keep an index tensor's entries where they are (clipped, cast, laid out otherwise)
+_INDEX_KEEPING = frozenset({"clamp", "clamp_min", "clamp_max", "clip", "long", "int", "to", "flatten", "reshape",
+                            "view", "contiguous"})
+
 class FeatureTagger(ast.NodeVisitor):
     """Tags every local name with the interface data it was computed from (K keys, V values, Q queries,
     A attention, P positions, L layer index, S remembered state, W fitted numbers: a literal table, a trained
@@ -439,6 +451,7 @@ class FeatureTagger(ast.NodeVisitor):
         # where the sums read as "a score plus a tie-break" stand: (line, column, end line, end column, main is left)
         self.tie_nodes: set[tuple[int, int, int | None, int | None, bool]] = set()
         self.loop_vars: set[str] = set()  # the variables of the loops being run
+        self.small_ranges: set[str] = set()  # loop variables over ranges with literal or attribute bounds
         self.pending_exp: dict[int, int] = {}
         self.pending_cumsum: dict[int, int] = {}  # running sums of attention not (yet) seen differenced  # exp of query-key logits not (yet) seen divided by its own sum
         # the loops being run, innermost last: whether they walk blocks of tokens, the names a ranking selected
@@ -532,6 +545,8 @@ class FeatureTagger(ast.NodeVisitor):
                 return (t | st | {"QZ"}) - {"QZI"}
             if "R" in st and t & (DATA_TAGS | {"I", "P"}):
                 t = t | {"SEL"}  # entries picked by a ranking
+            if self._indexes_beside(node.slice):
+                self.add("pick_neighbours", node.lineno)  # x[top + d]: what stands beside the chosen tokens
             return t | self._subscript_tags(node, t, st)
         if isinstance(node, ast.BinOp):
             tagged = self._tag_binop(node)
@@ -1174,6 +1189,40 @@ class FeatureTagger(ast.NodeVisitor):
         """A name bound to a difference (``c = k - k.mean(...)``): its square is a spread, not a norm."""
         r = self._resolved(e)
         return isinstance(e, ast.Name) and isinstance(r, ast.BinOp) and isinstance(r.op, ast.Sub)
+
+    def _indexes_beside(self, index: ast.expr) -> bool:
+        """An index (not a slice's bound) made of a ranking's picks shifted by a few positions: ``x[top + 1]``,
+        ``t = top + d; x[t[ok]]`` (a name bound to the shift, masked or not)."""
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        return any(not isinstance(p, ast.Slice) and self._beside(p) for p in parts)
+
+    def _beside(self, e: ast.expr) -> bool:
+        for _ in range(4):  # t[ok], (top + 1).clamp(max=n - 1), torch.clamp(top + 1, 0, n - 1), a name bound to it
+            if isinstance(e, ast.Subscript):
+                e = e.value
+            elif isinstance(e, ast.Call) and callee(e.func)[0] in _INDEX_KEEPING and isinstance(e.func, ast.Attribute):
+                module = isinstance(e.func.value, ast.Name) and e.func.value.id == "torch"
+                if module and not e.args:
+                    break
+                e = e.args[0] if module else e.func.value
+            elif isinstance(e, ast.Name):
+                r = self._resolved(e)
+                if r is e:
+                    break
+                e = r
+            else:
+                break
+        return isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)) and any(
+            "R" in self.tag(a) and self._small_offset(o) for a, o in ((e.left, e.right), (e.right, e.left)))
+
+    def _small_offset(self, e: ast.expr) -> bool:
+        """A shift of a few positions: a literal up to 16, or the variable of a loop over a range whose bounds are
+        literals or the module's attributes (``for d in range(1, self.reach + 1)``)."""
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+            e = e.operand
+        if isinstance(e, ast.Constant):
+            return isinstance(e.value, int) and not isinstance(e.value, bool) and 0 < e.value <= 16
+        return isinstance(e, ast.Name) and e.id in self.small_ranges
 
     def _subtracts(self, e: ast.expr | None) -> bool:
         """``subtracts`` of ``e`` or of what the name ``e`` was bound to (``start = max(0, n - w)``, then
@@ -2188,6 +2237,8 @@ class FeatureTagger(ast.NodeVisitor):
             base = self.tag(target.value)
             self._stored_range(target)
             st = self.tag(target.slice)
+            if self._indexes_beside(target.slice):
+                self.add("pick_neighbours", target.lineno)  # keep[top + 1] = True: the picks' neighbours kept
             if "A" in st and (
                     "QZ" in base and base & {"K", "V"} and "QZ" not in t and t & {"K", "V"} or
                     "QZ" in t and t & {"K", "V"} and "QZ" not in base and base & {"K", "V"}):
@@ -2336,6 +2387,9 @@ class FeatureTagger(ast.NodeVisitor):
         names = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
         added = names - self.loop_vars
         self.loop_vars |= added
+        if isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Call) and \
+                callee(node.iter.func)[0] == "range" and all(_literal_bound(a) for a in node.iter.args):
+            self.small_ranges |= added
         self.loop += 1
         self.frames.append({"blocks": bool(it & {"BS", "BLK"}), "sel": set(), "cat": set(), "node": node,
                             "shrink": _decreasing_sizes(node.iter), "rank": set(), "blocks_scored": False,
@@ -2349,6 +2403,7 @@ class FeatureTagger(ast.NodeVisitor):
         self._loop_end(node.lineno)
         self.loop -= 1
         self.loop_vars -= added
+        self.small_ranges -= added
 
     def visit_While(self, node: ast.While) -> None:
         self.tag(node.test)
@@ -2484,6 +2539,8 @@ class FeatureTagger(ast.NodeVisitor):
             base = base.value
         carried = set().union(*[self.tag(a) for a in call.args], *[self.tag(k.value) for k in call.keywords
                                                                     if k.arg not in ("accumulate", "reduce")])
+        if any(self._beside(a) for a in call.args):
+            self.add("pick_neighbours", line)  # prio.scatter_(0, top + d, ...): written beside the chosen tokens
         reduce = kwarg(call, "reduce") or (call.args[3] if len(call.args) > 3 else None)
         adds = name in _ADDS_IN_PLACE or name in ("index_put_", "put_") and is_true(kwarg(call, "accumulate")) or \
             name == "scatter_reduce_" and isinstance(reduce, ast.Constant) and reduce.value == "sum"

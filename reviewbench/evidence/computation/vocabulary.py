@@ -212,6 +212,8 @@ FEATURE_WORDS = {
                               "propagated over a key similarity graph diverse selection",
     "coarse_to_fine": "hierarchical tree search coarse to fine blocks refined best branches kept and split again "
                       "shrinking block size top-k estimation",
+    "pick_neighbours": "the tokens beside the chosen ones kept too neighbours successors of the selected anchors "
+                       "context around the top tokens expanded",
 }
 
 GENERIC = frozenset({"attention", "window_queries", "all_queries", "window_kept", "pooling", "recent", "decode",
