@@ -719,6 +719,27 @@ def test_the_tokens_beside_a_ranking_s_picks_are_an_operation_of_their_own() -> 
         assert "pick_neighbours" not in computation(head + b + tail).features, b
 
 
+def test_evenly_spaced_picks_are_uniform_positions_and_edges_or_a_bipartite_split_are_not() -> None:
+    """Tokens picked at evenly spaced ranks (``free[linspace(0, n - 1, k).round().long()]``, ``keep[...] = True``) are
+    a lattice over the context (``uniform_positions``, which the vocabulary named and nothing read: set 15's FEATHER
+    port, after its key; not held out). Evenly spaced segment edges used as slice bounds, the runs between them, and
+    a stepped split into two halves for matching are not."""
+    head = ("import torch\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n\n"
+            "class A(EvictionMethod):\n    def select(self, view: LayerView) -> Keep:\n        out = []\n"
+            "        for h in range(view.n_kv_heads):\n            n = view.n_tokens\n"
+            "            keep = torch.zeros(n, dtype=torch.bool)\n            free = torch.nonzero(~keep).flatten()\n")
+    tail = "            out.append(keep.nonzero().flatten()[: view.budget])\n        return Keep(tuple(out))\n"
+    lattice = ["            keep[free[torch.linspace(0, free.numel() - 1, view.budget).round().long()]] = True\n",
+               "            grid = torch.linspace(0, n - 1, view.budget).long()\n            keep[grid] = True\n"]
+    for b in lattice:
+        assert "uniform_positions" in computation(head + b + tail).features, b
+    edges = ("            cuts = torch.linspace(0, n, 9).long().tolist()\n"
+             "            for a, b in zip(cuts[:-1], cuts[1:]):\n                keep[torch.arange(a, b)[:2]] = True\n")
+    halves = "            a, b = free[0::2], free[1::2]\n            keep[a[: view.budget]] = True\n"
+    for b in (edges, halves):
+        assert "uniform_positions" not in computation(head + b + tail).features, b
+
+
 def test_consecutive_edges_walk_blocks_of_the_tokens() -> None:
     """A loop over consecutive pairs of edges (zip(e[:-1], e[1:]), zip(e, e[1:]), pairwise(e), through .tolist())
     slicing the scores between them walks blocks: each segment's own best token (its local maximum) is a quota of

@@ -547,6 +547,8 @@ class FeatureTagger(ast.NodeVisitor):
                 t = t | {"SEL"}  # entries picked by a ranking
             if self._indexes_beside(node.slice):
                 self.add("pick_neighbours", node.lineno)  # x[top + d]: what stands beside the chosen tokens
+            if t & {"P", "I"} and not t & DATA_TAGS and self._lattice_index(node.slice):
+                self.add("uniform_positions", node.lineno)  # free[linspace(0, n - 1, k).long()]: evenly spaced
             return t | self._subscript_tags(node, t, st)
         if isinstance(node, ast.BinOp):
             tagged = self._tag_binop(node)
@@ -1189,6 +1191,11 @@ class FeatureTagger(ast.NodeVisitor):
         """A name bound to a difference (``c = k - k.mean(...)``): its square is a spread, not a norm."""
         r = self._resolved(e)
         return isinstance(e, ast.Name) and isinstance(r, ast.BinOp) and isinstance(r.op, ast.Sub)
+
+    def _lattice_index(self, index: ast.expr) -> bool:
+        """An index (not a slice's bound: segment edges are no lattice) of evenly spaced values (``linspace``)."""
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        return any(not isinstance(p, ast.Slice) and "UNI" in (t := self.tag(p)) and "R" not in t for p in parts)
 
     def _indexes_beside(self, index: ast.expr) -> bool:
         """An index (not a slice's bound) made of a ranking's picks shifted by a few positions: ``x[top + 1]``,
@@ -2142,7 +2149,11 @@ class FeatureTagger(ast.NodeVisitor):
         if op == "arange" and len(node.args) >= 2 and "LI" in arg_tags[0] and not all_args & DATA_TAGS and \
                 not self._tail_bound(node.args[0]):
             self.add("layer_span", line)  # a run of token indices from a start that moves with the layer index
+        if name == "linspace":
+            return t | {"UNI"}  # evenly spaced values: as indices, a lattice over the tokens (a stepped range or
+            # slice is as often a block's starts or a bipartite split, and is not read so)
         if op == "arange":
+            t = t - {"UNI"}  # a run of indices between two lattice points is no lattice
             if len(node.args) >= 2 and self._subtracts(node.args[0]):
                 self.add("recent", line)
                 return t | {"I", "TAILI"}
@@ -2239,6 +2250,8 @@ class FeatureTagger(ast.NodeVisitor):
             st = self.tag(target.slice)
             if self._indexes_beside(target.slice):
                 self.add("pick_neighbours", target.lineno)  # keep[top + 1] = True: the picks' neighbours kept
+            if self._lattice_index(target.slice):
+                self.add("uniform_positions", target.lineno)  # keep[linspace(0, n - 1, k).long()] = True
             if "A" in st and (
                     "QZ" in base and base & {"K", "V"} and "QZ" not in t and t & {"K", "V"} or
                     "QZ" in t and t & {"K", "V"} and "QZ" not in base and base & {"K", "V"}):
