@@ -936,6 +936,16 @@ EXTRA_PAPERS = [
      "The attention matrix is nearly low-rank: learned projections compress the keys and values along the sequence to "
      "a fixed length before attention.",
      "low-rank attention; learned sequence projection; linear complexity; key and value compression"),
+    # ---- sixth widening round (after held-out set 15's key: its FEATHER port; not held out) ----------------------
+    # Title, authors and idea from the writer's knowledge of the paper (no page found through the search tools); the
+    # arXiv id as held-out set 15's key accepts it. Venue not confirmed.
+    ("FEATHER", "Feather the Throttle: Revisiting Visual Token Pruning for Vision-Language Model Acceleration",
+     "Mark Endo", 2024, "preprint", "2412.13180", "eviction-score",
+     "FastV-style pruning by the attention the last text tokens pay the visual tokens is biased by RoPE towards one end "
+     "of the sequence; FEATHER scores with the rotary embedding removed and ensembles the criterion with uniform "
+     "sampling (evenly spaced tokens kept), pruning in stages.",
+     "visual token pruning; RoPE bias; attention criterion without rotary embedding; uniform sampling; ensemble "
+     "criteria; multi-stage pruning"),
 ]
 
 # The scoring rule of each paper in operations: the features ``reviewbench/evidence/computation/`` extracts from
@@ -1539,6 +1549,11 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
     # rule of its own, so that crediting BigBird covers the random draw its pattern is made of)
     "BigBird": (["random", "sinks", "recent"], ["uniform_positions", "block_scores"],
                 "a few global (opening) tokens and a sliding window kept, the rest drawn at random (random blocks)"),
+    # sixth widening round: attention scored with RoPE removed from queries and keys, beside an evenly spaced lattice
+    "FEATHER": (["attention", "pre_rope", "uniform_positions"],
+                ["question_queries", "last_query", "window_queries", "head_average", "max_attention"],
+                "the last (question) tokens' attention computed with the rotary embedding removed from queries and "
+                "keys, plus uniform sampling: evenly spaced tokens kept beside the top-scored ones"),
 }
 
 # The training-free port of a learned method: the rule a method computes when it takes the paper's trained part

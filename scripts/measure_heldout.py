@@ -84,7 +84,9 @@ def static_review(folder: Path):
         s = parsed.sections.get(k)
         return s.text if s else ""
 
-    pa = prior_art(src, section("method_summary"), section("idea"), desc)
+    meta = folder / "meta.toml"
+    board = tomllib.loads(meta.read_text()).get("board") if meta.is_file() else None
+    pa = prior_art(src, section("method_summary"), section("idea"), desc, board=board)
     code = compare(src, {**baseline_sources(), **public_references()})
     cites = asyncio.run(check_citations(desc, None))
     flags = fabricated_citation_flags(cites) + prior_art_flags([], code, credit_names(SimpleNamespace(earlier=[])),

@@ -49,7 +49,7 @@ from reviewbench.evidence.computation import computation
 from reviewbench.priorart import load_index
 
 DATA = Path(__file__).resolve().parent / "data"
-ROUNDS = ("wider_ports", "wider_ports2", "wider_ports3", "wider_ports4", "wider_ports5")
+ROUNDS = ("wider_ports", "wider_ports2", "wider_ports3", "wider_ports4", "wider_ports5", "wider_ports6")
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -136,6 +136,10 @@ PORTS = [
      _desc("Standing passed along the keys' likeness links a few times; the tokens holding the most stay.")),
     ("wider_ports5/bigbird", "BigBird", "random",
      _desc("A few opening entries and the newest stretch stay; runs of middle entries are drawn by lot.")),
+    # the sixth round (after held-out set 15's key)
+    ("wider_ports6/feather", "FEATHER", "uniform_positions",
+     _desc("The question scores every entry with the rotary phases taken off; a grid of evenly spaced entries takes "
+           "part of the room.", relation="Unlike SnapKV, no pooling.")),
 ]
 
 
@@ -198,6 +202,8 @@ HONEST = [
      "distance from the mean key.", {"key_similarity"}, ["DART"]),
     ("wider_ports4/honest_similarity_penalty_window", "R-KV (arXiv 2505.24133): attention minus key redundancy.",
      {"similarity_suppression"}, ["DivPrune", "CDPruner"]),
+    ("wider_ports6/honest_lattice_window", "SnapKV (arXiv 2404.14469): pooled window attention; StreamingLLM (arXiv "
+     "2309.17453): the window kept.", {"pre_rope"}, ["FEATHER"]),
     ("wider_ports4/honest_question_merge", "FINCH (arXiv 2408.00167): the question's attention; D2O (arXiv "
      "2406.13035): evicted entries merged into kept ones.", {"layer_budget", "key_similarity"}, ["SparseVLM"]),
     ("wider_ports4/honest_farthest_window", "SnapKV (arXiv 2404.14469): pooled window attention; StreamingLLM (arXiv "
@@ -248,8 +254,8 @@ def test_the_papers_beyond_the_notes_are_in_the_index_once_each_with_a_rule_or_a
         assert (short in build.OPS) != (short in build.NO_RULE), short
     ruled = {row[0] for row in build.EXTRA_PAPERS if row[0] in build.OPS}
     assert ruled == {p[1] for p in PORTS}  # every ruled paper beyond the notes has a port here
-    assert len(index.papers) == 270  # 157 after the first round, 14 more in the second, 30 in the third, 34 in the
-    # fourth, 35 in the fifth
+    assert len(index.papers) == 271  # 157 after the first round, 14 more in the second, 30 in the third, 34 in the
+    # fourth, 35 in the fifth, 1 in the sixth
 
 
 # The third round's reader operations, each both ways (snippets written for these tests).
@@ -479,3 +485,25 @@ def test_a_rule_of_the_last_query_reads_the_questions_rows_as_the_same_choice():
     assert any(m.short_name == "LazyLLM" and m.level == "same" for m in computation_matches(port, "# M"))
     other = {"key_norm": 1, "question_queries": 2}
     assert all(m.level != "same" for m in computation_matches(other, "# M") if m.short_name == "K-norm")
+
+
+def test_on_board_c_a_running_sum_of_the_newest_queries_attention_is_h2o_s_cumulative_attention():
+    """At decode time each call hands the newest queries; summed over the calls, every query counts once: H2O's
+    cumulative attention, however many queries a call asks for (set 13's SpAtten, set 15's Selective Attention ports,
+    after their keys: not held out). On boards A and B one call reads one window, so the same features there are no
+    running sum over the queries (set 4's honest down-stack profile stays a family member of H2O). A decayed running
+    sum (A2SF's rule) is left as it was: read so, two decode methods of sets 10 and 15 that add a decay to H2O were
+    flagged (a choice made on those measured sets)."""
+    from reviewbench.evidence.priorart_evidence import computation_matches
+
+    ledger = {"accumulate": 1, "attention": 2, "window_queries": 0, "recent": 3}
+    h2o = [m for m in computation_matches(ledger, "# M", board="C") if m.short_name == "H2O"]
+    assert h2o and h2o[0].level == "same"
+    for board in ("A", "B_online", None):
+        h2o = [m for m in computation_matches(ledger, "# M", board=board) if m.short_name == "H2O"]
+        assert not h2o or h2o[0].level == "family", board
+    credited = [m for m in computation_matches(ledger, "# M\nWe build on H2O (Zhang et al., 2023), adding nothing.",
+                                               board="C") if m.short_name == "H2O"]
+    assert credited and credited[0].credited
+    decayed = {**ledger, "decay": 4}  # a decayed running sum (A2SF) stays a family member: many averages read so
+    assert all(m.level != "same" for m in computation_matches(decayed, "# M", board="C") if m.short_name == "A2SF")

@@ -489,7 +489,8 @@ def source_order(computed: list[M]) -> list[M]:
 
 
 def computation_matches(features: dict[str, int], description: str,
-                        paths: list[tuple[int, dict[str, int]]] | None = None) -> list[ComputationMatch]:
+                        paths: list[tuple[int, dict[str, int]]] | None = None,
+                        board: str | None = None) -> list[ComputationMatch]:
     """Papers of the index whose every operation the code computes: "same" when the code computes nothing else
     that is a mechanism, "family" when it adds one operation of its own; most specific (most operations) first.
 
@@ -497,11 +498,11 @@ def computation_matches(features: dict[str, int], description: str,
     rule exactly (the union of its branches reads as "a rule plus pooling"), a rule that one return path computes
     exactly is a "same" match of that path (``branch``: the line of its return): a method that ports a rule behind
     a fallback or probe-detecting branch is that port wherever that path runs. Two rules mixed in one path stay
-    what the whole reads ("family")."""
-    out = _matches(features, description)
+    what the whole reads ("family"). ``board``: the submission's board (board C runs at decode time)."""
+    out = _matches(features, description, board)
     if paths and not any(m.level == "same" for m in out):
         for line, feats in paths:
-            for m in _matches(feats, description):
+            for m in _matches(feats, description, board):
                 if m.level != "same":
                     continue
                 known = next((i for i, o in enumerate(out) if o.short_name == m.short_name), None)
@@ -516,14 +517,14 @@ def computation_matches(features: dict[str, int], description: str,
     return out
 
 
-def _matches(features: dict[str, int], description: str) -> list[ComputationMatch]:
+def _matches(features: dict[str, int], description: str, board: str | None = None) -> list[ComputationMatch]:
     """Every paper one of whose rules (``Paper.rules``: its scoring rule, its training-free port) the code computes;
     where both do, the closer match (nothing beside it first, then fewer extras, then more operations)."""
     out: list[ComputationMatch] = []
     for p in load_index().papers:
         best: ComputationMatch | None = None
         for which, ops, optional, sentence in p.rules():
-            m = _match_rule(p, which, ops, optional, sentence, features, description)
+            m = _match_rule(p, which, ops, optional, sentence, features, description, board)
             if m is not None and (best is None or _closeness(m) < _closeness(best)):
                 best = m
         if best is not None:
@@ -538,7 +539,8 @@ def _matches(features: dict[str, int], description: str) -> list[ComputationMatc
 AGGREGATION = frozenset({"head_average", "max_attention"})
 
 
-def _aggregation_only(extra: list[str], ops: list[str], features: Mapping[str, int] | None = None) -> bool:
+def _aggregation_only(extra: list[str], ops: list[str], features: Mapping[str, int] | None = None,
+                      board: str | None = None) -> bool:
     """The code computes the rule and only aggregates its scores otherwise: the same rule, where the rule has an
     operation of its own (beyond attention, a choice of queries, protection) that names it. Where the code reads
     every prompt query (``all_queries``), the question's queries are among them: handing them over too is no other
@@ -551,6 +553,11 @@ def _aggregation_only(extra: list[str], ops: list[str], features: Mapping[str, i
         allowed |= {"window_queries"}  # the question with the closing rows beside it: how board A hands both over
     if "last_query" in rule_alternatives(ops):
         allowed |= {"question_queries"}  # on board A the prompt's last query is the question's last row
+    if board == "C" and own == {"accumulate"}:
+        allowed |= {"window_queries"}  # at decode time each call hands the newest queries: summed over the calls,
+        # every query once, the cumulative attention itself (board A's or B's single call reads one window: no running
+        # sum over the queries). Only where the running sum is the rule's one operation: a rule that also decays or
+        # weighs it (A2SF) is met by many a decode-time average of its own
     return bool(own) and set(extra) <= allowed
 
 
@@ -559,7 +566,7 @@ def _closeness(m: ComputationMatch) -> tuple[bool, int, int]:
 
 
 def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sentence: str, features: dict[str, int],
-                description: str) -> ComputationMatch | None:
+                description: str, board: str | None = None) -> ComputationMatch | None:
     """The match of one rule of ``p`` (required ``ops``, ``optional``), or None."""
     matched: dict[str, int] = {}
     explained = set(optional) | PROTECTIVE
@@ -590,13 +597,14 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
     return ComputationMatch(short_name=p.short_name, title=p.title, arxiv=p.arxiv, baseline=p.baseline,
                             rule=sentence, which="rule" if which == "rule" else "training-free port",
                             required=list(ops), matched=matched, extra=extra,
-                            level="same" if not extra or _aggregation_only(extra, ops, features) else "family",
+                            level="same" if not extra or _aggregation_only(extra, ops, features, board) else "family",
                             credited=c.credited, credit=c)
 
 
 # --- retrieval --------------------------------------------------------------------------------------------
 
-def prior_art(method_src: str, method_summary: str, idea: str, description: str, k: int = 6) -> PriorArtEvidence:
+def prior_art(method_src: str, method_summary: str, idea: str, description: str, k: int = 6,
+              board: str | None = None) -> PriorArtEvidence:
     comp = computation(method_src)
     query = comp.words()
     index = load_index()
@@ -613,7 +621,7 @@ def prior_art(method_src: str, method_summary: str, idea: str, description: str,
                                  year=paper.year, score=score, cosine=cosine, credited=c.credited, via=via,
                                  credit=c))
 
-    computed = computation_matches(comp.features, description, comp.paths)
+    computed = computation_matches(comp.features, description, comp.paths, board)
     by_name = {p.short_name: p for p in index.papers}
     for m in computed[:CODE_HITS]:  # the papers whose rule the code computes come first
         add(by_name[m.short_name], 0.0, None, "computation", m.credit)

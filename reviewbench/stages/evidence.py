@@ -81,7 +81,7 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
     findings: list[Finding] = []
     citations = asyncio.run(_citations(desc))
     pa = prior_art(b.method.source, b.description.section_text("method_summary"), b.description.section_text("idea"),
-                   desc)
+                   desc, board=b.board)
     prior = pa.hits
     earlier_src = {f"submission:{e.id}": (Path(e.path) / "method.py").read_text(encoding="utf-8")
                    for e in ctx.earlier if (Path(e.path) / "method.py").is_file()}
