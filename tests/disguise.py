@@ -364,22 +364,29 @@ class _SoftmaxWrittenOut(ast.NodeTransformer):
         return ast.BinOp(left=e, op=ast.Div(), right=total)
 
 
+def _module_names(tree: ast.Module) -> set[str]:
+    """The names a function moved to the module's top level still sees: builtins, imports, the module's own
+    definitions and top-level assignments (never passed as a helper's parameters)."""
+    import builtins
+
+    names = set(dir(builtins))
+    for st in tree.body:
+        if isinstance(st, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in st.names)
+        elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(st.name)
+        elif isinstance(st, (ast.Assign, ast.AnnAssign)):
+            for t in (st.targets if isinstance(st, ast.Assign) else [st.target]):
+                names.update(x.id for x in ast.walk(t) if isinstance(x, ast.Name))
+    return names
+
+
 def _helpers_extracted(src: str) -> str:
     """Each call assigned to a name inside a method computed by a module-level helper of its own, its free names
     passed under the same names (``s = F.max_pool1d(a, 7, ...)`` as ``s = _h0(a)`` with ``def _h0(a): return
     F.max_pool1d(a, 7, ...)``): what a porter does who restructures code into helpers."""
-    import builtins
-
     tree = ast.parse(src)
-    module_names = set(dir(builtins))
-    for st in tree.body:
-        if isinstance(st, (ast.Import, ast.ImportFrom)):
-            module_names.update((a.asname or a.name).split(".")[0] for a in st.names)
-        elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            module_names.add(st.name)
-        elif isinstance(st, (ast.Assign, ast.AnnAssign)):
-            for t in (st.targets if isinstance(st, ast.Assign) else [st.target]):
-                module_names.update(x.id for x in ast.walk(t) if isinstance(x, ast.Name))
+    module_names = _module_names(tree)
     helpers: list[ast.stmt] = []
 
     class Extract(ast.NodeTransformer):
@@ -413,18 +420,8 @@ def _pairs_extracted(src: str) -> str:
     """Two consecutive assignments to plain names inside a method computed by a module-level helper that returns
     both (``a = f(x); b = g(a)`` as ``a, b = _p0(x)``, the helper holding both lines): the multi-line helpers a porter
     writes. The free names are passed under the same names."""
-    import builtins
-
     tree = ast.parse(src)
-    module_names = set(dir(builtins))
-    for st in tree.body:
-        if isinstance(st, (ast.Import, ast.ImportFrom)):
-            module_names.update((a.asname or a.name).split(".")[0] for a in st.names)
-        elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            module_names.add(st.name)
-        elif isinstance(st, (ast.Assign, ast.AnnAssign)):
-            for t in (st.targets if isinstance(st, ast.Assign) else [st.target]):
-                module_names.update(x.id for x in ast.walk(t) if isinstance(x, ast.Name))
+    module_names = _module_names(tree)
     helpers: list[ast.stmt] = []
 
     def plain(st: ast.stmt) -> bool:
