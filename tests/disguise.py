@@ -6,7 +6,8 @@ dimensions passed by keyword, the last two axes swapped with ``.mT``; then ``a +
 imported by name, and nested calls computed into temporaries on the line before; then comparisons mirrored,
 ``unsqueeze`` as ``[:, None]``, ``size(d)`` as ``shape[d]``, ``clamp_min`` as ``clamp(min=)``, the softmax written
 out, and each assigned call moved into a module-level helper of its own; then pairs of consecutive assignments
-moved into a helper that returns both.
+moved into a helper that returns both; then ``topk`` as a descending ``argsort``, ``topk`` of the negated score,
+dimensions passed positionally, and a method called on a call's result computed into a temporary first.
 Each returns source text; none needs the code to run."""
 
 from __future__ import annotations
@@ -364,6 +365,84 @@ class _SoftmaxWrittenOut(ast.NodeTransformer):
         return ast.BinOp(left=e, op=ast.Div(), right=total)
 
 
+class _TopkAsArgsort(ast.NodeTransformer):
+    """``x.topk(k).indices`` (last axis, largest first) as ``x.argsort(dim=-1, descending=True)[..., :k]``."""
+
+    def visit_Attribute(self, n: ast.Attribute) -> ast.expr:
+        self.generic_visit(n)
+        c = n.value
+        if n.attr == "indices" and isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and \
+                c.func.attr == "topk" and len(c.args) == 1 and not (
+                isinstance(c.func.value, ast.Name) and c.func.value.id in _NOT_TENSORS) and all(
+                k.arg == "dim" and ast.unparse(k.value) == "-1" for k in c.keywords):
+            order = ast.Call(func=ast.Attribute(value=c.func.value, attr="argsort", ctx=ast.Load()), args=[],
+                             keywords=[ast.keyword(arg="dim", value=ast.parse("-1", mode="eval").body),
+                                       ast.keyword(arg="descending", value=ast.Constant(value=True))])
+            return ast.Subscript(value=order, slice=ast.Tuple(elts=[ast.Constant(value=...), ast.Slice(
+                upper=c.args[0])], ctx=ast.Load()), ctx=ast.Load())
+        return n
+
+
+class _TopkOfNegated(ast.NodeTransformer):
+    """``x.topk(k)`` as ``(-x).topk(k, largest=False)`` (the values negated back where read: ``.indices`` only)."""
+
+    def visit_Attribute(self, n: ast.Attribute) -> ast.expr:
+        self.generic_visit(n)
+        c = n.value
+        if n.attr == "indices" and isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and \
+                c.func.attr == "topk" and not any(k.arg == "largest" for k in c.keywords) and not (
+                isinstance(c.func.value, ast.Name) and c.func.value.id in _NOT_TENSORS):
+            neg = ast.UnaryOp(op=ast.USub(), operand=c.func.value)
+            call = ast.Call(func=ast.Attribute(value=neg, attr="topk", ctx=ast.Load()), args=c.args,
+                            keywords=[*c.keywords, ast.keyword(arg="largest", value=ast.Constant(value=False))])
+            return ast.Attribute(value=call, attr="indices", ctx=ast.Load())
+        return n
+
+
+class _DimPositional(ast.NodeTransformer):
+    """``x.sum(dim=1)`` as ``x.sum(1)`` (the reverse of ``dim_keywords``)."""
+
+    def visit_Call(self, n: ast.Call) -> ast.expr:
+        self.generic_visit(n)
+        f = n.func
+        if isinstance(f, ast.Attribute) and f.attr in _DIM_AT and not n.args and not (
+                isinstance(f.value, ast.Name) and f.value.id in _NOT_TENSORS):
+            dims = [k for k in n.keywords if k.arg == "dim"]
+            if dims:
+                n.args = [dims[0].value]
+                n.keywords = [k for k in n.keywords if k.arg != "dim"]
+        return n
+
+
+class _ReceiversAsTemporaries(_Temporaries):
+    """A method called on the result of another call computed into a temporary first (``x.float().sum(1)`` as
+    ``_r0 = x.float()`` then ``_r0.sum(1)``), where ``_Temporaries`` lifts arguments."""
+
+    def _hoist(self, st: ast.stmt) -> list[ast.stmt]:
+        value = getattr(st, "value", None)
+        if not isinstance(value, ast.expr) or any(isinstance(x, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.ListComp,
+                                                                ast.SetComp, ast.DictComp, ast.GeneratorExp,
+                                                                ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom))
+                                                  for x in ast.walk(value)):
+            return [st]
+        out: list[ast.stmt] = []
+        outer = self
+
+        class Lift(ast.NodeTransformer):
+            def visit_Call(self, c: ast.Call) -> ast.expr:
+                self.generic_visit(c)
+                f = c.func
+                if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call):
+                    name = f"_r{outer.n}"
+                    outer.n += 1
+                    out.append(ast.copy_location(ast.Assign(targets=[ast.Name(name, ast.Store())], value=f.value), st))
+                    c.func = ast.Attribute(value=ast.Name(name, ast.Load()), attr=f.attr, ctx=ast.Load())
+                return c
+
+        st.value = Lift().visit(value)  # type: ignore[attr-defined]
+        return [*out, st]
+
+
 def _module_names(tree: ast.Module) -> set[str]:
     """The names a function moved to the module's top level still sees: builtins, imports, the module's own
     definitions and top-level assignments (never passed as a helper's parameters)."""
@@ -505,4 +584,8 @@ DISGUISES: dict[str, Callable[[str], str]] = {
     "softmax_written_out": _transform(_SoftmaxWrittenOut),
     "helpers_extracted": _helpers_extracted,
     "statement_pairs_extracted": _pairs_extracted,
+    "topk_as_argsort": _transform(_TopkAsArgsort),
+    "topk_of_negated": _transform(_TopkOfNegated),
+    "dim_positional": _transform(_DimPositional),
+    "receivers_as_temporaries": _transform(_ReceiversAsTemporaries),
 }

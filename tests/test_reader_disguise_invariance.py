@@ -16,7 +16,11 @@ the line before. The third round (comparisons mirrored, ``unsqueeze`` as indexin
 the helper's boundary): helpers whose body is one return are read inline now, and ``x[0:n]`` / ``x[t - w:t]`` are the
 first and the last tokens as ``x[:n]`` / ``x[t - w:]`` are. Pairs of statements moved into helpers that return both
 found 18 read otherwise: a helper's parameters were matched to the call's arguments with every parameter named
-``self`` or ``cls`` dropped, wherever it stood; only a method's own first parameter is skipped now."""
+``self`` or ``cls`` dropped, wherever it stood; only a method's own first parameter is skipped now. The fifth round
+(``topk`` as a descending ``argsort``, ``topk`` of the negated score, dimensions passed positionally, a method called on
+a call's result computed into a temporary first) found a unit vector whose norm was named the line before read as a
+norm score, one head's reduction named the line before read as a reduction over the heads, and a power iteration's
+product named before its reshape unread."""
 
 from pathlib import Path
 

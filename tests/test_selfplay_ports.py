@@ -740,6 +740,23 @@ def test_evenly_spaced_picks_are_uniform_positions_and_edges_or_a_bipartite_spli
         assert "uniform_positions" not in computation(head + b + tail).features, b
 
 
+def test_a_norm_named_the_line_before_divides_to_a_unit_vector_and_a_ratio_of_named_norms_stays_two_scores() -> None:
+    """``n = k.norm(dim=-1, keepdim=True); u = k / n.clamp_min(1e-6)`` is a unit vector as the one-line form is (no
+    norm score); ``vn = v.norm(dim=-1); kn = k.norm(dim=-1); vn / kn`` is a ratio of two norms, both scores."""
+    head = ("import torch\nfrom harness.api import EvictionMethod, Keep, LayerView\n\n\n"
+            "class A(EvictionMethod):\n    def select(self, view: LayerView) -> Keep:\n"
+            "        k = view.keys.float()\n")
+    tail = "        return Keep.from_topk(s, view.budget, view.valid)\n"
+    unit = ("        n = k.norm(dim=-1, keepdim=True)\n        u = k / n.clamp_min(1e-6)\n"
+            "        s = -(u @ u.mean(1, keepdim=True).transpose(1, 2)).squeeze(-1)\n")
+    inline = ("        u = k / k.norm(dim=-1, keepdim=True).clamp_min(1e-6)\n"
+              "        s = -(u @ u.mean(1, keepdim=True).transpose(1, 2)).squeeze(-1)\n")
+    assert set(computation(head + unit + tail).features) == set(computation(head + inline + tail).features)
+    assert "key_norm" not in computation(head + unit + tail).features
+    ratio = "        vn = view.values.float().norm(dim=-1)\n        kn = k.norm(dim=-1)\n        s = vn / kn\n"
+    assert {"key_norm", "value_norm"} <= set(computation(head + ratio + tail).features)
+
+
 def test_consecutive_edges_walk_blocks_of_the_tokens() -> None:
     """A loop over consecutive pairs of edges (zip(e[:-1], e[1:]), zip(e, e[1:]), pairwise(e), through .tolist())
     slicing the scores between them walks blocks: each segment's own best token (its local maximum) is a quota of

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 from reviewbench.evidence.computation.flow import FeatureTagger
 from reviewbench.evidence.computation.syntax import (Defs, callee, class_attrs, const_int, dead_statements,
-                                                     fitted_literal, inline_expression_helpers, is_true, parse_source,
+                                                     fitted_literal, inline_divisor_norms, inline_expression_helpers,
+                                                     is_true, parse_source,
                                                      self_attr,
                                                      self_attr_reads)
 from reviewbench.evidence.computation.vocabulary import CONTAINER_MUTATORS, FEATURE_WORDS, GENERIC, LEARNED_CALLS
@@ -48,7 +49,7 @@ def computation(source: str) -> Computation:
     tree = parse_source(source)
     if tree is None:
         return Computation()
-    tree = inline_expression_helpers(tree)
+    tree = inline_divisor_norms(inline_expression_helpers(tree))
     found, ties, reads = _features_of(tree)
     tie_breaks: dict[str, int] = {}
     if ties:

@@ -933,6 +933,11 @@ class FeatureTagger(ast.NodeVisitor):
                     n.id in self.exprs]
 
         parts = [value] + [self.exprs[n] for n in bound_in(value)]
+        for part in parts[1:]:  # y = m.squeeze(1) with m = x @ a bound in the loop too: the product itself
+            while isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute) and part.func.attr in _RESHAPES:
+                part = part.func.value
+            if isinstance(part, ast.Name) and part.id != target and part.id in here and part.id in self.exprs:
+                parts.append(self.exprs[part.id])
 
         def reshaped(e: ast.expr) -> bool:  # the carried vector itself, only reshaped or cast (u = x.unsqueeze(1))
             while isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in _RESHAPES:
@@ -2046,13 +2051,20 @@ class FeatureTagger(ast.NodeVisitor):
                 elif "V" in t and "K" not in t:
                     self.add("value_norm", line)
             operand = self._operand(receiver, list(node.args))
+            bound = operand
+            for _ in range(2):  # a name bound the line before to what is reduced (p = (q[h] @ c.T).softmax(-1))
+                if isinstance(bound, ast.Name) and bound.id in self.exprs:
+                    bound = self.exprs[bound.id]
             group_slice = isinstance(operand, ast.Subscript) and isinstance(operand.slice, ast.Slice)
             heads = isinstance(dim, ast.Constant) and dim.value == 0 or isinstance(dim, ast.Tuple) and any(
                 isinstance(d, ast.Constant) and d.value == 0 for d in dim.elts)  # dim=0 or dim=(0, 1)
             one_head = operand is not None and any(
                 isinstance(x, ast.Subscript) and not isinstance(
                     x.slice.elts[0] if isinstance(x.slice, ast.Tuple) and x.slice.elts else x.slice, ast.Slice)
-                for x in ast.walk(operand))  # a[h]...: one head's values, not every head's
+                for x in ast.walk(operand)) or bound is not None and bound is not operand and any(  # ...named
+                isinstance(x, ast.Subscript) and isinstance(first := (x.slice.elts[0] if isinstance(x.slice, ast.Tuple)
+                                                                       and x.slice.elts else x.slice), ast.Name)
+                and first.id in self.loop_vars for x in ast.walk(bound))  # a[h]...: one head's values, not every head's
             # (inside a loop the value reduced is one iteration's: one head's, one block's)
             everything = dim is None and not node.keywords and (
                 not node.args if self._on_tensor(receiver) else receiver is not None and len(node.args) == 1) and \

@@ -382,3 +382,50 @@ def inline_expression_helpers(tree: ast.Module, rounds: int = 3) -> ast.Module:
         if not changed:
             break
     return tree
+
+
+_NORMS = frozenset({"norm", "vector_norm"})
+
+
+def inline_divisor_norms(tree: ast.Module) -> ast.Module:
+    """A copy of ``tree`` where a name bound to a norm (``n = k.norm(dim=-1, keepdim=True)``) and read once, in the
+    divisor of a division (``k / n.clamp_min(1e-6)``), is read inline there: a unit vector with its norm named the
+    line before is the unit vector written in one line, not a norm score beside it."""
+    tree = copy.deepcopy(tree)
+    for fn in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+        loads: dict[str, list[ast.Name]] = {}
+        stores: dict[str, int] = {}
+        for x in ast.walk(fn):
+            if isinstance(x, ast.Name):
+                if isinstance(x.ctx, ast.Load):
+                    loads.setdefault(x.id, []).append(x)
+                else:
+                    stores[x.id] = stores.get(x.id, 0) + 1
+        normed = {st.targets[0].id for st in ast.walk(fn) if isinstance(st, ast.Assign) and len(st.targets) == 1 and
+                  isinstance(st.targets[0], ast.Name) and isinstance(st.value, ast.Call) and
+                  callee(st.value.func)[0] in _NORMS}
+
+        def a_norm(e: ast.expr) -> bool:  # ||v|| / ||k||: a ratio of two norms, each a score, no unit vector
+            return isinstance(e, ast.Name) and e.id in normed or isinstance(e, ast.Call) and callee(e.func)[0] in _NORMS
+
+        divisors = {id(x) for b in ast.walk(fn) if isinstance(b, ast.BinOp) and isinstance(b.op, ast.Div) and
+                    not a_norm(b.left) for x in ast.walk(b.right) if isinstance(x, ast.Name)}
+        for st in [x for x in ast.walk(fn) if isinstance(x, ast.Assign)]:
+            if len(st.targets) != 1 or not isinstance(st.targets[0], ast.Name):
+                continue
+            name, value = st.targets[0].id, st.value
+            if not (isinstance(value, ast.Call) and callee(value.func)[0] in _NORMS) or stores.get(name) != 1:
+                continue
+            uses = loads.get(name, [])
+            if len(uses) != 1 or id(uses[0]) not in divisors:
+                continue
+            target, bound = uses[0], value
+
+            class Put(ast.NodeTransformer):
+                def visit_Name(self, m: ast.Name) -> ast.expr:
+                    return ast.copy_location(copy.deepcopy(bound), m) if m is target else m
+
+            Put().visit(fn)
+            st.value = ast.copy_location(ast.Constant(value=None), value)  # read where it divides, not here
+    ast.fix_missing_locations(tree)
+    return tree
