@@ -182,33 +182,35 @@ class _Temporaries(ast.NodeTransformer):
     def __init__(self) -> None:
         self.n = 0
 
+    # where the order or the count of evaluations would change if a call were lifted out
+    _KEEP = (ast.BoolOp, ast.IfExp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+             ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)
+    prefix = "_t"
+
     def _hoist(self, st: ast.stmt) -> list[ast.stmt]:
         value = getattr(st, "value", None)
-        if not isinstance(value, ast.expr) or any(isinstance(x, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.ListComp,
-                                                                ast.SetComp, ast.DictComp, ast.GeneratorExp,
-                                                                ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom))
-                                                  for x in ast.walk(value)):
+        if not isinstance(value, ast.expr) or any(isinstance(x, self._KEEP) for x in ast.walk(value)):
             return [st]
         out: list[ast.stmt] = []
         outer = self
 
+        def temporary(e: ast.expr) -> ast.Name:  # e computed the line before into a new name
+            name = f"{outer.prefix}{outer.n}"
+            outer.n += 1
+            out.append(ast.copy_location(ast.Assign(targets=[ast.Name(name, ast.Store())], value=e), st))
+            return ast.Name(name, ast.Load())
+
         class Lift(ast.NodeTransformer):
             def visit_Call(self, c: ast.Call) -> ast.expr:
                 self.generic_visit(c)
-                new_args: list[ast.expr] = []
-                for a in c.args:
-                    if isinstance(a, ast.Call):
-                        name = f"_t{outer.n}"
-                        outer.n += 1
-                        out.append(ast.copy_location(ast.Assign(targets=[ast.Name(name, ast.Store())], value=a), st))
-                        new_args.append(ast.Name(name, ast.Load()))
-                    else:
-                        new_args.append(a)
-                c.args = new_args
+                outer._lift(c, temporary)
                 return c
 
         st.value = Lift().visit(value)  # type: ignore[attr-defined]
         return [*out, st]
+
+    def _lift(self, c: ast.Call, temporary: Callable[[ast.expr], ast.Name]) -> None:
+        c.args = [temporary(a) if isinstance(a, ast.Call) else a for a in c.args]
 
     def _block(self, body: list[ast.stmt]) -> list[ast.stmt]:
         out: list[ast.stmt] = []
@@ -418,29 +420,12 @@ class _ReceiversAsTemporaries(_Temporaries):
     """A method called on the result of another call computed into a temporary first (``x.float().sum(1)`` as
     ``_r0 = x.float()`` then ``_r0.sum(1)``), where ``_Temporaries`` lifts arguments."""
 
-    def _hoist(self, st: ast.stmt) -> list[ast.stmt]:
-        value = getattr(st, "value", None)
-        if not isinstance(value, ast.expr) or any(isinstance(x, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.ListComp,
-                                                                ast.SetComp, ast.DictComp, ast.GeneratorExp,
-                                                                ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom))
-                                                  for x in ast.walk(value)):
-            return [st]
-        out: list[ast.stmt] = []
-        outer = self
+    prefix = "_r"
 
-        class Lift(ast.NodeTransformer):
-            def visit_Call(self, c: ast.Call) -> ast.expr:
-                self.generic_visit(c)
-                f = c.func
-                if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call):
-                    name = f"_r{outer.n}"
-                    outer.n += 1
-                    out.append(ast.copy_location(ast.Assign(targets=[ast.Name(name, ast.Store())], value=f.value), st))
-                    c.func = ast.Attribute(value=ast.Name(name, ast.Load()), attr=f.attr, ctx=ast.Load())
-                return c
-
-        st.value = Lift().visit(value)  # type: ignore[attr-defined]
-        return [*out, st]
+    def _lift(self, c: ast.Call, temporary: Callable[[ast.expr], ast.Name]) -> None:
+        f = c.func
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call):
+            c.func = ast.Attribute(value=temporary(f.value), attr=f.attr, ctx=ast.Load())
 
 
 def _module_names(tree: ast.Module) -> set[str]:
