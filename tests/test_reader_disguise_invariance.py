@@ -22,6 +22,7 @@ a call's result computed into a temporary first) found a unit vector whose norm 
 norm score, one head's reduction named the line before read as a reduction over the heads, and a power iteration's
 product named before its reshape unread."""
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -36,9 +37,10 @@ METHODS = sorted({*ROOT.glob("tests/data/**/method.py"), *ROOT.glob("tests/data/
                   *ROOT.glob("calibration/ports/*.py")} - {p for p in ROOT.glob("harness/methods/**/__init__.py")})
 
 
-def _read(path: Path) -> tuple[str, set[str]]:
+@functools.lru_cache(maxsize=None)  # each method's plain reading once, whatever the number of disguises
+def _read(path: Path) -> tuple[str, frozenset[str]]:
     src = path.read_text()
-    return src, set(computation(src).features)
+    return src, frozenset(computation(src).features)
 
 
 @pytest.mark.parametrize("disguise", sorted(DISGUISES))
