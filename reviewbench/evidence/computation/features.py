@@ -49,7 +49,7 @@ def computation(source: str) -> Computation:
     tree = parse_source(source)
     if tree is None:
         return Computation()
-    tree = inline_divisor_norms(inline_expression_helpers(tree))
+    tree = inline_divisor_norms(inline_expression_helpers(tree))  # (both change this parse in place)
     found, ties, reads = _features_of(tree)
     tie_breaks: dict[str, int] = {}
     if ties:

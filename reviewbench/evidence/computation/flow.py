@@ -420,6 +420,13 @@ _WRITES_IN_PLACE = _ADDS_IN_PLACE | frozenset({"copy_", "index_copy_", "index_pu
 _RESHAPES = frozenset({"unsqueeze", "squeeze", "view", "reshape", "transpose", "t", "float", "double", "to", "clone",
                        "contiguous", "flatten", "permute", "detach", "mT", "T"})
 
+def _unreshaped(e: ast.expr) -> ast.expr:
+    """``e`` with the reshapes and casts around it taken off (``m.squeeze(1)`` -> ``m``)."""
+    while isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in _RESHAPES:
+        e = e.func.value
+    return e
+
+
 # calls that keep an index tensor's entries where they are (clipped, cast, laid out otherwise)
 _INDEX_KEEPING = frozenset({"clamp", "clamp_min", "clamp_max", "clip", "long", "int", "to", "flatten", "reshape",
                             "view", "contiguous"})
@@ -547,7 +554,7 @@ class FeatureTagger(ast.NodeVisitor):
                 t = t | {"SEL"}  # entries picked by a ranking
             if self._indexes_beside(node.slice):
                 self.add("pick_neighbours", node.lineno)  # x[top + d]: what stands beside the chosen tokens
-            if t & {"P", "I"} and not t & DATA_TAGS and self._lattice_index(node.slice):
+            if t & {"P", "I"} and not t & DATA_TAGS and self._lattice_index(node.slice, st):
                 self.add("uniform_positions", node.lineno)  # free[linspace(0, n - 1, k).long()]: evenly spaced
             return t | self._subscript_tags(node, t, st)
         if isinstance(node, ast.BinOp):
@@ -933,19 +940,13 @@ class FeatureTagger(ast.NodeVisitor):
                     n.id in self.exprs]
 
         parts = [value] + [self.exprs[n] for n in bound_in(value)]
-        for part in parts[1:]:  # y = m.squeeze(1) with m = x @ a bound in the loop too: the product itself
-            while isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute) and part.func.attr in _RESHAPES:
-                part = part.func.value
+        for part in map(_unreshaped, parts[1:]):  # y = m.squeeze(1), m = x @ a bound in the loop too: the product
             if isinstance(part, ast.Name) and part.id != target and part.id in here and part.id in self.exprs:
                 parts.append(self.exprs[part.id])
 
-        def reshaped(e: ast.expr) -> bool:  # the carried vector itself, only reshaped or cast (u = x.unsqueeze(1))
-            while isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in _RESHAPES:
-                e = e.func.value
-            return isinstance(e, ast.Name) and e.id == target
-
-        def carries(e: ast.expr) -> bool:  # e is the carried vector, or it reshaped on the line before
-            return _mentions(e, target) or any(reshaped(self.exprs[n]) for n in bound_in(e))
+        def carries(e: ast.expr) -> bool:  # e is the carried vector, or it reshaped on the line before (x.unsqueeze(1))
+            return _mentions(e, target) or any(
+                isinstance(u := _unreshaped(self.exprs[n]), ast.Name) and u.id == target for n in bound_in(e))
 
         for ops in [o for part in parts for o in _matmul_operands(part)]:
             if any(carries(o) for o in ops) and any(
@@ -1197,10 +1198,12 @@ class FeatureTagger(ast.NodeVisitor):
         r = self._resolved(e)
         return isinstance(e, ast.Name) and isinstance(r, ast.BinOp) and isinstance(r.op, ast.Sub)
 
-    def _lattice_index(self, index: ast.expr) -> bool:
-        """An index (not a slice's bound: segment edges are no lattice) of evenly spaced values (``linspace``)."""
-        parts = index.elts if isinstance(index, ast.Tuple) else [index]
-        return any(not isinstance(p, ast.Slice) and "UNI" in (t := self.tag(p)) and "R" not in t for p in parts)
+    def _lattice_index(self, index: ast.expr, tags: set[str]) -> bool:
+        """An index (not a slice's bound: segment edges are no lattice) of evenly spaced values (``linspace``);
+        ``tags``: the index's own, already read (a tuple's parts are read one by one)."""
+        if not isinstance(index, ast.Tuple):
+            return not isinstance(index, ast.Slice) and "UNI" in tags and "R" not in tags
+        return any(not isinstance(p, ast.Slice) and "UNI" in (t := self.tag(p)) and "R" not in t for p in index.elts)
 
     def _indexes_beside(self, index: ast.expr) -> bool:
         """An index (not a slice's bound) made of a ranking's picks shifted by a few positions: ``x[top + 1]``,
@@ -2262,7 +2265,7 @@ class FeatureTagger(ast.NodeVisitor):
             st = self.tag(target.slice)
             if self._indexes_beside(target.slice):
                 self.add("pick_neighbours", target.lineno)  # keep[top + 1] = True: the picks' neighbours kept
-            if self._lattice_index(target.slice):
+            if self._lattice_index(target.slice, st):
                 self.add("uniform_positions", target.lineno)  # keep[linspace(0, n - 1, k).long()] = True
             if "A" in st and (
                     "QZ" in base and base & {"K", "V"} and "QZ" not in t and t & {"K", "V"} or

@@ -281,7 +281,7 @@ def dead_statements(fn: ast.FunctionDef | ast.AsyncFunctionDef, self_reads: set[
 
 
 def inline_expression_helpers(tree: ast.Module, rounds: int = 3) -> ast.Module:
-    """A copy of ``tree`` with each call of a helper whose body is one ``return <expression>`` (a docstring
+    """``tree``, changed in place (the caller's own parse), with each call of a helper whose body is one ``return <expression>`` (a docstring
     aside) replaced by that expression, its parameters by the call's arguments: a module function ``f(a, b)``, a
     method called on ``self`` (``self._f(a)``) or a static method (``self._f(a)``, ``Cls._f(a)``). A porter who
     moves each line of a rule into a helper of its own computes the rule still; read inline, each operation keeps
@@ -289,7 +289,6 @@ def inline_expression_helpers(tree: ast.Module, rounds: int = 3) -> ast.Module:
     takes). A parameter read more than once is substituted only by a name, an attribute or a constant (a call is not
     evaluated twice); helpers that call themselves, take ``*args``/``**kwargs`` or other decorators are left as they
     are."""
-    tree = copy.deepcopy(tree)
     for _ in range(rounds):
         helpers: dict[str, tuple[ast.FunctionDef, bool]] = {}  # name -> (def, its first parameter is self)
         scopes: list[tuple[list[ast.stmt], str | None]] = [(tree.body, None)] + [
@@ -388,10 +387,9 @@ _NORMS = frozenset({"norm", "vector_norm"})
 
 
 def inline_divisor_norms(tree: ast.Module) -> ast.Module:
-    """A copy of ``tree`` where a name bound to a norm (``n = k.norm(dim=-1, keepdim=True)``) and read once, in the
+    """``tree``, changed in place (the caller's own parse), where a name bound to a norm (``n = k.norm(dim=-1, keepdim=True)``) and read once, in the
     divisor of a division (``k / n.clamp_min(1e-6)``), is read inline there: a unit vector with its norm named the
     line before is the unit vector written in one line, not a norm score beside it."""
-    tree = copy.deepcopy(tree)
     for fn in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
         loads: dict[str, list[ast.Name]] = {}
         stores: dict[str, int] = {}
