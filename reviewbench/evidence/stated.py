@@ -647,6 +647,7 @@ FEATURE_PHRASES: dict[str, list[str]] = {
     "key_norm": ["key norm*", "norm* of ~ key*", "k norm*", "l2 norm*"],
     "value_norm": ["value norm*", "norm* of ~ value*"],
     "max_attention": ["max* attention", "maximum over ~ queries"],
+    "key_clustering": ["k mean*|medoid*", "kmean*|kmedoid*", "centroid*", "cluster* ~ key*|quer*|tokens"],
 }
 
 

@@ -1329,8 +1329,9 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("channel_selection", line)  # the query against the keys on a few selected channels
             if not elementwise and "Q" in a and "K" in b and "FB" in a and "FB" in b:
                 self.add("low_rank_scores", line)  # query and keys both projected on a factorisation's basis
-        if not elementwise and "K" in lt and "K" in rt and "Q" not in lt | rt:
-            out.add("KK2")  # keys against keys (or centroids made of keys)
+        if not elementwise and "K" in lt and "K" in rt and ("Q" not in lt | rt or any(
+                "QKU" in a and "Q" not in b and not (a | b) & {"A", "V"} for a, b in ((lt, rt), (rt, lt)))):
+            out.add("KK2")  # keys against keys (or centroids made of keys; keys and queries as one set of points)
         return out
 
     def _estimators(self, lt: set[str], rt: set[str], line: int) -> None:
@@ -2213,6 +2214,9 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("sinks", line)  # cat([arange(4), arange(T - w, T)]): the first tokens and the last
         if op == "cat" and node.args:
             parts = [self.tag(e) for e in _joined(node.args[0])]
+            if any("K" in p and not p & {"Q", "A"} for p in parts) and \
+                    any("Q" in p and not p & {"K", "A"} for p in parts):
+                t = t | {"QKU"}  # keys and queries joined as points of one space (clustered together: routing)
             if any("LK" in p and p & {"K", "V"} for p in parts) and \
                     any("LK" not in p and p & {"K", "V"} for p in parts) and not t & {"A", "Q"}:
                 t = t | {"XL"}  # this layer's keys (values) joined with another layer's kept ones
