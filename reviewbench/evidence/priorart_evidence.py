@@ -553,6 +553,9 @@ def _aggregation_only(extra: list[str], ops: list[str], features: Mapping[str, i
         allowed |= {"window_queries"}  # the question with the closing rows beside it: how board A hands both over
     if "last_query" in rule_alternatives(ops):
         allowed |= {"question_queries"}  # on board A the prompt's last query is the question's last row
+    if board == "A" and "window_queries" in rule_alternatives(ops):
+        allowed |= {"question_queries"}  # on board A the closing rows are the question's: a window rule read off the
+        # question (with the closing rows beside it) is that rule where the board hands the question over
     if board == "C" and own == {"accumulate"}:
         allowed |= {"window_queries"}  # at decode time each call hands the newest queries: summed over the calls,
         # every query once, the cumulative attention itself (board A's or B's single call reads one window: no running

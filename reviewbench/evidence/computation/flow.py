@@ -552,6 +552,8 @@ class FeatureTagger(ast.NodeVisitor):
                 return (t | st | {"QZ"}) - {"QZI"}
             if "R" in st and t & (DATA_TAGS | {"I", "P"}):
                 t = t | {"SEL"}  # entries picked by a ranking
+                if "I" in t and not t & (DATA_TAGS | {"P"}):
+                    t = t | {"R"}  # token indices read in a ranking's order (free[scores[free].argsort()]): a ranking
             if self._indexes_beside(node.slice):
                 self.add("pick_neighbours", node.lineno)  # x[top + d]: what stands beside the chosen tokens
             if t & {"P", "I"} and not t & DATA_TAGS and self._lattice_index(node.slice, st):
@@ -1827,6 +1829,8 @@ class FeatureTagger(ast.NodeVisitor):
             t = t | {"DG"}  # one off-diagonal of the attention: the queries at one distance from their keys
         if name == "sort" and "A" in t and not t & {"I", "P"}:
             t = t | {"SRT"}  # attention scores sorted along the tokens: each head's best first
+        if name == "sorted" and receiver is None and any(k.arg == "key" for k in node.keywords):
+            t = t | {"R"}  # sorted(range(n), key=lambda i: -score[i]): the indices in the score's order, a ranking
         if name == "sort":
             if is_true(kwarg(node, "descending")) or "R" not in t and t & DATA_TAGS:
                 # sorted largest first (its head is a top-k), or scores sorted (its tail is one): a ranking; kept
@@ -2157,7 +2161,7 @@ class FeatureTagger(ast.NodeVisitor):
         if op == "cumsum" and "A" in t:
             # over sorted attention: how many tokens reach a share of the mass; otherwise a running sum (unless two
             # shifted slices of it are subtracted: a moving-window sum, decided in ``tag``)
-            if "R" in t:
+            if t & {"R", "SEL"}:  # sorted, or read in a ranking's order (a[order], a[topk.indices])
                 self.add("attention_coverage", line)
             else:
                 self.pending_cumsum[line] = line
