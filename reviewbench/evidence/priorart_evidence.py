@@ -81,6 +81,9 @@ class ComputationMatch(BaseModel):
     # the line of the return whose path computes the rule, where only one return path of the code does (a fallback
     # or probe-detecting branch computes something else): None when the code as a whole does
     branch: int | None = None
+    # a "same" match whose extras are all operations of a paper the description credits: that paper's short name
+    # (the code is this rule beside the credited one, nothing of its own: ``_beside_credited``)
+    beside: str | None = None
 
 
 class PriorArtEvidence(BaseModel):
@@ -476,6 +479,8 @@ def specificity(m: "ComputationMatch | Any") -> float:
 def own_extra(m: "ComputationMatch | Any") -> list[str]:
     """What the code computes beyond the matched rule that is a mechanism (not cosmetic; an accumulation beside
     every query scoring is that choice of queries)."""
+    if getattr(m, "beside", None):
+        return []  # every extra is the credited paper's (``_beside_credited``)
     extra = list(getattr(m, "extra", []))
     return [e for e in extra if e not in COSMETIC and not (e == "accumulate" and "all_queries" in extra)]
 
@@ -529,6 +534,8 @@ def _matches(features: dict[str, int], description: str, board: str | None = Non
                 best = m
         if best is not None:
             out.append(best)
+    if any(m.level == "family" and not m.credited for m in out):
+        _beside_credited(out, description, features, board)
     out.sort(key=lambda m: (m.level != "same", len(m.extra), -len(m.matched), m.baseline is None))
     return out
 
@@ -562,6 +569,43 @@ def _aggregation_only(extra: list[str], ops: list[str], features: Mapping[str, i
         # sum over the queries). Only where the running sum is the rule's one operation: a rule that also decays or
         # weighs it (A2SF) is met by many a decode-time average of its own
     return bool(own) and set(extra) <= allowed
+
+
+# Operations the reader finds in many a method that is no port (any comparison of attention with a bar: a relative
+# cut-off, a coverage test, a dominance test): beside a credited rule they do not name a paper of their own.
+WEAK = frozenset({"attention_threshold"})
+
+
+def _beside_credited(matches: list[ComputationMatch], description: str, features: Mapping[str, int],
+                     board: str | None) -> None:
+    """An uncredited rule computed beside a credited paper's rule, and nothing else, is that rule ("same"): what the
+    code adds to it is the credited paper's (its required or optional operations), so none of it is the author's own
+    (a CapKV port crediting KVzip for the reconstruction queries computes CapKV's leverage score, uncredited, and
+    KVzip's credited pass; an InfiniPot port crediting KVzip computes InfiniPot's chunked refill, uncredited).
+    Only a rule with an operation of its own (beyond attention, a choice of queries, protection, a comparison with a
+    bar: ``WEAK``) that the code computes is named so, only where the code adds a mechanism (not only a choice of
+    queries, pooling or aggregation: those keep it a family member), and not where the credited paper's own rule
+    holds every operation of it (its credit covers it then: ``covers``)."""
+    credited = [p for p, _ in credited_papers(description) if p.rules()]
+    if not credited:
+        return
+    for i, m in enumerate(matches):
+        if m.level != "family" or m.credited:
+            continue
+        own = rule_alternatives(m.required) - COSMETIC - PROTECTIVE - PHASE
+        if not set(m.matched) - COSMETIC - PROTECTIVE - PHASE - WEAK:
+            continue  # the rule's own operations the code computes are too common to name it beside another's
+        rest = {e for e in m.extra if not _aggregation_only([e], m.required, features, board)}
+        if not set(own_extra(m)):
+            continue  # only a choice of queries, pooling or aggregation beside the rule: a family member as before
+        for p in credited:
+            if p.short_name == m.short_name:
+                continue
+            theirs = {a for _, req, opt, _ in p.rules() for a in rule_alternatives([*req, *opt])}
+            if own <= theirs or not rest <= theirs:
+                continue
+            matches[i] = m.model_copy(update={"level": "same", "beside": p.short_name})
+            break
 
 
 def _closeness(m: ComputationMatch) -> tuple[bool, int, int]:

@@ -200,7 +200,8 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
         strength="indication" if contradicted else "proof",
         explanation=(f"the code computes {_which(m)} of {m.short_name} ({m.title}"
                      + (f", arXiv {m.arxiv}" if m.arxiv else "") + f"): {m.rule}; found: {ops}; nothing of its own "
-                     f"beside it"
+                     + (f"beside it and the rule of {m.beside}, which the description credits" if m.beside
+                        else "beside it")
                      + (f" on the path that returns at line {m.branch} (another branch of the code computes "
                         f"something else)" if m.branch is not None else "")
                      + f"; the description does not credit it ({m.credit.reason})"
