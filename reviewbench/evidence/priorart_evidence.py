@@ -592,9 +592,9 @@ def _beside_credited(matches: list[ComputationMatch], description: str, features
     for i, m in enumerate(matches):
         if m.level != "family" or m.credited:
             continue
-        own = rule_alternatives(m.required) - COSMETIC - PROTECTIVE - PHASE
-        if not set(m.matched) - COSMETIC - PROTECTIVE - PHASE - WEAK:
-            continue  # the rule's own operations the code computes are too common to name it beside another's
+        own = set(m.matched) - COSMETIC - PROTECTIVE - PHASE  # the rule's own operations the code computes
+        if not own - WEAK:
+            continue  # too common to name it beside another's rule
         rest = {e for e in m.extra if not _aggregation_only([e], m.required, features, board)}
         if not set(own_extra(m)):
             continue  # only a choice of queries, pooling or aggregation beside the rule: a family member as before
