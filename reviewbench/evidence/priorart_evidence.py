@@ -84,6 +84,9 @@ class ComputationMatch(BaseModel):
     # a "same" match whose extras are all operations of a paper the description credits: that paper's short name
     # (the code is this rule beside the credited one, nothing of its own: ``_beside_credited``)
     beside: str | None = None
+    # the work outside the index that the description declares the whole method a port of (``declared_port``): what
+    # that work computes the index cannot say, so a rule the code meets may be that work's own (a judge decides)
+    declared: str | None = None
 
 
 class PriorArtEvidence(BaseModel):
@@ -446,6 +449,9 @@ PROTECTIVE = frozenset({"sinks", "recent", "window_kept", "uniform_positions", "
 # Cosmetic differences (anchor 1's "pooling, window"): which queries score, how they are aggregated.
 COSMETIC = frozenset({"max_attention", "head_average", "all_queries", "question_queries", "window_queries",
                       "last_query", "decode", "pooling", "attention"})
+# Which queries a score's attention is read off: where a rule may read attention but does not require it (the
+# raters of a merge, the fill of a positional rule), whichever queries it reads it off are part of that option.
+QUERY_CHOICE = frozenset({"window_queries", "question_queries", "last_query", "all_queries"})
 # Operations that decide, per head or per layer, which rule applies (a fitted table tested per head). A rule built on
 # one is that paper's method whatever scoring the heads it lets through use: the cosmetic operations beside it are
 # the gated-in heads' filler (a full-cache head under a budget must rank its tokens somehow), not a mechanism of
@@ -505,6 +511,11 @@ def computation_matches(features: dict[str, int], description: str,
     a fallback or probe-detecting branch is that port wherever that path runs. Two rules mixed in one path stay
     what the whole reads ("family"). ``board``: the submission's board (board C runs at decode time)."""
     out = _matches(features, description, board)
+    if out and not all(m.credited for m in out):
+        port = declared_port(description)
+        if port is not None and load_index().by_name(port.short_name) is None:
+            name = f"{port.short_name} (arXiv {port.arxiv})" if port.arxiv else port.short_name
+            out = [m if m.credited else m.model_copy(update={"declared": name}) for m in out]
     if paths and not any(m.level == "same" for m in out):
         for line, feats in paths:
             for m in _matches(feats, description, board):
@@ -617,6 +628,10 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
     """The match of one rule of ``p`` (required ``ops``, ``optional``), or None."""
     matched: dict[str, int] = {}
     explained = set(optional) | PROTECTIVE
+    if "attention" in rule_alternatives(optional) and not rule_alternatives(ops) & (QUERY_CHOICE | {"attention",
+                                                                                                  "reconstruction"}):
+        explained |= QUERY_CHOICE  # attention the rule may read (a merge's raters) is read off some queries; not
+        # where the rule names its queries itself (KVzip's repeat pass)
     if rule_alternatives(ops) <= PROTECTIVE:
         # a rule of positions only (sinks, a window): a span moving with the layer index is no protection around
         # its score, it is a rule of its own (a ladder)
@@ -796,6 +811,8 @@ _NOT_NEW = re.compile(
     r"^\W*(?:(?:this|it|here|the method|our method|this method|the submission|this submission|this bundle|the bundle|"
     r"the code|our code)\s+(?:is|was)\b[^;]*?\bnot\s+(?:a\s+)?(?:new|novel)\s+(?:method|idea|rule|algorithm|"
     r"approach|contribution|technique)\b"
+    # "Not a new method: the scoring rule is the paper's" (the subject left out, the sentence opening with it)
+    r"|not\s+(?:a\s+)?(?:new|novel)\s+(?:method|idea|rule|algorithm|approach|contribution|technique)\b"
     r"|nothing\s+(?:here|in\s+(?:this|the|our)\s+(?:bundle|submission|method|code|work))\s+(?:is|was)\s+"
     r"(?:claimed\s+(?:as|to\s+be)\s+)?(?:new|novel|original)\b"
     r"|(?:we|this\s+(?:bundle|submission|work))\s+(?:claims?|makes?)\s+no\s+(?:novelty|new\s+(?:method|idea|"

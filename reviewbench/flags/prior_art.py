@@ -185,7 +185,7 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
                         and r.streaming_heads >= POSITIONS_ONLY), None)
     if rule_alternatives(m.required) <= _POSITION_OPS:
         by_position = None  # a rule of positions is what such sets are
-    contradicted = far or by_position is not None
+    contradicted = far or by_position is not None or m.declared is not None
     on_bank = [b.jaccard for b in same_ref if getattr(b, "source", "bank") != "benchmark"]
     but = (f"; on the behaviour bank alone it keeps few of that baseline's tokens (Jaccard {max(on_bank):.2f}), "
            f"which does not clear the code: the bank can be told apart from the scored inputs"
@@ -195,6 +195,10 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
                f"({by_position.summary}): no ranking by content chose them")
     if far:
         but = f"; but it keeps few of that baseline's tokens where it is scored (Jaccard {max(measured):.2f})"
+    if m.declared is not None:
+        but += (f"; but the description declares the method a port of {m.declared}, a work the index does not hold: "
+                f"whether that work states this rule (an earlier or a parallel source of it) a judge can tell, the "
+                f"offline review cannot")
     return [FlagClaim(
         flag="UNDISCLOSED_PRIOR_ART", quote=quote, location=f"method.py:{line}", raised_by="evidence:computation",
         strength="indication" if contradicted else "proof",
