@@ -503,7 +503,10 @@ def computation_matches(features: dict[str, int], description: str,
                         paths: list[tuple[int, dict[str, int]]] | None = None,
                         board: str | None = None) -> list[ComputationMatch]:
     """Papers of the index whose every operation the code computes: "same" when the code computes nothing else
-    that is a mechanism, "family" when it adds one operation of its own; most specific (most operations) first.
+    that is a mechanism (or only a credited paper's: ``_beside_credited``), "family" when it adds one operation of
+    its own; most specific (most operations) first. Where the description declares the whole method a port of a work
+    the index does not hold, each uncredited match carries that work (``declared``: a judge decides whether it is
+    an earlier source of the rule).
 
     ``paths`` (``Computation.paths``): the features of each return path. Where the code as a whole computes no
     rule exactly (the union of its branches reads as "a rule plus pooling"), a rule that one return path computes
