@@ -66,3 +66,12 @@ def test_a_merge_whose_raters_are_the_window_queries_is_the_merge_rule() -> None
     repeat = {"reconstruction": 0, "max_attention": 4, "attention": 3, "window_queries": 0}
     k = next(m for m in computation_matches(repeat, SILENT) if m.short_name == "KVzip")
     assert k.level == "family"
+
+
+def test_a_rule_one_return_path_computes_carries_the_declared_port_too() -> None:
+    # the whole reads as H2O's rule plus a norm (two branches joined); the path that returns at line 12 is H2O's alone
+    whole = {**SUMMED, "key_norm": 9}
+    got = [m for m in computation_matches(whole, HEADED, paths=[(12, SUMMED)]) if m.short_name == "H2O"]
+    assert got and got[0].branch == 12 and got[0].declared is not None
+    flags = computation_flags(got, [], "x = 1\n" * 14)
+    assert flags and flags[0].strength == "indication"

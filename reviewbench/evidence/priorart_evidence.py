@@ -514,11 +514,6 @@ def computation_matches(features: dict[str, int], description: str,
     a fallback or probe-detecting branch is that port wherever that path runs. Two rules mixed in one path stay
     what the whole reads ("family"). ``board``: the submission's board (board C runs at decode time)."""
     out = _matches(features, description, board)
-    if out and not all(m.credited for m in out):
-        port = declared_port(description)
-        if port is not None and load_index().by_name(port.short_name) is None:
-            name = f"{port.short_name} (arXiv {port.arxiv})" if port.arxiv else port.short_name
-            out = [m if m.credited else m.model_copy(update={"declared": name}) for m in out]
     if paths and not any(m.level == "same" for m in out):
         for line, feats in paths:
             for m in _matches(feats, description, board):
@@ -533,6 +528,11 @@ def computation_matches(features: dict[str, int], description: str,
                 else:
                     out[known] = m
         out.sort(key=lambda m: (m.level != "same", len(m.extra), -len(m.matched), m.baseline is None))
+    if out and not all(m.credited for m in out):
+        port = declared_port(description)
+        if port is not None and load_index().by_name(port.short_name) is None:
+            name = f"{port.short_name} (arXiv {port.arxiv})" if port.arxiv else port.short_name
+            out = [m if m.credited else m.model_copy(update={"declared": name}) for m in out]
     return out
 
 
