@@ -130,3 +130,38 @@ def test_a_covered_match_says_whose_credit_covers_it():
     assert covered
     for m in covered:
         assert "covered by the credit of LazyLLM" in m.credit.reason and m.credit.quote
+
+
+# each block's keys summed into a buffer by a block id (index_add_), divided by the block sizes, and the newest query
+# against those means: the query against block summaries, not scores summed per block (written fresh)
+BLOCK_MEANS = HEAD + '''class Sieve(EvictionMethod):
+    query_window = 1
+    size = 8
+
+    def select(self, view: LayerView) -> Keep:
+        k = view.keys[0]
+        n = k.shape[0]
+        nb = -(-n // self.size)
+        which = torch.arange(n) // self.size
+        acc = torch.zeros(nb, k.shape[-1]).index_add_(0, which, k)
+        acc = acc / torch.bincount(which, minlength=nb).clamp_min(1)[:, None].float()
+        s = view.queries[0, -1] @ acc.T
+        s = s[which].unsqueeze(0).expand(view.keys.shape[0], -1)
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+
+def test_keys_summed_by_block_id_are_block_summaries_not_block_scores():
+    f = computation(BLOCK_MEANS).features
+    assert "block_keys" in f and "block_scores" not in f
+    # scores summed by a block id stay a score per block
+    summed = BLOCK_MEANS.replace("index_add_(0, which, k)", "index_add_(0, which, view.attention()[0].sum(0)[:, None])")
+    assert "block_scores" in computation(summed).features
+
+
+def test_an_entry_stating_block_mean_keys_states_block_keys():
+    from reviewbench.evidence.stated import implied_features
+
+    assert "block_keys" in implied_features("the context cut into blocks represented by the mean of their keys")
+    assert "block_keys" in implied_features("chunks scored by the query against their representative keys")
+    assert "block_keys" not in implied_features("keep keys least similar to the mean key of the cache")

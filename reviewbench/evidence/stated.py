@@ -648,6 +648,8 @@ FEATURE_PHRASES: dict[str, list[str]] = {
     "value_norm": ["value norm*", "norm* of ~ value*"],
     "max_attention": ["max* attention", "maximum over ~ queries"],
     "key_clustering": ["k mean*|medoid*", "kmean*|kmedoid*", "centroid*", "cluster* ~ key*|quer*|tokens"],
+    "block_keys": ["block*|chunk*|page* ~ mean of ~ key*", "block|chunk|page mean key*", "block|chunk|page key*",
+                   "representative key*", "key summar*", "block|chunk|page summar*"],
 }
 
 

@@ -1947,7 +1947,10 @@ class FeatureTagger(ast.NodeVisitor):
         if (op in ("reduce", "scatter") or name in ("index_reduce", "index_reduce_")) and "ASG" in t and "K" in t:
             self.add("key_clustering", line)  # keys pooled by their nearest centroid: k-means
         if op == "scatter" and "BID" in t and t & DATA_TAGS:
-            self.add("block_scores", line)  # values summed by block id
+            if "K" in t and not t & {"A", "Q"}:
+                t = t | {"KR"}  # keys summed by block id: a summary of each block's keys (its mean once divided)
+            else:
+                self.add("block_scores", line)  # values summed by block id
         if op == "reduce" and not t & DATA_TAGS and t & {"PAIR", "VIS"}:
             return t | {"CNT"}  # a visibility matrix summed over the queries: how many see each key
         if op in ("reduce", "extreme") and "K" in t:
