@@ -45,6 +45,7 @@ class Credit(BaseModel):
     reason: str  # why (e.g. "attributed in Builds on", "named only as a contrast", "not named")
     quote: str | None = None  # the sentence that attributes (or that only contrasts)
     section: str | None = None  # the section it stands in
+    via: str | None = None  # credited through another paper's credit (``covers``): that paper, by short name
 
 
 class PriorArtHit(BaseModel):
@@ -111,6 +112,9 @@ CONTRAST = re.compile(r"\b(unlike|in contrast (?:to|with)|contrary to|as opposed
                       r"|differ(?:s|ent)? from|compared (?:to|with)|versus|vs\.?|outperform(?:s|ing)?|beat(?:s|ing)?"
                       r"|better than|worse than|improv(?:e|es|ing) (?:on|over|upon)|than|whereas|while(?!" + _WHILE_TEMPORAL + r")|but not"
                       r"|beyond)\b", re.I)
+# the queries board A hands over as a rule's window: the question and the closing rows beside it
+QUERY_WINDOWS = frozenset({"question_queries", "window_queries"})
+SUBSTITUTION = re.compile(r"\b(?:instead of|rather than|in place of)\b", re.I)
 NEGATION = re.compile(r"\b(not|never|no|nothing|without|neither|nor)\b|n't\b", re.I)
 CITATION_MARK = re.compile(r"\bet al\b|\(\s*(?:19|20)\d{2}\s*\)|,\s*(?:19|20)\d{2}\b|arxiv|\b\d{4}\.\d{4,5}\b"
                            r"|https?://|\[\d+\]", re.I)
@@ -232,8 +236,14 @@ def _states_use(sentence: str, at: int, in_builds_on: bool) -> tuple[bool, str]:
     clause, rel = _clause_at(sentence, at)
     if STRONG_USE.search(clause):
         return True, ""
-    possessive = re.match(r"[A-Za-z0-9.\- ]{0,40}?['\u2019]s\s+\w", clause[rel:])
-    contrast_elsewhere = bool(OURS.search(sentence) or CONTRAST.search(sentence))
+    possessive = re.match(r"[A-Za-z0-9.\- ]{0,40}?['\u2019]s\s+(?:\([^()]{0,80}\)\s*)?\w", clause[rel:])
+    # a substitution after the mention ("X's score, with the max instead of the mean") changes the part taken; it
+    # sets no other work against this one
+    taken = bool(possessive or WEAK_USE.search(clause[:rel]))
+    after = SUBSTITUTION.sub(" ", sentence[at:]) if taken else sentence[at:]
+    # "our score is X's ...": the author's own part named as the other work's, in the mention's clause, is no contrast
+    ours = OURS.search(sentence[:at - rel] + " " + sentence[at:]) if taken else OURS.search(sentence)
+    contrast_elsewhere = bool(ours or CONTRAST.search(sentence[:at] + after))
     if possessive and not contrast_elsewhere and not MENTION_ONLY.search(sentence):
         return True, ""  # "X's scoring with a smaller window": the other work's part, taken
     if MENTION_ONLY.search(sentence):
@@ -362,10 +372,13 @@ def rule_alternatives(reqs: Sequence[str]) -> set[str]:
     return {a for r in reqs for a in r.split("|")}
 
 
-def covers(credited: Paper, ruled: Paper, matched: dict[str, int], required: list[str] | None = None) -> str | None:
+def covers(credited: Paper, ruled: Paper, matched: dict[str, int], required: list[str] | None = None,
+           board: str | None = None) -> str | None:
     """Whether crediting ``credited`` credits the computation the code shares with ``ruled`` (whose rule it matched
     through the features ``matched``; ``required``: the operations of the rule it met, ``ruled.ops`` by default, its
     training-free port's where that matched): why, or None. A credited paper's training-free port counts as its rule.
+    On board A the question is what the board hands over as the closing query window, so there a rule read off the
+    question's queries is the credited rule read off its window (SnapKV credited covers FINCH's question attention).
 
     - ``credited`` has a rule of its own: ``ruled``'s rule is part of it (every operation ``ruled`` requires is
       one ``credited`` requires): the code does a subset of what the credited paper does.
@@ -381,6 +394,8 @@ def covers(credited: Paper, ruled: Paper, matched: dict[str, int], required: lis
     if credited.rules():
         for which, ops, _, _ in credited.rules():
             mine = rule_alternatives(ops)
+            if board == "A" and mine & QUERY_WINDOWS:
+                mine = mine | QUERY_WINDOWS
             if all(set(r.split("|")) & mine for r in req):
                 own = "" if which == "rule" else f" {which}"
                 return f"{ruled.short_name}'s rule ({', '.join(req)}) is part of {credited.short_name}'s{own}"
@@ -394,16 +409,16 @@ def covers(credited: Paper, ruled: Paper, matched: dict[str, int], required: lis
 
 
 def covered_credit(ruled: Paper, matched: dict[str, int], description: str,
-                   required: list[str] | None = None) -> Credit | None:
+                   required: list[str] | None = None, board: str | None = None) -> Credit | None:
     """A credit of another paper that covers ``ruled``'s matched computation (``covers``), as a Credit; else the
     credits together (``covered_jointly``)."""
     credited = credited_papers(description)
     for p, c in credited:
-        why = covers(p, ruled, matched, required)
+        why = covers(p, ruled, matched, required, board)
         if why:
             return Credit(credited=True, reason=f"covered by the credit of {p.short_name}"
                                                 + (f" (arXiv {p.arxiv})" if p.arxiv else "") + f": {why}",
-                          quote=c.quote, section=c.section)
+                          quote=c.quote, section=c.section, via=p.short_name)
     joint = covered_jointly([p for p, _ in credited], ruled, required)
     if joint:
         names = ", ".join(p.short_name for p in joint)
@@ -411,7 +426,7 @@ def covered_credit(ruled: Paper, matched: dict[str, int], description: str,
                                             f"holds the scoring operations of {ruled.short_name}'s ({', '.join(required or ruled.ops)}), "
                                             f"{joint[1].short_name}'s the phase it runs in",
                       quote=next(c.quote for p, c in credited if p is joint[0]),
-                      section=next(c.section for p, c in credited if p is joint[0]))
+                      section=next(c.section for p, c in credited if p is joint[0]), via=joint[0].short_name)
     return None
 
 
@@ -612,11 +627,15 @@ def _beside_credited(matches: list[ComputationMatch], description: str, features
         rest = {e for e in m.extra if not _aggregation_only([e], m.required, features, board)}
         if not set(own_extra(m)):
             continue  # only a choice of queries, pooling or aggregation beside the rule: a family member as before
+        stated = [{a for _, req, opt, _ in p.rules() for a in rule_alternatives([*req, *opt])}
+                  for p in credited if p.short_name != m.short_name]
+        if any(own <= theirs for theirs in stated):
+            continue  # a credited paper's rule (with its options) holds the whole of it: no rule beside that one
         for p in credited:
             if p.short_name == m.short_name:
                 continue
             theirs = {a for _, req, opt, _ in p.rules() for a in rule_alternatives([*req, *opt])}
-            if own <= theirs or not rest <= theirs:
+            if not rest <= theirs:
                 continue
             matches[i] = m.model_copy(update={"level": "same", "beside": p.short_name})
             break
@@ -658,7 +677,7 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
         return None
     c = credit(description, p)
     if not c.credited:
-        c = covered_credit(p, matched, description, ops) or c
+        c = covered_credit(p, matched, description, ops, board) or c
     return ComputationMatch(short_name=p.short_name, title=p.title, arxiv=p.arxiv, baseline=p.baseline,
                             rule=sentence, which="rule" if which == "rule" else "training-free port",
                             required=list(ops), matched=matched, extra=extra,

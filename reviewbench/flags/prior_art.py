@@ -170,8 +170,8 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
     same = [m for m in computed if m.level == "same" and not m.credited]
     if not same:
         return _agreeing_family(computed, behaviour, method_src, rules, bank)
-    if any(m.level == "same" and m.credited and len(m.matched) >= len(same[0].matched) and (
-            m.branch == same[0].branch or set(same[0].matched) <= _rule_ops(m.short_name)) for m in computed):
+    if any(m.level == "same" and m.credited and len(m.matched) >= len(same[0].matched) and _explains(m, same[0])
+           for m in computed):
         return []  # a credited rule explains it: on its own path, or holding every operation of the other's
     # the most specific of the rules the code computes exactly names it (rarest operations first: a maximum over
     # blocks names CritiPrefill before the chunk sums every block method shares)
@@ -226,6 +226,16 @@ def _paper(short_name: str) -> Paper | None:
     from reviewbench.priorart import load_index
 
     return load_index().by_name(short_name)
+
+
+def _explains(credited: ComputationMatch, other: ComputationMatch) -> bool:
+    """Whether a credited exact rule explains another exact rule the code computes: on the same return path, or
+    holding every operation of it. A rule credited only through another paper's credit (``Credit.via``: SnapKV
+    credited covers FINCH's question attention on board A) explains no more than that paper's own rule holds (not
+    FINCH's chunk-by-chunk reading, InfiniPot's rule)."""
+    if credited.credit.via:
+        return set(other.matched) <= _rule_ops(credited.credit.via)
+    return credited.branch == other.branch or set(other.matched) <= _rule_ops(credited.short_name)
 
 
 def _rule_ops(short_name: str) -> set[str]:

@@ -1646,9 +1646,15 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("max_attention", line)  # attention(reduce="max"): the largest over the queries
             # unreduced: (heads, queries, tokens), its axis 1 the queries
             return {"A"} | (all_args - {"Q"}) | (set() if red is not None else {"QAX"})
-        if name in ("remember", "recall"):
-            self.add("accumulate", line)
-            return {"S", "A"} if name == "recall" else set()
+        if name == "recall":
+            return {"S", "A"}
+        if name == "remember":
+            stored = set().union(*arg_tags[1:2]) if len(arg_tags) > 1 else set().union(
+                *[self.tag(k.value) for k in node.keywords if k.arg in ("value", "tensor")])
+            if "S" in stored or not stored & (DATA_TAGS | {"S"}):
+                self.add("accumulate", line)  # what is stored carries what was recalled: a running quantity (a
+                # store whose content the reader cannot tell is read as one, as before)
+            return set()
         if name == "group":
             return all_args | rt
         if name == "same_for_all_heads":
@@ -2240,8 +2246,8 @@ class FeatureTagger(ast.NodeVisitor):
                                                   for c in ast.walk(a) if isinstance(c, ast.Call))):
                 self.add("head_budget", line)  # one top-k over every (head, token) pair of the layer
             if op == "scatter" and name in ("bincount", "scatter_add", "scatter_add_") and not t & {"ASG", "BID", "DD"} \
-                    and not self._votes(node, receiver, arg_tags):
-                self.add("head_budget", line)
+                    and not self._votes(node, receiver, arg_tags) and "R" in self._counted(node, receiver, rt, arg_tags):
+                self.add("head_budget", line)  # the picks of one ranking counted by the head they fall in
             return t
         if (name == "flatten" or flattens(node)) and receiver is not None and not (
                 "I" in t and not t & (DATA_TAGS | {"W", "RND"})):  # (x.nonzero().flatten(): a list of indices)
@@ -2331,10 +2337,6 @@ class FeatureTagger(ast.NodeVisitor):
         for tgt in node.targets:
             if isinstance(tgt, ast.Name):
                 self.exprs[tgt.id] = node.value
-        if isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add):
-            for tgt in node.targets:
-                if isinstance(tgt, ast.Name) and "S" in self.tags.get(tgt.id, set()) | t and "A" in t:
-                    self.add("accumulate", node.lineno)
         if self.loop and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             self._iterated_walk(node.targets[0].id, node.value, node.lineno)
             if self.frames:
@@ -2493,6 +2495,16 @@ class FeatureTagger(ast.NodeVisitor):
             if self._cumsum_of_data(a) and not self.tag(b) & {"A", "V", "K", "Q"}:
                 return True
         return False
+
+    def _counted(self, node: ast.Call, receiver: ast.expr | None, rt: set[str], arg_tags: list[set[str]]) -> set[str]:
+        """The tags of the ids a count counts: ``bincount``'s input (``torch.bincount(x)``, ``x.bincount()``), a
+        scatter-add's index (``c.scatter_add_(dim, index, src)``, ``torch.scatter_add(c, dim, index, src)``). Only a
+        ranking's picks counted by id are a budget shared out over heads; ids read off positions or a fixed split
+        (log-distance buckets, equal strata) count the tokens of each group, no allocation by a score."""
+        if callee(node.func)[0] == "bincount":
+            return rt if self._on_tensor(receiver) else (arg_tags[0] if arg_tags else set())
+        at = 1 if self._on_tensor(receiver) else 2
+        return arg_tags[at] if len(arg_tags) > at else set()
 
     def _votes(self, node: ast.Call, receiver: ast.expr | None, arg_tags: list[set[str]]) -> bool:
         """``counts.scatter_add_(1, top, ones)`` with ``top`` a ranking's indices along the tokens, unflattened: each
