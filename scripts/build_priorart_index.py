@@ -989,8 +989,10 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
     "Keyformer": (["attention", "random", "accumulate|window_queries|all_queries"], ["decode"],
                   "Gumbel noise added to the logits, softmax with a temperature, accumulated per token; top-k "
                   "plus a recent window"),
-    "NACL": (["attention", "random", "question_queries|window_queries"], [],
-             "attention of proxy (question) tokens summed per key, top-k, plus a random-eviction share"),
+    # its random eviction samples head-wise from the proxy score (the paper's Figure 3), a draw weighted by it
+    "NACL": (["attention", "random|importance_sampling", "question_queries|window_queries"], [],
+             "attention of proxy (question) tokens summed per key, top-k, plus a random-eviction share sampled "
+             "head-wise from that score"),
     "KeyDiff": (["mean_key"], ["key_similarity"], "cosine similarity of each key to the mean key; keep the least "
                                                   "similar"),
     # applied to H2O's and Scissorhands' decode-time eviction: evicting while decoding is the paper's setting

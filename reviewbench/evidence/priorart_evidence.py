@@ -654,6 +654,10 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
                                                                                                   "reconstruction"}):
         explained |= QUERY_CHOICE  # attention the rule may read (a merge's raters) is read off some queries; not
         # where the rule names its queries itself (KVzip's repeat pass)
+    if "attention" not in features and not rule_alternatives(ops) <= PROTECTIVE:
+        explained |= {"window_queries", "last_query", "all_queries"}  # queries asked for but no attention computed
+        # from them: which queries a score would read decides nothing where no score reads attention (a rule of
+        # positions alone is not met so: a path that keeps the first and the newest tokens is no port of StreamingLLM)
     if rule_alternatives(ops) <= PROTECTIVE:
         # a rule of positions only (sinks, a window): a span moving with the layer index is no protection around
         # its score, it is a rule of its own (a ladder)
