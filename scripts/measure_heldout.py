@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from reviewbench.calibrate.command import resolve_panel_specs  # noqa: E402
 from reviewbench.calibrate.runner import run_suite  # noqa: E402
+from reviewbench.calibrate.static import static_review  # noqa: E402
 from reviewbench.calibrate.suite import Case  # noqa: E402
 from reviewbench.judges.panel import default_provider  # noqa: E402
 
@@ -55,53 +56,6 @@ def _static_key(suite: str) -> list[dict]:
                     "accept_arxiv": c.get("accept_arxiv", []), "expected_flags": c.get("expected_flags", []),
                     "allowed_flags": c.get("allowed_flags", []), "novelty": [0, 1] if baseline else [0, 5]})
     return out
-
-
-def static_review(folder: Path):
-    """(standing flags, novelty, first three prior works' arXiv ids) from the code and the description alone."""
-    import asyncio
-    from types import SimpleNamespace
-
-    from reviewbench.stages.evidence import EvidenceData
-    from reviewbench.description import parse_description
-    from reviewbench.evidence.citations import check_citations
-    from reviewbench.evidence.gather import gather_facts
-    from reviewbench.evidence.judge import judge
-    from reviewbench.evidence.priorart_evidence import prior_art
-    from reviewbench.evidence.similarity import baseline_sources, compare, public_references
-    from reviewbench.stages.evidence import credit_names
-    from reviewbench.flags.fabricated_evidence import fabricated_citation_flags
-    from reviewbench.flags.misstated import misstated_flags
-    from reviewbench.flags.prior_art import computation_flags, prior_art_flags
-    from reviewbench.rubric import load_rubric
-    from reviewbench.verdict import decide
-
-    rubric = load_rubric(ROOT / "rubrics" / "default.toml")
-    desc, src = (folder / "DESCRIPTION.md").read_text(), (folder / "method.py").read_text()
-    parsed, _ = parse_description(desc)
-
-    def section(k: str) -> str:
-        s = parsed.sections.get(k)
-        return s.text if s else ""
-
-    meta = folder / "meta.toml"
-    board = tomllib.loads(meta.read_text()).get("board") if meta.is_file() else None
-    pa = prior_art(src, section("method_summary"), section("idea"), desc, board=board)
-    code = compare(src, {**baseline_sources(), **public_references()})
-    cites = asyncio.run(check_citations(desc, None))
-    flags = fabricated_citation_flags(cites) + prior_art_flags([], code, credit_names(SimpleNamespace(earlier=[])),
-                                                               desc, src, ("", 1), rubric.evidence)
-    computed = computation_flags(pa.computed, [], src, rubric.evidence)
-    if computed and not any(f.flag == "UNDISCLOSED_PRIOR_ART" and f.strength == "proof" for f in flags):
-        flags = [f for f in flags if f.flag != "UNDISCLOSED_PRIOR_ART"] + computed
-    flags += misstated_flags(desc, src, [], rubric.evidence)
-    ev = EvidenceData(citations=cites, prior_art=pa, code=code, behaviour=None, digest=[], candidate_flags=flags)
-    facts = gather_facts(evidence=ev, ledger=None, sections_missing=[], description=desc, earlier_names={},
-                         board=None, board_reason="static", rules=rubric.evidence)
-    v = judge(facts, rubric)
-    final = decide([], rubric, "other", flags)
-    return sorted({f.flag for f in final.standing_flags}), v.scores["novelty"].score, [p.arxiv_id for p in
-                                                                                        v.prior_work[:3]]
 
 
 def _with_test_splits(suite: Path, boards: list[str], items: int) -> Path:
@@ -158,7 +112,7 @@ def main() -> int:
     if args.static:
         folder = (SUITE if args.suite == "heldout" else ROOT / "calibration") / "blinded"
         got = {c["code"]: static_review(folder / c["code"]) for c in key}
-        return report(key, {k: (f, n, a, []) for k, (f, n, a) in got.items()}, args, t0)
+        return report(key, {k: (r.flags, r.novelty, r.prior_work, []) for k, r in got.items()}, args, t0)
     boards = {c["code"]: tomllib.loads((SUITE / "blinded" / c["code"] / "meta.toml").read_text())["board"] for c in key}
     cases = [Case(code=c["code"], kind="port", method="heldout", board=boards[c["code"]]) for c in key]
     specs = resolve_panel_specs(SUITE, args.panel)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -29,7 +30,7 @@ from reviewbench.flags.evasion import evasion_flags
 from reviewbench.flags.misstated import misstated_flags
 from reviewbench.flags.prior_art import computation_flags, head_role_flags, prior_art_flags
 from reviewbench.judges.websearch import WebSearch
-from reviewbench.pipeline import Stage, StageContext, StageKey, StageOutput, config_tables
+from reviewbench.pipeline import EarlierSubmission, Stage, StageContext, StageKey, StageOutput, config_tables
 from reviewbench.priorart import load_index
 from reviewbench.stages.benchmark import BENCHMARK
 from reviewbench.stages.bundle import BUNDLE
@@ -53,6 +54,11 @@ EVIDENCE = StageKey("evidence", EvidenceData)
 
 def credit_names(ctx: StageContext) -> dict[str, list[str]]:
     """How a description would credit each reference: paper short name, arXiv id, first author, or the id."""
+    return reference_names(ctx.earlier)
+
+
+def reference_names(earlier: Sequence[EarlierSubmission] = ()) -> dict[str, list[str]]:
+    """``credit_names`` for the earlier submissions given (none: the baselines' names alone)."""
     names: dict[str, list[str]] = {}
     for p in load_index().papers:
         if p.baseline:
@@ -60,7 +66,7 @@ def credit_names(ctx: StageContext) -> dict[str, list[str]]:
             names.setdefault(f"baseline:{p.baseline}", []).extend(
                 [n for n in (p.short_name, p.arxiv, f"{surname} et al" if surname else "") if n])
     names["baseline:random"] = ["random"]
-    for e in ctx.earlier:
+    for e in earlier:
         names[f"submission:{e.id}"] = [e.id] + ([e.short_name] if e.short_name else [])
     return names
 

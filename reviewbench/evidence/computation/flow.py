@@ -1251,6 +1251,17 @@ class FeatureTagger(ast.NodeVisitor):
             else [r]  # max(0, n - w), max(n - w, 0), int(n - w)
         return any(isinstance(x, ast.BinOp) and isinstance(x.op, ast.Sub) for x in tops)  # a difference itself
 
+    def _holds_reduce(self, e: ast.expr, depth: int = 0) -> bool:
+        """Whether ``e`` reduces (a sum, a mean...), through the names it was computed from (``s = e.sum(-1)``,
+        ``d = s.clamp_min(eps)``, then ``e / d``: each call's receiver moved into a temporary of its own)."""
+        for c in ast.walk(e):
+            if isinstance(c, ast.Call) and CANON.get(callee(c.func)[0] or "") == "reduce":
+                return True
+            if isinstance(c, ast.Name) and depth < 4 and c.id in self.exprs and self.exprs[c.id] is not e and \
+                    self._holds_reduce(self.exprs[c.id], depth + 1):
+                return True
+        return False
+
     def _resolved(self, e: ast.expr) -> ast.expr:
         """A size named in a shape, resolved to the expression it was last bound to (n = (t + b - 1) // b)."""
         if isinstance(e, ast.Name) and e.id in self.exprs:
@@ -1278,8 +1289,7 @@ class FeatureTagger(ast.NodeVisitor):
                 return {x for x in both if not x.startswith("CSUM")}
         if isinstance(node.op, ast.Div):
             shared = {x for x in lt & rt if x.startswith("EXP")}
-            if shared and any(isinstance(c, ast.Call) and CANON.get(callee(c.func)[0] or "") == "reduce"
-                              for c in ast.walk(node.right)):
+            if shared and self._holds_reduce(node.right):
                 for x in shared:  # exp(z) / exp(z).sum(): a softmax written by hand, not an exponential logit
                     self.pending_exp.pop(int(x[3:]), None)
                 return {x for x in both if not x.startswith("EXP")} | {"A"}
