@@ -618,6 +618,9 @@ def _beside_credited(matches: list[ComputationMatch], description: str, features
     credited = [p for p, _ in credited_papers(description) if p.rules()]
     if not credited:
         return
+    # each credited paper's operations, its rules' required and optional ones together
+    stated = {p.short_name: {a for _, req, opt, _ in p.rules() for a in rule_alternatives([*req, *opt])}
+              for p in credited}
     for i, m in enumerate(matches):
         if m.level != "family" or m.credited:
             continue
@@ -627,18 +630,12 @@ def _beside_credited(matches: list[ComputationMatch], description: str, features
         rest = {e for e in m.extra if not _aggregation_only([e], m.required, features, board)}
         if not set(own_extra(m)):
             continue  # only a choice of queries, pooling or aggregation beside the rule: a family member as before
-        stated = [{a for _, req, opt, _ in p.rules() for a in rule_alternatives([*req, *opt])}
-                  for p in credited if p.short_name != m.short_name]
-        if any(own <= theirs for theirs in stated):
+        others = {name: theirs for name, theirs in stated.items() if name != m.short_name}
+        if any(own <= theirs for theirs in others.values()):
             continue  # a credited paper's rule (with its options) holds the whole of it: no rule beside that one
-        for p in credited:
-            if p.short_name == m.short_name:
-                continue
-            theirs = {a for _, req, opt, _ in p.rules() for a in rule_alternatives([*req, *opt])}
-            if not rest <= theirs:
-                continue
-            matches[i] = m.model_copy(update={"level": "same", "beside": p.short_name})
-            break
+        beside = next((name for name, theirs in others.items() if rest <= theirs), None)
+        if beside is not None:
+            matches[i] = m.model_copy(update={"level": "same", "beside": beside})
 
 
 def _closeness(m: ComputationMatch) -> tuple[bool, int, int]:
