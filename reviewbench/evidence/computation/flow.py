@@ -524,6 +524,8 @@ class FeatureTagger(ast.NodeVisitor):
             if node.attr in SIZES:
                 base = self.tag(node.value)
                 # the view's layer index is no size when it places tokens: a span moving with it is a ladder
+                if node.attr == "budget" and "VIEW" in base:
+                    return {"BUD"}  # the view's budget: a count of tokens (a share of attention times it is a quota)
                 return {"LI"} if node.attr == "layer" and "VIEW" in base else set()
             if isinstance(node.value, ast.Name) and node.value.id == "self":
                 # "@attr": made from the module's own value (a new value made from the old one is a running update)
@@ -558,12 +560,17 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("pick_neighbours", node.lineno)  # x[top + d]: what stands beside the chosen tokens
             if t & {"P", "I"} and not t & DATA_TAGS and self._lattice_index(node.slice, st):
                 self.add("uniform_positions", node.lineno)  # free[linspace(0, n - 1, k).long()]: evenly spaced
-            return t | self._subscript_tags(node, t, st)
+            if self._sorted_quota(node):
+                self.add("group_budget", node.lineno)
+            # the budget in an index (x[:, n - budget:]) picks entries; it does not scale them
+            return t | (self._subscript_tags(node, t, st) - ({"BUD"} - t))
         if isinstance(node, ast.BinOp):
             tagged = self._tag_binop(node)
             operands = self._sides.pop(id(node), None)
             if operands is None:
                 return tagged
+            if isinstance(node.op, ast.Mult) and any("A" in a and "BUD" in b for a, b in (operands, operands[::-1])):
+                tagged = tagged | {"QTA"}  # a share of attention times the budget: how many tokens a part gets
             gained = self._binop_storage(node, operands[0], operands[1], tagged)
             return (tagged - {"A"}) | gained if "HSIM" in gained else tagged | gained
         if isinstance(node, ast.UnaryOp):
@@ -595,7 +602,9 @@ class FeatureTagger(ast.NodeVisitor):
                     "A" in s or not s & DATA_TAGS for s in sides) and not any(
                     isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in node.ops):
                 out_pair = out_pair | {"AC"}  # attention against a bar made of positions (1 / how many it sees)
-            if not vis and any("A" in s and not s & {"P", "R", "I"} for s in sides) and any("A" not in s for s in sides) and not any(
+            quota = any("QTA" in s for s in sides)  # a share of attention times the budget: a count, no score
+            if not vis and not quota and any("A" in s and not s & {"P", "R", "I"} for s in sides) and any(
+                    "A" not in s for s in sides) and not any(
                     isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in node.ops):
                 # attention against a bar that is no attention: a constant, an attribute, or a bar computed from
                 # positions or sizes (1 / the number of tokens a query sees: the average attention)
@@ -615,8 +624,8 @@ class FeatureTagger(ast.NodeVisitor):
                     isinstance(c, ast.Constant) and isinstance(c.value, int) or self_attr(c)
                     for c in [node.left, *node.comparators]):
                 self.add("sinks", node.lineno)  # positions < 4: the first tokens
-            if "A" in t and not vis and not t & {"P", "R", "I"} and not any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn))
-                                                     for o in node.ops):
+            if "A" in t and not vis and not quota and not t & {"P", "R", "I"} and not any(
+                    isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in node.ops):
                 self.add("attention_threshold", node.lineno)  # attention against a threshold (counted, kept)
             self._gate(t, node.lineno)
             if sum("RND" in x and not x & {"K", "Q", "A"} for x in sides) and sum(
@@ -1023,6 +1032,50 @@ class FeatureTagger(ast.NodeVisitor):
     def _on_tensor(self, receiver: ast.expr | None) -> bool:
         """``x.op(...)`` on a tensor, not ``torch.op(x, ...)`` / ``F.op(x, ...)`` on a module."""
         return receiver is not None and not (isinstance(receiver, ast.Name) and receiver.id in self.defs.modules)
+
+    def _group_quota(self, node: ast.Call, receiver: ast.expr | None, arg_tags: list[set[str]]) -> bool:
+        """A top-k over a subset of the tokens (``a[h, members]``, ``a[s:e]``) whose size is a share of attention times
+        the budget: the budget shared out over groups of tokens in proportion to their attention, each group
+        keeping its own best tokens. The groups are the method's own; a published rule that fixes one quota per
+        segment (``block_quota``) or per head (``head_budget``) is no such share."""
+        on = self._on_tensor(receiver)
+        sizes = arg_tags[0:1] if on else arg_tags[1:2]
+        sizes = sizes + [self.tag(k.value) for k in node.keywords if k.arg == "k"]
+        return any("QTA" in k for k in sizes) and self._token_subset(receiver if on else (
+            node.args[0] if node.args else None))
+
+    def _sorted_quota(self, node: ast.Subscript) -> bool:
+        """``a[h, members].argsort(descending=True)[:q]``: ``_group_quota`` with the top-k written as a sort cut."""
+        order = node.value
+        if not isinstance(order, ast.Call) or callee(order.func)[0] not in ("argsort", "sort"):
+            return False
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if not any(isinstance(p, ast.Slice) and "QTA" in self.tag(p.upper) for p in parts):
+            return False
+        receiver = order.func.value if isinstance(order.func, ast.Attribute) else None
+        return self._token_subset(receiver if self._on_tensor(receiver) else (order.args[0] if order.args else None))
+
+    def _token_subset(self, ranked: ast.expr | None) -> bool:
+        """What is ranked is a subset of the tokens: read at a list of indices or between computed bounds (negated
+        or cast first, as the same ranking reversed)."""
+        while True:
+            if isinstance(ranked, ast.UnaryOp):
+                ranked = ranked.operand
+            elif isinstance(ranked, ast.Call) and isinstance(ranked.func, ast.Attribute) and ranked.func.attr in (
+                    "float", "double", "half", "clone", "detach", "neg", "to"):
+                ranked = ranked.func.value
+            else:
+                break
+        if not isinstance(ranked, ast.Subscript):
+            return False
+        parts = ranked.slice.elts if isinstance(ranked.slice, ast.Tuple) else [ranked.slice]
+        for part in parts:
+            if isinstance(part, ast.Slice) and not all(
+                    b is None or isinstance(b, ast.Constant) for b in (part.lower, part.upper)):
+                return True  # a run of tokens between computed bounds
+            if not isinstance(part, ast.Slice) and self.tag(part) & {"I", "P"}:
+                return True  # the tokens at a list of indices
+        return False
 
     def _operand(self, receiver: ast.expr | None, args: list[ast.expr]) -> ast.expr | None:
         """What a call operates on: the tensor it is called on, else (a module's function) its first argument."""
@@ -2215,6 +2268,8 @@ class FeatureTagger(ast.NodeVisitor):
             if any("W" in a for a in arg_tags[1:]) or any("W" in self.tag(k.value) for k in node.keywords
                                                           if k.arg == "k"):
                 self.add("head_budget", line)  # a top-k whose size comes from a fitted table (per-head budgets)
+            if self._group_quota(node, receiver, arg_tags):
+                self.add("group_budget", line)
             t = t | {"R"}
         if op == "where" and len(arg_tags) >= 2 + (name != "where" and not self._on_tensor(receiver)):
             # x.masked_fill(m, v) and torch.masked_fill(x, m, v): where m, v; torch.where(c, a, b)
@@ -2429,7 +2484,16 @@ class FeatureTagger(ast.NodeVisitor):
 
     def visit_If(self, node: ast.If) -> None:
         self._gate(self.tag(node.test), node.lineno)
-        for s in node.body + node.orelse:
+        before = {n: set(t) for n, t in self.tags.items()}
+        for s in node.body:
+            self.visit(s)
+        if not node.orelse:
+            # the branch may not run: a name it rebinds still holds what it held before (``w = ones`` when the
+            # weights sum to zero leaves the weights as they were on every other input)
+            for n, t in before.items():
+                if self.tags.get(n) != t and not any(x.startswith("SQN") for x in t):
+                    self.tags[n] = self.tags.get(n, set()) | t
+        for s in node.orelse:
             self.visit(s)
 
     def visit_For(self, node: ast.For) -> None:

@@ -161,6 +161,8 @@ FEATURE_WORDS = {
     "block_scores": "block page chunk granularity contiguous chunks pages blocks selected scores per block",
     "block_quota": "segments segmented heavy hitters strata quota per segment local maximum each segment keeps its own "
                    "top tokens",
+    "group_budget": "budget shared out over groups of tokens in proportion to their attention mass adaptive quota "
+                    "per group",
     "block_keys": "representative keys of each block landmarks block mean key query against block summaries",
     "antidiagonal": "antidiagonal sums strided block importance proxy sparse prefill",
     "key_clustering": "k-means clustering of keys centroids clusters selected by query centroid similarity",
