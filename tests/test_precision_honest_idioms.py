@@ -138,3 +138,21 @@ def test_a_rule_credited_through_another_papers_credit_explains_only_what_that_p
     # credited by name, FINCH's own rule holds its chunk-by-chunk reading: nothing left unexplained
     own = _match("FINCH", {"attention": 1, "question_queries": 1}, credited=True)
     assert computation_flags([own, chunked], [], src) == []
+
+
+def test_a_score_rescaled_by_its_own_maximum_is_no_max_aggregation():
+    # summed attention put on a 0-1 scale by its own largest entry (eps-guarded), mixed with a recency term
+    rescaled = HEAD + '''class Rescaled(EvictionMethod):
+    query_window = 16
+
+    def select(self, view: LayerView) -> Keep:
+        s = view.group(view.attention(reduce="sum"), "mean")
+        unit = s / (s.amax(dim=-1, keepdim=True) + 1e-6)
+        near = view.positions.float() / view.positions.float().amax(dim=-1, keepdim=True).clamp_min(1.0)
+        return Keep.from_topk(unit + 0.3 * near, view.budget, view.valid)
+'''
+    assert "max_attention" not in computation(rescaled).features
+    # the largest attention over the window's rows is an aggregation, rescaled afterwards or not
+    peak = rescaled.replace('s = view.group(view.attention(reduce="sum"), "mean")',
+                            's = view.group(view.attention().amax(dim=1), "mean")')
+    assert "max_attention" in computation(peak).features

@@ -449,6 +449,7 @@ class FeatureTagger(ast.NodeVisitor):
         self.current: str = ""
         self.aliases: dict[str, str] = {}
         self.normalising = 0
+        self.rescaling = 0  # inside x's own maximum dividing x (``_rescaled``): a rescale, no aggregation
         self.kept_rank: set[str] = set()  # self attributes a ranking (a selection) is kept in, across calls
         self.layer_test = False  # a hook tests the layer index
         self.exprs: dict[str, ast.expr] = {}  # local name -> the expression it was last bound to (sizes in shapes)
@@ -705,7 +706,10 @@ class FeatureTagger(ast.NodeVisitor):
         lt = self.tag(node.left)
         self.normalising -= root_side is node.left
         self.normalising += divisor_norm or root_side is node.right  # x / x.norm(): a unit vector, not a norm score
+        rescaled = isinstance(node.op, ast.Div) and self._own_maximum(node.left, node.right)
+        self.rescaling += rescaled
         rt = self.tag(node.right)
+        self.rescaling -= rescaled
         self.normalising -= divisor_norm or root_side is node.right
         self._sides[id(node)] = (set(lt), set(rt))
         if divisor_norm:
@@ -1314,6 +1318,40 @@ class FeatureTagger(ast.NodeVisitor):
                     self._holds_reduce(self.exprs[c.id], depth + 1):
                 return True
         return False
+
+    def _own_maximum(self, num: ast.expr, den: ast.expr) -> bool:
+        """``x / x.amax(dim, keepdim=True)`` (eps-guarded or clamped, through a temporary, as ``max(...).values``):
+        x rescaled by its own largest entry, which puts scores on one scale and aggregates nothing (a maximum over
+        queries or heads is taken of something else)."""
+        for _ in range(6):
+            if isinstance(den, ast.Name) and den.id in self.exprs:
+                den = self.exprs[den.id]
+            elif isinstance(den, ast.Call) and isinstance(den.func, ast.Attribute) and den.func.attr in (
+                    "clamp_min", "clamp", "clip", "add", "float") and not (
+                    isinstance(den.func.value, ast.Name) and den.func.value.id in ("torch", "np", "numpy")):
+                den = den.func.value
+            elif isinstance(den, ast.Call) and callee(den.func)[0] in ("clamp_min", "clamp", "clip", "add") and \
+                    den.args:
+                den = den.args[0]
+            elif isinstance(den, ast.BinOp) and isinstance(den.op, ast.Add) and isinstance(den.right, ast.Constant):
+                den = den.left  # x.amax() + eps
+            elif isinstance(den, ast.Attribute) and den.attr == "values" or isinstance(den, ast.Subscript) and \
+                    isinstance(den.slice, ast.Constant) and den.slice.value == 0:
+                den = den.value  # x.max(dim).values, x.max(dim)[0]
+            else:
+                break
+        if not isinstance(den, ast.Call):
+            return False
+        name, receiver = callee(den.func)
+        if name not in ("amax", "max"):
+            return False
+        module = receiver is None or isinstance(receiver, ast.Name) and receiver.id in ("torch", "np", "numpy")
+        operand = (den.args[0] if den.args else None) if module else receiver
+        if operand is None or ast.unparse(operand) != ast.unparse(num):
+            return False
+        if self.found.get("max_attention") == den.lineno and den.lineno != num.lineno:
+            del self.found["max_attention"]  # the maximum was taken into a temporary first: read there as a score
+        return True
 
     def _resolved(self, e: ast.expr) -> ast.expr:
         """A size named in a shape, resolved to the expression it was last bound to (n = (t + b - 1) // b)."""
@@ -2167,7 +2205,7 @@ class FeatureTagger(ast.NodeVisitor):
             return t | {"U"}
         if op == "extreme" and "A" in t and self._sliding_max(name, node, receiver, arg_tags):
             self.add("pooling", line)  # the largest of a score and its shifted copies: a sliding max, no query's
-        elif op == "extreme" and "A" in t and "U" not in t and (
+        elif op == "extreme" and "A" in t and "U" not in t and not self.rescaling and (
                 len(node.args) > (0 if self._on_tensor(receiver) else 1) or node.keywords) and \
                 name not in ("min", "amin", "minimum") and not (isinstance(node.func, ast.Name) and name == "max"):
             # the least attention (an agreement) is not the most; the builtin max(0, n) clamps a number
