@@ -93,3 +93,44 @@ def test_novelty_reads_a_likeness_owed_to_the_credited_rule_as_that_rule_s() -> 
                                  ops=["attention", "window_queries", "pooling", "layer_budget", "pyramid"],
                                  extra=["block_quota"], credited=False)]
     assert novelty(EvidenceFacts(computed=ladder, behaviour=near(0.8), behaviour_measured=True), rubric).score == 1
+
+
+# SnapKV's pooled window score with a self-chosen pooling width and a variance-based width test: more than SnapKV's
+# rule, which it credits; on board B it keeps almost what a window-attention reference (FINCH's question rule read
+# off the closing rows) keeps
+WIDTH = HEAD + '''class Width(EvictionMethod):
+    query_window = 32
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention(reduce="sum"), "mean")
+        spread = a.std(dim=-1, keepdim=True) / a.mean(dim=-1, keepdim=True).clamp_min(1e-9)
+        k = 3 if float(spread.mean()) > 2.0 else 7
+        a = F.max_pool1d(a[:, None], k, stride=1, padding=k // 2)[:, 0]
+        return Keep.from_topk(a, view.budget, view.valid)
+'''
+NEAR_WINDOW = [BehaviourMatch(reference="priorart:FINCH", member="finch", jaccard=0.97, rank_corr=0.95,
+                              source="benchmark"),
+               BehaviourMatch(reference="baseline:snapkv", member="snapkv", jaccard=0.80, rank_corr=0.9,
+                              source="benchmark")]
+
+
+def _window_flags(src: str, desc: str) -> list[str]:
+    c = computation(src)
+    computed = computation_matches(c.features, desc, c.paths, board="B_online")
+    return [f.flag for f in prior_art_flags(NEAR_WINDOW, [], {}, desc, src, ("class", 1), computed=computed,
+                                            features=c.features)]
+
+
+def test_a_likeness_to_a_rule_inside_a_credited_rule_the_code_computes_is_no_flag() -> None:
+    assert {"attention", "window_queries", "pooling"} <= set(computation(WIDTH).features)
+    assert _window_flags(WIDTH, DESC) == []
+
+
+def test_the_same_likeness_without_the_credit_or_without_the_credited_rule_is_a_flag() -> None:
+    plain = DESC.replace("Builds on SnapKV (Li et al., 2024, arXiv 2404.14469) for the score; the floor is ours.",
+                         "The floor is ours.").replace("SnapKV's pooled window score", "A pooled window score")
+    assert _window_flags(WIDTH, plain) == ["UNDISCLOSED_PRIOR_ART"]
+    # crediting SnapKV while computing no pooling: the code does not compute the credited rule
+    unpooled = WIDTH.replace("a = F.max_pool1d(a[:, None], k, stride=1, padding=k // 2)[:, 0]\n", "")
+    assert "pooling" not in computation(unpooled).features
+    assert _window_flags(unpooled, DESC) == ["UNDISCLOSED_PRIOR_ART"]

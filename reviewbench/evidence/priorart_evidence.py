@@ -330,6 +330,31 @@ def owed_to(reference: str, credited: Iterable[str], features: Collection[str]) 
     return None
 
 
+def within_credited(reference: str, description: str, features: Collection[str]) -> str | None:
+    """The credited paper whose rule holds the whole of ``reference``'s rule and which the code computes: behaving
+    like the smaller rule is what the credited rule does (window attention pooled, SnapKV credited, keeps FINCH's
+    window-attention tokens). A reference read off the question counts as read off the window: on boards without a
+    question, a question rule's reference reads the closing rows. None when no credited rule both holds the
+    reference's and is computed by the code, or the reference is no published rule of the index."""
+    papers = papers_for(reference)
+    theirs = [req for paper in papers for _, req, _o, _ in paper.rules()]
+    if not theirs:
+        return None
+    have = set(features)
+    for paper, _ in credited_papers(description):
+        if any(paper.short_name == p.short_name for p in papers):
+            continue  # the reference itself credited: the caller's own test
+        for _, req, _o, _ in paper.rules():
+            if not all(set(r.split("|")) & have for r in req):
+                continue  # the code does not compute this credited rule
+            mine = rule_alternatives(req)
+            if mine & QUERY_WINDOWS:
+                mine = mine | QUERY_WINDOWS
+            if any(all(set(r.split("|")) & mine for r in ref) for ref in theirs):
+                return paper.short_name
+    return None
+
+
 def papers_for(reference: str) -> list[Paper]:
     """The papers a reference label stands for: ``baseline:snapkv``, ``public:...`` (through what it implements),
     ``priorart:CapKV`` (a published rule's reference), ``snapkv_qa`` also answers to SnapKV itself."""

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from reviewbench.evidence.behaviour import BehaviourMatch, HeadRoles, told_apart
 from reviewbench.evidence.priorart_evidence import (COSMETIC, PHASE, PROTECTIVE, ComputationMatch, Credit, credit,
-                                                    credit_for, owed_to, papers_for, rule_alternatives,
+                                                    credit_for, owed_to, papers_for, rule_alternatives, within_credited,
                                                     source_order)
 from reviewbench.evidence.similarity import CodeMatch, Span
 from reviewbench.rubric import EvidenceRules
@@ -114,6 +114,8 @@ def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], name
         if not cr.credited and features is not None and owed_to(
                 m.reference, [c.short_name for c in computed if c.credited], features):
             continue  # the reference is a credited rule plus what the code does not compute
+        if not cr.credited and features is not None and within_credited(m.reference, description, features):
+            continue  # the reference's rule is part of a credited rule the code computes
         if not cr.credited:
             out.append(FlagClaim(flag="UNDISCLOSED_PRIOR_ART", quote=class_line[0], location=f"method.py:{class_line[1]}",
                                  raised_by="evidence:behaviour", strength="proof",
