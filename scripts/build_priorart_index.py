@@ -1019,8 +1019,11 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                  "consecutive keys with high cosine similarity merged toward a pivotal token"),
     # The rest of the eviction and budget-allocation entries whose rule the operations can state (read from the
     # papers and, where the index's line is thin, from their public implementations: kvpress presses at 8bb29b9).
+    # the sample queries' principal direction, its sign fixed by their mean (the paper orients it so that queries
+    # project positively); which queries are sampled (a repeat pass) and whether RoPE is undone are a port's choices
     "Q-Filters": (["key_projection|query_svd"],
-                  ["attention", "head_average", "learned_weights", "window_queries", "all_queries", "last_query"],
+                  ["attention", "head_average", "learned_weights", "window_queries", "all_queries", "last_query",
+                   "query_statistics", "pre_rope", "reconstruction"],
                   "a fixed direction per head (the principal singular vector of sample queries, calibrated once): "
                   "score -<k, f_h>, no attention computed"),
     "LagKV": (["minmax_norm", "key_variance"], ["sinks", "recent", "pooling", "block_scores"],

@@ -549,6 +549,10 @@ class FeatureTagger(ast.NodeVisitor):
                     isinstance(x, ast.Attribute) and x.attr == "layer" and "VIEW" in self.tag(x.value)
                     for x in [node.slice]):
                 t = t - {"LK"}  # self.kept[view.layer]: this layer's own keys from an earlier call, no other layer's
+            if self_attr(node.value) and not t & (DATA_TAGS | {"VIEW"}) and any(
+                    isinstance(x, ast.Attribute) and x.attr == "layer" and "VIEW" in self.tag(x.value)
+                    for x in [node.slice]):
+                t = t | {"LI"}  # self.depth[view.layer]: a number per layer moves with the layer, as its index does
             if "QZI" in st and (t | st) & {"K", "V"} and not (t | st) & {"A", "Q"}:
                 self.add("quantised", node.lineno)  # levels[nearest]: each entry replaced by its nearest level
                 self._quantised_in(t | st, node.lineno)
@@ -1664,7 +1668,10 @@ class FeatureTagger(ast.NodeVisitor):
         if name in ("get", "pop", "setdefault") and receiver is not None and self_attr(receiver) and node.args and \
                 isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "layer" and \
                 "VIEW" in self.tag(node.args[0].value):
-            return (rt | set().union(*arg_tags[1:])) - {"LK"}  # self.kept.get(view.layer): this layer's own, kept
+            got = (rt | set().union(*arg_tags[1:])) - {"LK"}  # self.kept.get(view.layer): this layer's own, kept
+            # a table of numbers keyed by the layer (self.depth.get(view.layer), built from the model's layers): a
+            # number that moves with the layer, as the layer index does
+            return got | ({"LI"} if not rt & (DATA_TAGS | {"VIEW", "K", "V"}) else set())
         wrapped = self._wrapped(node.func)
         if wrapped is not None:  # vmap(f)(q, k), self.est(q, k) with self.est = partial(f, proj): f run on them
             fn, bound = wrapped
