@@ -79,3 +79,49 @@ def test_q_filters_with_rope_undone_and_the_sign_fixed_by_the_mean_is_q_filters(
     feats = computation(FILTER).features
     assert {"query_svd", "pre_rope"} <= set(feats), sorted(feats)
     assert "Q-Filters" in _same(FILTER, "B_offline")
+
+
+SKETCH = HEAD + '''class Sketch(EvictionMethod):
+    def select(self, view: LayerView) -> Keep:
+        out = []
+        for h in range(view.n_kv_heads):
+            k = view.keys[h].float() - view.keys[h].float().mean(0)
+            g = torch.randn(64, k.shape[0]) / 8.0
+            r = torch.linalg.qr(g @ k).R
+            d = r.diagonal().abs()
+            r = r + torch.diag(torch.where(d < 1e-5, torch.full_like(d, 1e-5), torch.zeros_like(d)))
+            out.append(torch.linalg.solve_triangular(r, k.T, upper=True).T.pow(2).sum(-1))
+        return Keep.from_topk(torch.stack(out), view.budget, view.valid)
+'''
+
+
+def test_a_guard_on_a_sketch_factor_is_no_hash_bit() -> None:
+    feats = computation(SKETCH).features
+    assert "leverage" in feats and "hashing" not in feats, sorted(feats)
+    # the sign of a random projection of the keys still is one
+    signed = SKETCH.replace("out.append(torch.linalg.solve_triangular(r, k.T, upper=True).T.pow(2).sum(-1))",
+                            "out.append(((k @ torch.randn(k.shape[-1], 8)) > 0).float().sum(-1))")
+    assert "hashing" in computation(signed).features
+
+
+ROWS = HEAD + '''class Rows(EvictionMethod):
+    span = 12
+
+    def select(self, view: LayerView) -> Keep:
+        s = view.group(view.attention(reduce="sum"), "mean")
+        out = []
+        for h in range(view.n_kv_heads):
+            x = s[h]
+            extra = (-x.numel()) % self.span
+            rows = torch.cat([x, x.new_zeros(extra)]).view(-1, self.span)
+            pick = rows.sum(dim=1).topk(max(1, view.budget // self.span)).indices
+            out.append((pick[:, None] * self.span + torch.arange(self.span)).flatten().clamp_max(x.numel() - 1).unique())
+        return Keep(tuple(out))
+'''
+
+
+def test_scores_laid_out_as_rows_of_a_modules_width_are_blocks() -> None:
+    assert "block_scores" in computation(ROWS).features
+    # rows as wide as a size of the layer are no blocks of tokens
+    heads = ROWS.replace(".view(-1, self.span)", ".view(-1, view.n_tokens)")
+    assert "block_scores" not in computation(heads).features

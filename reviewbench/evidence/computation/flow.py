@@ -636,9 +636,11 @@ class FeatureTagger(ast.NodeVisitor):
             if sum("RND" in x and not x & {"K", "Q", "A"} for x in sides) and sum(
                     bool(x & {"K", "Q", "A"}) for x in sides):
                 self.add("importance_sampling", node.lineno)  # uniform draws against a data-made probability
-            if "RND" in t and t & {"K", "Q"} and "A" not in t and any(
-                    isinstance(c, ast.Constant) for c in [node.left, *node.comparators]):
-                self.add("hashing", node.lineno)  # a random projection of keys or queries against 0: a hash bit
+            if "RND" in t and t & {"K", "Q"} and "A" not in t and "ABS" not in t and any(
+                    isinstance(c, ast.Constant) and c.value == 0 for c in [node.left, *node.comparators]):
+                # a random projection of keys or queries against 0: a hash bit (a magnitude against a small bar,
+                # |r_ii| < eps, guards a division and splits nothing by direction)
+                self.add("hashing", node.lineno)
                 out_pair = out_pair | {"SGN"}
             if vis:
                 return (out_pair - {"A", "R"}) | {"VIS"}  # attention != 0: which queries see a key (a causal mask)
@@ -1926,6 +1928,12 @@ class FeatureTagger(ast.NodeVisitor):
                        for x in ast.walk(self._resolved(a)))
                    for a, b in zip(shape, shape[1:])):
                 return t | {"BLK"}  # (..., n // b, b, ...): an axis split into blocks of b
+            if "A" in t and not t & {"K", "V", "Q"} and len(shape) >= 2 and negative(shape[-2]) and (
+                    self_attr(shape[-1]) or isinstance(shape[-1], ast.Constant) and isinstance(shape[-1].value, int)
+                    and shape[-1].value > 1):
+                # scores per token (padded to a multiple of b) as rows of b: blocks of b tokens (a size of the
+                # layer, heads or channels, is never a module's own number)
+                return t | {"BLK"}
         if name in SIGN_CALLS and "RND" in t and t & {"K", "Q"}:
             self.add("hashing", line)  # the sign of a random projection: a locality-sensitive hash bit
             t = t | {"SGN"}
