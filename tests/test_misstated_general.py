@@ -369,3 +369,14 @@ def test_an_index_paper_named_in_the_title_is_another_work_in_the_sentences():
     assert misstatements(desc, POOLED) == []
     own = desc.replace("MoBA models are trained", "Block-gated models are trained")
     assert [m.mechanism for m in misstatements(own, POOLED)] == ["learned weights"]
+
+
+def test_a_norm_written_as_a_formula_is_a_stated_mechanism():
+    # a value norm in notation, over code that never reads the values: misstated, with the formula as the quote
+    summary = "Each token's score is its pooled attention times (1 + ||v_j||_2 / mean ||v||)."
+    flags = misstated_flags(_desc(summary), POOLED)
+    assert flags and flags[0].strength == "proof" and "value norms" in flags[0].explanation
+    # a key norm in notation over code that ranks by the key norm: nothing misstated
+    assert misstated_flags(_desc("Tokens with the smallest ‖k_i‖ are kept."), LOWNORM) == []
+    # bars that are not a norm of a key or a value (a logical or, an absolute value of a score) name nothing
+    assert [m.concept.label for m in mentions("We keep a token if a || b holds, and |s_i| is the score.")] == []

@@ -382,18 +382,30 @@ class Mention:
     text: str
 
 
+# a norm written as a formula (||v_i||, ‖k‖, |v|_2): the punctuation that says "norm" is what normalising drops
+NORM_NOTATION = re.compile(r"(?:\|\||\u2016)\s*([vk])(?:_\{?[a-z0-9]{1,3}\}?)?\s*(?:\|\||\u2016)(?:_?[12])?")
+NORM_CONCEPTS = {"v": "value_norm", "k": "key_norm"}
+
+
 def mentions(sentence: str, concepts: list[Concept] | None = None) -> list[Mention]:
-    """Every concept phrasing in ``sentence``, in concept order; a span taken by one concept is not read again."""
+    """Every concept phrasing in ``sentence``, in concept order; a span taken by one concept is not read again.
+    A key or value norm written as a formula (``||v_i||``) is a mention of the norms' concept."""
     norm = normalise(sentence)
     taken: list[tuple[int, int]] = []
     out: list[Mention] = []
-    for c in concepts if concepts is not None else CONCEPTS:
+    pool = concepts if concepts is not None else CONCEPTS
+    for c in pool:
         for pat in c.phrases:
             for m in pat.finditer(norm):
                 if any(m.start() < e and s < m.end() for s, e in taken):
                     continue
                 taken.append((m.start(), m.end()))
                 out.append(Mention(c, m.start(), m.end(), sentence[m.start():m.end()]))
+    for m in NORM_NOTATION.finditer(sentence):
+        concept = next((c for c in pool if c.shows == frozenset({NORM_CONCEPTS[m.group(1).lower()]})), None)
+        if concept is not None and not any(m.start() < e and s < m.end() for s, e in taken):
+            taken.append((m.start(), m.end()))
+            out.append(Mention(concept, m.start(), m.end(), m.group(0)))
     return sorted(out, key=lambda m: m.start)
 
 
