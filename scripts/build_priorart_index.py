@@ -1117,6 +1117,12 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                "static streaming heads (sinks + recent, from a head profile) and, on the other heads, pages picked "
                "by the query's bound against each page's channel-wise key min and max"),
     # the representative tokens are those the queries inside each block attend to most: every query scores
+    # a sparse-attention gate an agent may port as an eviction rule: each query's own (current) block is always
+    # attended, so the recent stretch is part of the rule
+    "MoBA": (["block_keys", "recent"],
+             ["attention", "last_query", "window_queries", "decode", "block_scores", "head_average", "all_queries"],
+             "keys cut into blocks; each query gates the blocks by its product with the block's mean key and attends "
+             "to the top-k blocks plus its own current block (parameter-free, no softmax over blocks)"),
     "InfLLM": (["block_keys", "recent"],
                ["attention", "sinks", "last_query", "window_queries", "decode", "block_scores", "max_attention",
                 "head_average", "all_queries"],
@@ -1681,8 +1687,6 @@ NO_RULE: dict[str, str] = {
              "Sparsity's rule (channel_selection, attention)",
     "RefreshKV": "the last full step's attention of the current query picks the tokens: TOVA's and TidalDecode's "
                  "rule (attention of the current query, decode)",
-    "MoBA": "an architecture (trained with block attention); a port's selection (the query against each block's mean "
-            "key, the top blocks) is ShadowKV's and InfLLM's block-key rule",
     "ALISA": "the recent tokens' attention summed over the cache plus the recent window: SnapKV's window attention "
              "without pooling, MorphKV's rule at decode time; the offload scheduler is serving",
     "ADORE": "a trained controller releases tokens: training; a training-free port ranking tokens by the attention "

@@ -125,3 +125,36 @@ def test_scores_laid_out_as_rows_of_a_modules_width_are_blocks() -> None:
     # rows as wide as a size of the layer are no blocks of tokens
     heads = ROWS.replace(".view(-1, self.span)", ".view(-1, view.n_tokens)")
     assert "block_scores" not in computation(heads).features
+
+
+# a block gate ported to eviction: each block's mean key against the closing queries, the best blocks plus the
+# newest one kept whole
+GATE = HEAD + '''class Gate(EvictionMethod):
+    query_window = 16
+    block = 16
+
+    def select(self, view: LayerView) -> Keep:
+        g = view.model.group_size
+        out = []
+        for h in range(view.n_kv_heads):
+            n = int(view.valid_mask()[h].sum())
+            nb = n // self.block
+            means = view.keys[h, :nb * self.block].float().reshape(nb, self.block, -1).mean(dim=1)
+            gate = (view.queries[h * g:(h + 1) * g].float().reshape(-1, means.shape[-1]) @ means.T).sum(0)
+            top = gate[:-1].topk(max(0, min(nb - 1, view.budget // self.block - 1))).indices
+            idx = (top[:, None] * self.block + torch.arange(self.block)).flatten()
+            out.append(torch.cat([idx, torch.arange(n - self.block, n)]).unique())
+        return Keep(tuple(out))
+'''
+
+
+def test_crediting_the_block_gate_credits_the_block_key_rule_it_computes() -> None:
+    from reviewbench.flags.prior_art import computation_flags
+
+    c = computation(GATE)
+    assert {"block_keys", "recent"} <= set(c.features), sorted(c.features)
+    credited = DESC.replace("Our own rule.", "A port of MoBA's block gate (Lu et al., 2025, arXiv 2502.13189) to "
+                                             "eviction; this is a port, not a new method.")
+    for desc, flagged in ((credited, False), (DESC, True)):
+        out = computation_matches(c.features, desc, c.paths, board="C")
+        assert bool(computation_flags(out, [], GATE)) == flagged, [(m.short_name, m.level, m.credited) for m in out]

@@ -140,6 +140,9 @@ PORTS = [
     ("wider_ports6/feather", "FEATHER", "uniform_positions",
      _desc("The question scores every entry with the rotary phases taken off; a grid of evenly spaced entries takes "
            "part of the room.", relation="Unlike SnapKV, no pooling.")),
+    ("wider_ports6/moba", "MoBA", "block_keys",
+     _desc("Shelves of the cache rated by the closing queries against each shelf's average key; the newest shelf "
+           "always stays.", relation="Unlike SnapKV, no token is scored alone.")),
 ]
 
 

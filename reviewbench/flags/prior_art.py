@@ -211,7 +211,19 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
                      + (f" on the path that returns at line {m.branch} (another branch of the code computes "
                         f"something else)" if m.branch is not None else "")
                      + f"; the description does not credit it ({m.credit.reason})"
+                     + _twins(m, same)
                      + but))]
+
+
+def _twins(m: ComputationMatch, same: Sequence[ComputationMatch]) -> str:
+    """Other uncredited papers whose rule is the very same operations (InfLLM's and MoBA's block keys): named too,
+    since the code is a port of either."""
+    twins = [o for o in source_order(list(same)) if o.short_name != m.short_name
+             and sorted(o.required) == sorted(m.required)]
+    if not twins:
+        return ""
+    names = ", ".join(f"{o.short_name}" + (f" (arXiv {o.arxiv})" if o.arxiv else "") for o in twins)
+    return f"; the same rule is also {names}'s"
 
 
 _POSITION_OPS = PROTECTIVE | PHASE
