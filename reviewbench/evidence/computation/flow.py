@@ -1048,11 +1048,9 @@ class FeatureTagger(ast.NodeVisitor):
         the budget: the budget shared out over groups of tokens in proportion to their attention, each group
         keeping its own best tokens. The groups are the method's own; a published rule that fixes one quota per
         segment (``block_quota``) or per head (``head_budget``) is no such share."""
-        on = self._on_tensor(receiver)
-        sizes = arg_tags[0:1] if on else arg_tags[1:2]
+        sizes = arg_tags[0:1] if self._on_tensor(receiver) else arg_tags[1:2]
         sizes = sizes + [self.tag(k.value) for k in node.keywords if k.arg == "k"]
-        return any("QTA" in k for k in sizes) and self._token_subset(receiver if on else (
-            node.args[0] if node.args else None))
+        return any("QTA" in k for k in sizes) and self._token_subset(self._operand(receiver, list(node.args)))
 
     def _sorted_quota(self, node: ast.Subscript) -> bool:
         """``a[h, members].argsort(descending=True)[:q]``: ``_group_quota`` with the top-k written as a sort cut."""
@@ -1062,8 +1060,7 @@ class FeatureTagger(ast.NodeVisitor):
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if not any(isinstance(p, ast.Slice) and "QTA" in self.tag(p.upper) for p in parts):
             return False
-        receiver = order.func.value if isinstance(order.func, ast.Attribute) else None
-        return self._token_subset(receiver if self._on_tensor(receiver) else (order.args[0] if order.args else None))
+        return self._token_subset(self._operand(callee(order.func)[1], list(order.args)))
 
     def _token_subset(self, ranked: ast.expr | None) -> bool:
         """What is ranked is a subset of the tokens: read at a list of indices or between computed bounds (negated
@@ -1332,13 +1329,9 @@ class FeatureTagger(ast.NodeVisitor):
         for _ in range(6):
             if isinstance(den, ast.Name) and den.id in self.exprs:
                 den = self.exprs[den.id]
-            elif isinstance(den, ast.Call) and isinstance(den.func, ast.Attribute) and den.func.attr in (
-                    "clamp_min", "clamp", "clip", "add", "float") and not (
-                    isinstance(den.func.value, ast.Name) and den.func.value.id in ("torch", "np", "numpy")):
-                den = den.func.value
-            elif isinstance(den, ast.Call) and callee(den.func)[0] in ("clamp_min", "clamp", "clip", "add") and \
-                    den.args:
-                den = den.args[0]
+            elif isinstance(den, ast.Call) and callee(den.func)[0] in ("clamp_min", "clamp", "clip", "add", "float") \
+                    and (operand := self._operand(callee(den.func)[1], list(den.args))) is not None:
+                den = operand  # x.clamp_min(eps), torch.clamp_min(x, eps)
             elif isinstance(den, ast.BinOp) and isinstance(den.op, ast.Add) and isinstance(den.right, ast.Constant):
                 den = den.left  # x.amax() + eps
             elif isinstance(den, ast.Attribute) and den.attr == "values" or isinstance(den, ast.Subscript) and \
@@ -1351,8 +1344,7 @@ class FeatureTagger(ast.NodeVisitor):
         name, receiver = callee(den.func)
         if name not in ("amax", "max"):
             return False
-        module = receiver is None or isinstance(receiver, ast.Name) and receiver.id in ("torch", "np", "numpy")
-        operand = (den.args[0] if den.args else None) if module else receiver
+        operand = self._operand(receiver, list(den.args))
         if operand is None or ast.unparse(operand) != ast.unparse(num):
             return False
         if self.found.get("max_attention") == den.lineno and den.lineno != num.lineno:
@@ -1673,7 +1665,7 @@ class FeatureTagger(ast.NodeVisitor):
             got = (rt | set().union(*arg_tags[1:])) - {"LK"}  # self.kept.get(view.layer): this layer's own, kept
             # a table of numbers keyed by the layer (self.depth.get(view.layer), built from the model's layers): a
             # number that moves with the layer, as the layer index does
-            return got | ({"LI"} if not rt & (DATA_TAGS | {"VIEW", "K", "V"}) else set())
+            return got | ({"LI"} if not rt & (DATA_TAGS | {"VIEW"}) else set())
         wrapped = self._wrapped(node.func)
         if wrapped is not None:  # vmap(f)(q, k), self.est(q, k) with self.est = partial(f, proj): f run on them
             fn, bound = wrapped
@@ -2537,7 +2529,7 @@ class FeatureTagger(ast.NodeVisitor):
 
     def visit_If(self, node: ast.If) -> None:
         self._gate(self.tag(node.test), node.lineno)
-        before = {n: set(t) for n, t in self.tags.items()}
+        before = {n: set(t) for n, t in self.tags.items()} if not node.orelse else {}
         for s in node.body:
             self.visit(s)
         if not node.orelse:
