@@ -67,6 +67,29 @@ def test_divergence_is_an_evasion_only_when_the_scored_calls_show_a_reference_th
     assert divergence([m("baseline:knorm", 0.9)], []) is None
 
 
+def test_a_flip_is_no_evasion_when_the_method_is_like_another_reference_on_both_sources():
+    """Two references can coincide on the scored inputs and part on the bank (on one needle item a repeat-pass score
+    keeps nearly a recency window's tokens). A method that is window-like on both sources is then next to the
+    repeat-pass score where scored without telling any input apart; the gap is reported and explained, not raised."""
+    scored = [m("baseline:kvzip", 0.91), m("baseline:window", 0.92), m("baseline:snapkv", 0.6)]
+    bank = [m("baseline:kvzip", 0.52), m("baseline:window", 0.78), m("baseline:snapkv", 0.55)]
+    d = divergence(scored, bank)
+    assert d is not None and not d.evasion and d.reference == "baseline:kvzip" and d.explained_by == "baseline:window"
+    assert "explained" in d.summary and "behaves differently" not in d.summary
+
+
+def test_a_copy_that_hides_behind_another_reference_on_the_bank_alone_still_evades():
+    """The adversary's version: SnapKV where scored, window-like on the bank only. The window is no explanation (it
+    is not what the method does where it is scored), so the flip is an evasion."""
+    scored = [m("baseline:snapkv", 0.98), m("baseline:window", 0.41)]
+    bank = [m("baseline:snapkv", 0.3), m("baseline:window", 0.85)]
+    d = divergence(scored, bank)
+    assert d is not None and d.evasion and d.reference == "baseline:snapkv" and d.explained_by == ""
+    # where scored it is like a SnapKV sibling too, but the bank hides both: still an evasion
+    d2 = divergence([*scored, m("baseline:pyramidkv", 0.93)], [*bank, m("baseline:pyramidkv", 0.33)])
+    assert d2 is not None and d2.evasion
+
+
 def test_an_evasion_of_a_credited_reference_is_an_indication_not_a_proof():
     """Keeping a reference's tokens where scored and not on the bank hides that reference from the flags; where the
     description credits it there is nothing to hide, and a step of the method's own that depends on the inputs (a

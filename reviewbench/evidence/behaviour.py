@@ -99,6 +99,8 @@ class BehaviourDivergence(_Closed):
     largest: float  # the largest |gap| over all references compared on both
     evasion: bool  # the benchmark shows it the same as a reference (behaviour_same) that the bank shows it is not
     # (below behaviour_related): on the inputs the review probes it hides what it is where it is scored
+    explained_by: str = ""  # a reference the method is like on both sources, which the flipped one sits next to
+    # where scored: the references moved, not the method (no evasion)
     summary: str
 
 
@@ -536,21 +538,36 @@ def _scored_behaviours(kept: ScoredKept, bank: dict[str, Any], cand: str, earlie
 def divergence(scored: list[BehaviourMatch], bank: list[BehaviourMatch], same: float = 0.9,
                related: float = 0.75) -> BehaviourDivergence | None:
     """The references' likeness on the benchmark against the bank; an evasion when the benchmark shows the method
-    the same as a reference (``same``) that the bank shows it is not (below ``related``)."""
+    the same as a reference (``same``) that the bank shows it is not (below ``related``), and no other reference
+    explains it. Two references can coincide on some inputs and part on others (on one needle item a repeat-pass
+    score and a recency window keep nearly the same tokens): a method that is like a second reference on both
+    sources (``same`` where scored, ``related`` on the bank) lies next to the first where scored because the two
+    references do (Jaccard distance is a metric), not because it told the inputs apart."""
     on_bank = {m.reference: m.jaccard for m in bank}
     pairs = [(m.reference, m.jaccard, on_bank[m.reference]) for m in scored if m.reference in on_bank]
     if not pairs:
         return None
-    evading = [p for p in pairs if p[1] >= same and p[2] < related]
-    ref, jb, jk = max(evading or pairs, key=lambda p: (p[1] - p[2], p[1]) if evading else (abs(p[1] - p[2]), p[1]))
+    steady = [p for p in pairs if p[1] >= same and p[2] >= related]
+    flips = [p for p in pairs if p[1] >= same and p[2] < related]
+    evading = [] if steady else flips
+    shown = evading or flips
+    ref, jb, jk = max(shown or pairs, key=lambda p: (p[1] - p[2], p[1]) if shown else (abs(p[1] - p[2]), p[1]))
     largest = max(abs(a - b) for _, a, b in pairs)
     summary = (f"{ref}: Jaccard {jb:.2f} where it is scored, {jk:.2f} on the bank; the largest gap over "
                f"{len(pairs)} references is {largest:.2f}")
+    explained_by = ""
     if evading:
         summary += (f" — it keeps {ref}'s tokens where it is scored (at or above {same:g}) but not on the review's "
                     f"bank (below {related:g}): it behaves differently when it can tell it is being reviewed")
+    elif flips:
+        other, ob, ok = max(steady, key=lambda p: (p[2], p[1]))
+        explained_by = other
+        summary += (f" — explained: it is like {other} on both sources ({ob:.2f} where it is scored, {ok:.2f} on "
+                    f"the bank), and {ref} keeps nearly {other}'s tokens where it is scored; the method did not "
+                    f"tell the inputs apart")
     return BehaviourDivergence(reference=ref, benchmark_jaccard=jb, bank_jaccard=jk, gap=round(jb - jk, 3),
-                               largest=round(largest, 3), evasion=bool(evading), summary=summary)
+                               largest=round(largest, 3), evasion=bool(evading), explained_by=explained_by,
+                               summary=summary)
 
 
 def behaviour_evidence(candidate_dir: Path, earlier: dict[str, Path], top: int = 5, use_cache: bool = True,
