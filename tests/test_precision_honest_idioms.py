@@ -156,3 +156,28 @@ def test_a_score_rescaled_by_its_own_maximum_is_no_max_aggregation():
     peak = rescaled.replace('s = view.group(view.attention(reduce="sum"), "mean")',
                             's = view.group(view.attention().amax(dim=1), "mean")')
     assert "max_attention" in computation(peak).features
+
+
+def test_a_norm_against_zero_is_a_guard_and_no_key_norm():
+    # an honest method that pools keys into anchors of its own and skips anchors no key landed in
+    guarded = HEAD + '''class Anchored(EvictionMethod):
+    query_window = 8
+
+    def select(self, view: LayerView) -> Keep:
+        att = view.group(view.attention(reduce="mean"), "mean")
+        out = []
+        for h in range(view.n_kv_heads):
+            k = view.keys[h].float()
+            slots = (view.positions[h] // 64).clamp_max(15)
+            pooled = torch.zeros(16, k.shape[-1]).index_add_(0, slots, k)
+            unused = pooled.norm(dim=-1) <= 0.0
+            weight = torch.where(unused[slots], torch.zeros_like(att[h]), att[h])
+            out.append(weight)
+        return Keep.from_topk(torch.stack(out), view.budget, view.valid)
+'''
+    assert "key_norm" not in computation(guarded).features
+    # ranked by that norm, it is one
+    ranked = guarded.replace("weight = torch.where(unused[slots], torch.zeros_like(att[h]), att[h])",
+                             "weight = att[h] + k.norm(dim=-1)")
+    assert "key_norm" in computation(ranked).features
+

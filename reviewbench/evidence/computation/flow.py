@@ -258,6 +258,27 @@ def _joined(e: ast.expr) -> list[ast.expr]:
     return [e]
 
 
+NORM_CALLS = frozenset({"norm", "vector_norm"})
+
+
+def _emptiness_test(node: ast.Compare) -> bool:
+    """``x.norm(...) == 0`` (or ``<= eps``, ``> 0``): a norm against zero or a bar below 1e-3, nothing else in the
+    test."""
+    if len(node.ops) != 1:
+        return False
+    left, right = node.left, node.comparators[0]
+
+    def is_norm(e: ast.expr) -> bool:
+        return isinstance(e, ast.Call) and (isinstance(e.func, ast.Attribute) and e.func.attr in NORM_CALLS
+                                            or isinstance(e.func, ast.Name) and e.func.id in NORM_CALLS)
+
+    def small(e: ast.expr) -> bool:
+        return isinstance(e, ast.Constant) and isinstance(e.value, (int, float)) and \
+            not isinstance(e.value, bool) and 0 <= e.value <= 1e-3
+
+    return is_norm(left) and small(right) or is_norm(right) and small(left)
+
+
 def _one_side(lt: set[str], rt: set[str], tag: str) -> bool:
     return (tag in lt) != (tag in rt)
 
@@ -581,7 +602,14 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(node, ast.UnaryOp):
             return self.tag(node.operand)
         if isinstance(node, ast.Compare):
+            before = {k: self.found[k] for k in ("key_norm", "value_norm") if k in self.found}
             sides = [self.tag(node.left), *(self.tag(c) for c in node.comparators)]
+            if _emptiness_test(node):
+                # c.norm(dim=1) == 0: whether a row is all zeros (an empty cluster, a padded slot), a guard around a
+                # division or a fallback; no row is ranked by its size
+                for k in ("key_norm", "value_norm"):
+                    if k not in before and self.found.get(k) == node.lineno:
+                        del self.found[k]
             t = set().union(*sides)
             exprs = [node.left, *node.comparators]
             if any(isinstance(x, ast.Attribute) and x.attr == "layer" and "VIEW" in self.tag(x.value)
