@@ -51,15 +51,96 @@ def _review_all(dst: Path, subs: list[str]) -> None:
         assert r.returncode == 0, (sub, r.stderr[-3000:])
 
 
+# Two pieces of work spend minutes mostly on one core or waiting: the five example reviews that ``reviewed_arena``
+# returns (a review is one process at a time: the benchmark's calls, then the evidence) and the sandbox attacks of
+# ``tests/test_sandbox.py`` (hangs waiting out their time limits). They run one after the other in the background
+# from the first test on, and the modules that read them (or share the example's full-cache references) run last,
+# each whole so that no module fixture is built twice: the other core runs the rest of the suite meanwhile.
+_LATE_FIXTURES = {"arena", "shared_benchmark", "reviewed_arena", "reviewed_copy", "reviewed_all", "attacked"}
+_REVIEWS_READ = {"reviewed_arena", "reviewed_copy", "reviewed_all"}
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    late = {it.module.__name__ for it in items if _LATE_FIXTURES & set(getattr(it, "fixturenames", ()))
+            and getattr(it, "module", None) is not None}
+    items.sort(key=lambda it: getattr(getattr(it, "module", None), "__name__", "") in late)  # stable: order kept
+
+
+class _Background:
+    """Programs run one after another in a thread of the test session, each in its own process group with its
+    output in a log; ``wait(name)`` blocks until that one ended and fails with its log's tail unless it passed."""
+
+    def __init__(self, jobs: list[tuple[str, list[str], Path, Path]]) -> None:
+        import threading
+
+        self.jobs = {name: (argv, cwd, out) for name, argv, cwd, out in jobs}
+        self.done = {name: threading.Event() for name in self.jobs}
+        self.rc: dict[str, int] = {}
+        self.proc: subprocess.Popen | None = None
+        self.stopping = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _log(self, name: str) -> Path:
+        return self.jobs[name][2].with_name(self.jobs[name][2].name + ".log")
+
+    def _run(self) -> None:
+        for name, (argv, cwd, _) in self.jobs.items():
+            if not self.stopping:
+                with open(self._log(name), "w") as log:
+                    self.proc = subprocess.Popen(argv, cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
+                                                 start_new_session=True)
+                    self.rc[name] = self.proc.wait()
+            self.done[name].set()
+
+    def wait(self, name: str) -> Path:
+        assert self.done[name].wait(timeout=3600), f"{name}: still running after an hour"
+        assert self.rc.get(name) == 0, f"{name} failed: " + self._log(name).read_text()[-3000:]
+        return self.jobs[name][2]
+
+    def stop(self) -> None:
+        import os
+        import signal
+
+        self.stopping = True
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # its children (sandboxed workers) with it
+        self.thread.join(timeout=60)
+
+
+_REVIEW_ALL = ("import subprocess, sys\n"
+               "for sub in sys.argv[1:]:\n"
+               "    r = subprocess.run([sys.executable, '-m', 'reviewbench', f'submit/{sub}'], capture_output=True,\n"
+               "                       text=True, timeout=1800)\n"
+               "    if r.returncode:\n"
+               "        sys.exit(f'review of {sub} exited {r.returncode}: {r.stderr[-3000:]}')\n")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _background(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """Starts, with the first test, the background work the selected tests read (the shared references asked for
+    only then: an autouse fixture's own fixtures would be every test's)."""
+    wanted = set().union(*(set(getattr(it, "fixturenames", ())) for it in request.session.items))
+    jobs: list[tuple[str, list[str], Path, Path]] = []
+    if wanted & _REVIEWS_READ:
+        dst = _arena_copy(tmp_path_factory.mktemp("reviewed") / "arena", request.getfixturevalue("shared_benchmark"))
+        jobs.append(("reviews", [sys.executable, "-c", _REVIEW_ALL, *REVIEWED], dst, dst))
+    if "attacked" in wanted:
+        out = tmp_path_factory.mktemp("attacks")
+        jobs.append(("attacks", [sys.executable, "-m", "tests.sandbox_attacks", str(out)], ROOT, out))
+    bg = _Background(jobs)
+    try:
+        yield bg
+    finally:
+        bg.stop()
+
+
 @pytest.fixture(scope="session")
-def reviewed_arena(tmp_path_factory: pytest.TempPathFactory, shared_benchmark: Path) -> Path:
+def reviewed_arena(_background: _Background) -> Path:
     """The example arena (one item per board) with five of its eight submissions (``REVIEWED``) reviewed once, in
     submission order, by the real CLI: what the tests of reports, boards and the agents' view read (read-only:
-    copy it to change it). One at a time: two reviews side by side on 2 cores were slower, not faster (board C's
-    decode loop makes a sandbox round trip per token, and each waited for a busy core: 50 s became 270-300 s)."""
-    dst = _arena_copy(tmp_path_factory.mktemp("reviewed") / "arena", shared_benchmark)
-    _review_all(dst, REVIEWED)
-    return dst
+    copy it to change it). The reviews run one after another, in the background from the first test on."""
+    return _background.wait("reviews")
 
 
 @pytest.fixture(scope="session")
