@@ -235,6 +235,23 @@ def test_sketch_alone_is_any_compressed_summary_and_a_random_hashed_or_counting_
         assert "a sketch / hashing" in labels(hashed), hashed
 
 
+def test_folded_into_is_merging_only_where_tokens_are_what_is_folded_or_what_they_join():
+    """"Folded into" / "merged into" says merging when tokens (or what they join) are its subject or its target; a
+    score folded into a running average is an update."""
+    def labels(s: str) -> set[str]:
+        return {m.concept.label for m in mentions(s)}
+
+    for update in ["Each round's attention is folded into two per-token running averages.",
+                   "The new evidence is merged into a decayed score per position.",
+                   "Both signals are folded into one ranking after rescaling."]:
+        assert "token merging" not in labels(update), update
+    for merge in ["Dropped tokens are folded into their nearest kept neighbour.",
+                  "Keys that leave the cache are merged into the closest retained entry.",
+                  "Everything outside the window is folded into one summary entry per head.",
+                  "A token whose key is near a survivor's is merged into it."]:
+        assert "token merging" in labels(merge), merge
+
+
 def test_stated_reads_negation_after_the_mention_and_connectors_after_an_interpretation():
     s = "Clustering is not used; the scores are pooled."
     m = next(x for x in mentions(s) if x.concept.label == "clustering")

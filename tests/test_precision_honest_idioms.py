@@ -181,3 +181,27 @@ def test_a_norm_against_zero_is_a_guard_and_no_key_norm():
                              "weight = att[h] + k.norm(dim=-1)")
     assert "key_norm" in computation(ranked).features
 
+
+
+def test_a_query_reduced_along_its_own_last_axis_is_no_statistic_of_the_queries():
+    # each query's code: its sign bits against fixed planes, packed by a weighted sum over the bit axis
+    coded = HEAD + '''class Coded(EvictionMethod):
+    query_window = 8
+
+    def setup(self, model) -> None:
+        self.planes = torch.randn(model.head_dim, 16, generator=torch.Generator().manual_seed(3))
+
+    def select(self, view: LayerView) -> Keep:
+        w = 2 ** torch.arange(16)
+        qcode = ((view.queries.float() @ self.planes > 0).long() * w).sum(dim=-1)
+        kcode = ((view.keys.float() @ self.planes > 0).long() * w).sum(dim=-1)
+        g = view.model.group_size
+        same = (kcode[:, None, :] == qcode.view(view.n_kv_heads, -1)[:, :, None]).float().sum(dim=1)
+        return Keep.from_topk(same, view.budget, view.valid)
+'''
+    assert "query_statistics" not in computation(coded).features
+    # the queries averaged over the window (their mean direction) is one
+    averaged = coded.replace("qcode = ((view.queries.float() @ self.planes > 0).long() * w).sum(dim=-1)",
+                             "qcode = ((view.queries.float().mean(dim=1, keepdim=True) @ self.planes > 0).long()"
+                             " * w).sum(dim=-1)")
+    assert "query_statistics" in computation(averaged).features

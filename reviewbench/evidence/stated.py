@@ -220,7 +220,11 @@ CONCEPTS: list[Concept] = [
        "learned_weights learned_gate decay accumulate", LEARNED_CALLS,
        "estimates updated from feedback across steps (a state carried between calls)", structure="state"),
     _c("token merging",
-       ["merg* ~ token*|key*|entr*|value*", "merged into", "folded into", "averag* evicted|dropped ~ token*|key*"],
+       # "merged into" / "folded into" say merging where tokens are what is merged, or what they are merged into
+       # ("a score folded into two running averages" is an update, no merge)
+       ["merg* ~ token*|key*|entr*|value*", "token*|key*|keys|entr*|value*|evicted|dropped|pruned|discarded ~ "
+        "merged|folded into", "merged|folded into ~ kept|nearest|neighbo*|surviv*|retained|remaining|closest|"
+        "similar|representative*|centroid*|anchor*|slot*|entr*|summar*|residue*|it|them", "averag* evicted|dropped ~ token*|key*"],
        "merge", "index_add index_add_ scatter_add scatter_add_ scatter_reduce",
        "evicted entries combined into kept ones (a weighted sum scattered into the cache)"),
     _c("key norms",
