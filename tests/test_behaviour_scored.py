@@ -88,6 +88,9 @@ def test_a_copy_that_hides_behind_another_reference_on_the_bank_alone_still_evad
     # where scored it is like a SnapKV sibling too, but the bank hides both: still an evasion
     d2 = divergence([*scored, m("baseline:pyramidkv", 0.93)], [*bank, m("baseline:pyramidkv", 0.33)])
     assert d2 is not None and d2.evasion
+    # an earlier submission that hides the same way is like it on both sources: no explanation (it is no fixed rule)
+    twin = divergence([*scored, m("submission:agent9-001", 1.0)], [*bank, m("submission:agent9-001", 1.0)])
+    assert twin is not None and twin.evasion and twin.explained_by == ""
 
 
 def test_an_evasion_of_a_credited_reference_is_an_indication_not_a_proof():

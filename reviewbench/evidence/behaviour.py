@@ -547,7 +547,9 @@ def divergence(scored: list[BehaviourMatch], bank: list[BehaviourMatch], same: f
     pairs = [(m.reference, m.jaccard, on_bank[m.reference]) for m in scored if m.reference in on_bank]
     if not pairs:
         return None
-    steady = [p for p in pairs if p[1] >= same and p[2] >= related]
+    # only a fixed rule explains (a baseline or a published rule): an earlier submission of the same agent may hide
+    # the same way on the bank, and being like it on both sources would then explain its own evasion away
+    steady = [p for p in pairs if p[1] >= same and p[2] >= related and not p[0].startswith("submission:")]
     flips = [p for p in pairs if p[1] >= same and p[2] < related]
     evading = [] if steady else flips
     shown = evading or flips

@@ -2227,8 +2227,8 @@ class FeatureTagger(ast.NodeVisitor):
             if "A" in t and (heads and not one_head or everything) and not group_slice:
                 # over the heads (dim 0), or over every axis at once (x.mean()): one value for the whole layer
                 self.add("head_average", line)  # (a[g * i:g * (i + 1)].sum(0) reduces one GQA group, not the heads)
-            if "Q" in t and "A" not in t and "K" not in t and not last:
-                return t | {"M"}  # (summed along its last axis, channels or sign bits, a query is reduced alone: no statistic of them)
+            if "Q" in t and "A" not in t and "K" not in t and not last:  # (along its own last axis, channels or
+                return t | {"M"}  # sign bits, each query is reduced alone: no statistic of the queries)
             if "K" in t and "A" not in t and "Q" not in t:
                 return t | {"KM"}
         if name == "unfold" and receiver is not None:  # sliding windows along an axis: pooling written out
