@@ -46,9 +46,10 @@ REVIEWED = ["agent1-001", "agent1-002", "agent2-002", "agent2-003", "agent1-003"
 
 
 def _review_all(dst: Path, subs: list[str]) -> None:
-    for sub in subs:
-        r = run_review(f"submit/{sub}", cwd=dst, timeout=1800)
-        assert r.returncode == 0, (sub, r.stderr[-3000:])
+    from tests.example_reviews import review_all
+
+    failure = review_all(dst, subs)
+    assert failure is None, failure
 
 
 # Two pieces of work spend minutes mostly on one core or waiting: the five example reviews that ``reviewed_arena``
@@ -108,14 +109,6 @@ class _Background:
         self.thread.join(timeout=60)
 
 
-_REVIEW_ALL = ("import subprocess, sys\n"
-               "for sub in sys.argv[1:]:\n"
-               "    r = subprocess.run([sys.executable, '-m', 'reviewbench', f'submit/{sub}'], capture_output=True,\n"
-               "                       text=True, timeout=1800)\n"
-               "    if r.returncode:\n"
-               "        sys.exit(f'review of {sub} exited {r.returncode}: {r.stderr[-3000:]}')\n")
-
-
 @pytest.fixture(scope="session", autouse=True)
 def _background(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     """Starts, with the first test, the background work the selected tests read (the shared references asked for
@@ -124,7 +117,7 @@ def _background(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     jobs: list[tuple[str, list[str], Path, Path]] = []
     if wanted & _REVIEWS_READ:
         dst = _arena_copy(tmp_path_factory.mktemp("reviewed") / "arena", request.getfixturevalue("shared_benchmark"))
-        jobs.append(("reviews", [sys.executable, "-c", _REVIEW_ALL, *REVIEWED], dst, dst))
+        jobs.append(("reviews", [sys.executable, "-m", "tests.example_reviews", str(dst), *REVIEWED], ROOT, dst))
     if "attacked" in wanted:
         out = tmp_path_factory.mktemp("attacks")
         jobs.append(("attacks", [sys.executable, "-m", "tests.sandbox_attacks", str(out)], ROOT, out))
