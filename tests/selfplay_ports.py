@@ -1671,3 +1671,881 @@ HONEST["ranked_walk_by_count"] = HEAD + """class Spaced(EvictionMethod):
             out.append(torch.tensor(sorted(set(taken) | set(range(a.shape[1] - view.budget // 2, a.shape[1])))))
         return Keep(out)
 """
+
+
+# --- round 10 (seed 2330 over the papers earlier held-out keys used once; written blind to the reader) ---
+
+# FINCH (board A, prefill, query-aware): the context is read in chunks; after each chunk the kept set plus the chunk is
+# re-ranked by the question's attention (softmax over the candidates only) and cut back to the budget; the question
+# rows are protected. Idioms: functools.reduce over chunk bounds with a boolean kept-mask as the accumulator, logits by
+# baddbmm, candidates by masked_fill, kept mask built with scatter, indices by nonzero. Disguise: "lens", "sieve".
+PORTS["FINCH (round 10)"] = HEAD + '''import functools
+
+
+def _lens_logits(q, k, qpos, kpos, scale, g):
+    """Raw affinities of the lens rows (H_q, N, D) against every entry, with rows unable to see an entry silenced."""
+    kk = k.float().repeat_interleave(g, dim=0)
+    z = torch.baddbmm(torch.zeros(q.shape[0], q.shape[1], kk.shape[1]), q.float(), kk.transpose(1, 2), alpha=scale)
+    blind = kpos.repeat_interleave(g, dim=0)[:, None, :] > qpos.view(1, -1, 1)
+    return z.masked_fill(blind, float("-inf"))
+
+
+class LensSieve(EvictionMethod):
+    """Progressive sieve: the document streams through a fixed-size reservoir; the lens (the prompt's own rows)
+    decides, at each pass, which reservoir entries survive. The lens rows are never dropped."""
+
+    name = "lens_sieve"
+    question_queries = True
+    passes_min = 2
+
+    def select(self, view: LayerView) -> Keep:
+        H, T = view.n_kv_heads, view.n_tokens
+        if view.queries is None or view.query_positions is None or view.budget >= T:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        g = view.model.group_size
+        ok = view.valid_mask()
+        z = _lens_logits(view.queries, view.keys, view.query_positions, view.positions, view.model.scale, g)
+        z = z.masked_fill(~ok.repeat_interleave(g, dim=0)[:, None, :], float("-inf"))
+        lens = view.positions >= view.query_positions.min()
+        span = max(view.budget, -(-T // max(self.passes_min, 1)) // 2, 1)
+        bounds = [(lo, min(lo + span, T)) for lo in range(0, T, span)]
+        budget = view.budget
+
+        def absorb(reservoir, bound):
+            lo, hi = bound
+            cand = reservoir.clone()
+            cand[:, lo:hi] = True
+            cand &= ok
+            gate = cand.repeat_interleave(g, dim=0)[:, None, :]
+            p = torch.softmax(z.masked_fill(~gate, float("-inf")), dim=-1).nan_to_num(0.0)
+            votes = p.sum(dim=1).view(H, g, T).mean(dim=1)
+            votes = votes.masked_fill(lens & cand, float("inf")).masked_fill(~cand, float("-inf"))
+            take = votes.topk(min(budget, T), dim=-1).indices
+            nxt = torch.zeros_like(cand).scatter(1, take, True)
+            return nxt & cand
+
+        kept = functools.reduce(absorb, bounds, torch.zeros(H, T, dtype=torch.bool))
+        return Keep(tuple(torch.nonzero(kept[h]).flatten()[:budget] for h in range(H)))
+'''
+
+
+# left open (round 10): the forgetting factor is a class constant raised to the count of new queries (rate ** n), not read as a decay: read so, A2SF's rule on board C is a family member only (a decode-time average of one's own), and three A2SF ports of sets 11, 17 and 19 would lose the flag they now carry as H2O's rule; the state kept in a table on the module is read (accumulate)
+# A2SF (board C, decode; prefill too): H2O's accumulated attention with a forgetting factor: every query's attention
+# is weighted by f ** (how many queries came after it), the carried total decays by f per new query. Idioms: geometric
+# weights by cumprod of a filled vector then flip, the causal softmax by hand in chunks (masked_fill of a triangular
+# comparison), the weighted sum by tensordot, state as a dict of tensors realigned by an equality matrix (bmm).
+# Disguise: "ember", "cooling".
+OPEN["A2SF (round 10)"] = HEAD + '''def _cooling(n, rate):
+    """rate ** (n-1-i) for i in range(n), newest first in weight."""
+    return torch.full((n,), rate).cumprod(0).flip(0) / rate
+
+
+class Ember(EvictionMethod):
+    """Embers: every glance a token receives adds heat, and all heat cools by a fixed rate per new glance."""
+
+    name = "ember"
+    query_window = 4096
+    cool = 0.96
+    rows = 128
+
+    def setup(self, model) -> None:
+        self.coals = {}
+
+    def _heat(self, view, q, qpos):
+        g = view.model.group_size
+        k = view.keys.float().repeat_interleave(g, dim=0)
+        kpos = view.positions.repeat_interleave(g, dim=0)
+        okk = view.valid_mask().repeat_interleave(g, dim=0)
+        w = _cooling(q.shape[1], self.cool)
+        total = torch.zeros(k.shape[0], k.shape[1])
+        for s in range(0, q.shape[1], self.rows):
+            qc = q[:, s:s + self.rows].float()
+            z = torch.matmul(qc, k.transpose(1, 2)) * view.model.scale
+            hide = (kpos[:, None, :] > qpos[s:s + self.rows].view(1, -1, 1)) | ~okk[:, None, :]
+            p = z.masked_fill(hide, float("-inf")).softmax(-1).nan_to_num(0.0)
+            total += torch.tensordot(p, w[s:s + self.rows], dims=([1], [0]))
+        return total.view(view.n_kv_heads, g, -1).sum(1)
+
+    def select(self, view: LayerView) -> Keep:
+        H, T = view.n_kv_heads, view.n_tokens
+        old = self.coals.get(view.layer)
+        heat = torch.zeros(H, T)
+        seen = -1
+        if old is not None:
+            seen = old["seen"]
+            match = (view.positions[:, :, None] == old["pos"][:, None, :]).float()
+            heat = torch.bmm(match, old["heat"][:, :, None])[:, :, 0]
+        if view.queries is not None and view.query_positions is not None:
+            fresh = view.query_positions > seen
+            n = int(fresh.sum())
+            if n:
+                heat = heat * self.cool ** n + self._heat(view, view.queries[:, fresh], view.query_positions[fresh])
+                seen = int(view.query_positions.max())
+        if view.queries is None and old is None:
+            heat = view.positions.float() / max(T, 1)
+        out = Keep.from_topk(heat + 1e-7 * view.positions.float() / max(T, 1), view.budget, view.valid)
+        pos = torch.stack([view.positions[h] for h in range(H)])
+        keep_mask = torch.zeros(H, T, dtype=torch.bool)
+        for h, idx in enumerate(out.indices):
+            keep_mask[h, idx] = True
+        self.coals[view.layer] = {"pos": torch.where(keep_mask, pos, torch.full_like(pos, -1)),
+                                  "heat": heat.masked_fill(~keep_mask, 0.0), "seen": seen}
+        return out
+'''
+
+
+# left open (round 10): criticality is the largest product of a segment's channel-wise query extremes with a block's key extremes (an envelope bound, read as key_envelope), not the maximum of attention the rule names
+# CritiPrefill (board A, prefill, query-aware): the window queries are cut into segments and the keys into blocks;
+# each (segment, block) pair's criticality is the largest dot product of the segment's channel-wise max/min query with
+# the block's channel-wise max/min key; criticality is fused with the previous layer's (layer fusion); blocks ranked by
+# the segments' summed (softmaxed) criticality, tokens inherit their block's score. Idioms: reshape/permute games, a
+# 2x2 stack of extremes, amax over combinations, layer fusion on self, repeat_interleave spread back, a positional
+# tie-break, the strips' own (diagonal) tokens forced in by torch.where, a rarely-taken None branch. Disguise: "tiles",
+# "hull".
+OPEN["CritiPrefill (round 10)"] = HEAD + '''class HullTiles(EvictionMethod):
+    """Tile-hull voting: every tile of the cache is summarised by its channel hull; every strip of recent rows votes
+    for tiles by the best hull-to-hull product; votes echo from the layer below."""
+
+    name = "hull_tiles"
+    query_window = 64
+    strip = 16
+    tile = 16
+    echo = 0.3
+
+    def setup(self, model) -> None:
+        self.below = None
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, D = view.keys.shape
+        if view.queries is None or view.budget >= T:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        g = view.model.group_size
+        ok = view.valid_mask()
+        nt = -(-T // self.tile)
+        pad = nt * self.tile - T
+        k = F.pad(view.keys.float(), (0, 0, 0, pad))
+        m = F.pad(ok, (0, pad), value=False)[..., None]
+        kt = k.view(H, nt, self.tile, D)
+        mt = m.view(H, nt, self.tile, 1)
+        khi = kt.masked_fill(~mt, float("-inf")).amax(2)
+        klo = kt.masked_fill(~mt, float("inf")).amin(2)
+        q = view.queries.float()
+        n = q.shape[1]
+        ns = max(1, n // self.strip)
+        q = q[:, n - ns * (n // ns):].reshape(H, g, ns, -1, D).permute(0, 2, 1, 3, 4).reshape(H, ns, -1, D)
+        qhull = torch.stack([q.amax(2), q.amin(2)], 2)                      # (H, ns, 2, D)
+        khull = torch.stack([khi, klo], 2)                                  # (H, nt, 2, D)
+        prod = torch.einsum("hsad,htbd->hstab", qhull, khull).flatten(-2).amax(-1) * view.model.scale
+        alive = mt.any(2)[..., 0]
+        prod = prod.nan_to_num(float("-inf"), float("-inf"), float("-inf")).masked_fill(~alive[:, None, :], float("-inf"))
+        crit = prod.softmax(-1).nan_to_num(0.0).sum(1)                      # (H, nt)
+        if self.below is not None and self.below.shape == crit.shape and view.layer > 0:
+            crit = (1 - self.echo) * crit + self.echo * self.below
+        self.below = crit
+        tok = crit.repeat_interleave(self.tile, dim=-1)[:, :T]
+        tok = tok + 1e-6 * view.positions.float() / max(T, 1)
+        own = view.positions >= view.query_positions.min() if view.query_positions is not None else None
+        tok = torch.where(own, torch.full_like(tok, float("inf")), tok) if own is not None else tok
+        return Keep.from_topk(tok, view.budget, view.valid)
+'''
+
+
+# ZipCache (board B_online, prefill, query-agnostic; also A): normalised attention = attention received from a set of
+# probe queries (the most recent 5 % plus a seeded random 5 %) divided by how many of those probes could see the
+# token; the salient top-k kept, the rest evicted. Idioms: probes chosen by randperm + a boolean mask union, causal
+# softmax by hand with torch.where, per-token visibility counts by torch.bucketize against the sorted probe positions,
+# division with a where-guard. Disguise: "fair share", "census".
+PORTS["ZipCache (round 10)"] = HEAD + '''class Census(EvictionMethod):
+    """Census weighting: a token's standing is the attention it drew per eligible voter, voters drawn from the
+    sequence's tail and from a seeded sample of the rest."""
+
+    name = "census"
+    query_window = 1 << 14
+    tail_share = 0.05
+    sample_share = 0.05
+
+    def _voters(self, n):
+        pick = torch.zeros(n, dtype=torch.bool)
+        tail = max(1, int(math.ceil(n * self.tail_share)))
+        pick[n - tail:] = True
+        gen = torch.Generator().manual_seed(1234 + n)
+        pick[torch.randperm(n, generator=gen)[: max(1, int(n * self.sample_share))]] = True
+        return pick
+
+    def select(self, view: LayerView) -> Keep:
+        H, T = view.n_kv_heads, view.n_tokens
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        pick = self._voters(view.queries.shape[1])
+        q = view.queries[:, pick].float()
+        qp = view.query_positions[pick]
+        g = view.model.group_size
+        k = view.keys.float().repeat_interleave(g, dim=0)
+        ok = view.valid_mask().repeat_interleave(g, dim=0)
+        kp = view.positions.repeat_interleave(g, dim=0)
+        z = q @ k.transpose(1, 2) * view.model.scale
+        sees = (kp[:, None, :] <= qp.view(1, -1, 1)) & ok[:, None, :]
+        z = torch.where(sees, z, torch.full_like(z, float("-inf")))
+        p = torch.where(sees, torch.softmax(z, dim=-1), torch.zeros_like(z))
+        drawn = p.sum(1).view(H, g, T).sum(1)
+        srt = qp.sort().values
+        voters = (srt.numel() - torch.bucketize(view.positions, srt, right=False)) * g
+        share = torch.where(voters > 0, drawn / voters.clamp_min(1), torch.full_like(drawn, float("inf")))
+        return Keep.from_topk(share, view.budget, view.valid)
+'''
+
+
+# SpeCache (board C, decode): a low-bit (2-bit, per-token asymmetric) copy of the keys; the newest queries' attention
+# over that copy picks the top-k full-precision entries to keep; a small recent window stays. Idioms: quantisation by
+# torch.bucketize against fixed level edges on min-max normalised keys, dequantisation by gather from a level table,
+# logits by F.linear per head in a list, group reduction by index_add over a head map, recent window by a triangular
+# comparison. Disguise: "sketch", "coarse lookahead".
+PORTS["SpeCache (round 10)"] = HEAD + '''class CoarseLookahead(EvictionMethod):
+    """Coarse lookahead: read the cache through a four-level sketch of its keys and keep what the newest rows would
+    pick from the sketch, plus the freshest few entries."""
+
+    name = "coarse_lookahead"
+    query_window = 2
+    levels = 4
+    fresh = 8
+
+    def _sketch(self, k):
+        lo = k.amin(-1, keepdim=True)
+        hi = k.amax(-1, keepdim=True)
+        unit = (k - lo) / (hi - lo).clamp_min(1e-6)
+        edges = (torch.arange(1, self.levels, dtype=torch.float32) - 0.5) / (self.levels - 1)
+        code = torch.bucketize(unit.contiguous(), edges)
+        table = torch.linspace(0.0, 1.0, self.levels)
+        return table[code] * (hi - lo) + lo
+
+    def select(self, view: LayerView) -> Keep:
+        H, T = view.n_kv_heads, view.n_tokens
+        if view.queries is None or view.budget >= T:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        g = view.model.group_size
+        sk = self._sketch(view.keys.float())
+        q = view.queries.float()
+        ok = view.valid_mask()
+        rows = [F.linear(q[i], sk[i // g]) * view.model.scale for i in range(q.shape[0])]
+        z = torch.stack(rows)                                              # (H_q, n, T)
+        z = z.masked_fill(~ok.repeat_interleave(g, 0)[:, None, :], float("-inf"))
+        p = z.softmax(-1).sum(1)
+        owner = torch.arange(q.shape[0]) // g
+        s = torch.zeros(H, T).index_add_(0, owner, p)
+        count = ok.sum(-1, keepdim=True)
+        rank = torch.cumsum(ok.long(), -1)
+        newest = ok & (rank > count - self.fresh)
+        s = s.masked_fill(newest, float("inf"))
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+
+# PyramidInfer (boards A / B_online, prefill): the per-layer budget shrinks geometrically with depth (mean kept); in
+# each layer the pivotal tokens are those with the largest weighted average of the recent queries' attention, the
+# weights rising linearly towards the newest query; the recent queries' own tokens are kept. Idioms: the schedule by
+# itertools.accumulate with operator.mul, the weights by linspace normalised, the average by torch.tensordot, top-k
+# of negated scores with largest=False. Disguise: "taper", "consensus".
+PORTS["PyramidInfer (round 10)"] = HEAD + '''import itertools
+import operator
+
+
+class TaperConsensus(EvictionMethod):
+    """Tapering consensus: deeper layers hold less; what they hold is what the latest rows agree on, later rows
+    counting for more."""
+
+    name = "taper_consensus"
+    query_window = 24
+    shrink = 0.9
+
+    def layer_budgets(self, mean_budget, n_tokens, model):
+        n = len(model.attention_layers)
+        if n <= 1 or mean_budget >= n_tokens:
+            return None
+        raw = list(itertools.accumulate([1.0] + [self.shrink] * (n - 1), operator.mul))
+        scale = mean_budget * n / sum(raw)
+        out = [max(1, min(n_tokens, int(r * scale))) for r in raw]
+        while sum(out) > mean_budget * n:
+            out[out.index(max(out))] -= 1
+        return out
+
+    def select(self, view: LayerView) -> Keep:
+        H, T = view.n_kv_heads, view.n_tokens
+        if view.queries is None or view.query_positions is None or view.budget >= T:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        a = view.attention()                                               # (H_q, n, T)
+        n = a.shape[1]
+        w = torch.linspace(1.0, float(n), n)
+        w = w / w.sum()
+        s = torch.tensordot(a, w, dims=([1], [0]))                          # (H_q, T)
+        s = view.group(s, "mean")
+        s = s.masked_fill(view.positions >= view.query_positions.min(), float("inf"))
+        neg = (-s).masked_fill(~view.valid_mask(), float("inf"))
+        out = []
+        for h in range(H):
+            k = min(view.budget, int(view.valid_mask()[h].sum()))
+            out.append(torch.topk(neg[h], k, largest=False).indices.sort().values)
+        return Keep(tuple(out))
+'''
+
+
+# left open (round 10): the antidiagonal sums are made by reshaping and flipping strided views before an einsum; the reader sees block scores and coverage
+# XAttention (board A / B_online, prefill): antidiagonal scoring: with stride S, the window queries and the keys are
+# reshaped so that each strided (query, key) cell sums q[S*i + S-1-j] . k[S*m + j] over j (an antidiagonal of the
+# S x S sub-block); softmax over the strided keys, summed over the rows and within blocks of B keys; blocks taken best
+# first until a cumulative share tau of the mass, spare budget to the newest tokens. Idioms: reshape/flip/permute
+# games, cumsum over sorted blocks with searchsorted for the threshold, argsort ranks scattered back. Disguise:
+# "weave", "bias lines".
+OPEN["XAttention (round 10)"] = HEAD + '''class CrossWeave(EvictionMethod):
+    """Crossweave: the recent rows are woven against the cache along slanted threads; cells whose threads carry the
+    mass are kept whole, the leftover room goes to the freshest entries."""
+
+    name = "cross_weave"
+    query_window = 64
+    thread = 8
+    cell = 32
+    tau = 0.9
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, D = view.keys.shape
+        if view.queries is None or view.query_positions is None or view.budget >= T:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        g = view.model.group_size
+        q = view.queries.float()
+        S = max(1, min(self.thread, q.shape[1]))
+        n = (q.shape[1] // S) * S
+        q, qp = q[:, q.shape[1] - n:], view.query_positions[q.shape[1] - n:]
+        pad = (-T) % S
+        k = F.pad(view.keys.float(), (0, 0, 0, pad)).repeat_interleave(g, 0)
+        kp = F.pad(view.positions, (0, pad), value=1 << 40).repeat_interleave(g, 0)
+        ok = F.pad(view.valid_mask(), (0, pad), value=False).repeat_interleave(g, 0)
+        qs = q.view(q.shape[0], n // S, S, D).flip(2)                       # row i, offset S-1-j
+        ks = k.view(k.shape[0], -1, S, D)                                   # column m, offset j
+        z = torch.einsum("hijd,hmjd->him", qs, ks) * view.model.scale / S
+        last_q = qp.view(n // S, S)[:, -1]
+        first_k = kp.view(kp.shape[0], -1, S)[:, :, 0]
+        live = ok.view(ok.shape[0], -1, S).any(-1)
+        hide = (first_k[:, None, :] > last_q.view(1, -1, 1)) | ~live[:, None, :]
+        p = z.masked_fill(hide, float("-inf")).softmax(-1).nan_to_num(0.0).sum(1)   # (H_q, T/S)
+        p = p.view(H, g, -1).mean(1)
+        per = max(1, self.cell // S)
+        nb = -(-p.shape[1] // per)
+        blocks = F.pad(p, (0, nb * per - p.shape[1])).view(H, nb, per).sum(-1)
+        mass = blocks / blocks.sum(-1, keepdim=True).clamp_min(1e-12)
+        order = mass.argsort(-1, descending=True)
+        cum = mass.gather(1, order).cumsum(-1)
+        need = torch.searchsorted(cum, torch.full((H, 1), self.tau)).clamp(max=nb - 1) + 1
+        rank = torch.empty_like(order).scatter_(1, order, torch.arange(nb).expand(H, nb).contiguous())
+        chosen = rank < need
+        tok_block = (torch.arange(T) // (per * S)).clamp(max=nb - 1)
+        s = torch.where(chosen[:, tok_block], 2.0 + mass[:, tok_block], view.positions.float() / (1 << 41))
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+
+# BUZZ (board C, decode; prefill too): sinks + a recent window + segmented heavy hitters: the older middle of the cache
+# is split into as many segments as there are slots left and each segment keeps its single token with the largest
+# accumulated attention (attention summed over every query seen, carried across calls). Idioms: accumulated scores
+# realigned with searchsorted + index_put_, segment ids by torch.bucketize against linspace edges, the per-segment
+# winner by a stable two-key sort and unique_consecutive counts (cumsum - 1), a list comprehension over heads.
+# Disguise: "comb", "cells of a honeycomb".
+PORTS["BUZZ (round 10)"] = HEAD + '''class Honeycomb(EvictionMethod):
+    """Honeycomb: anchors at the start, a fresh strip at the end, and between them one champion per cell, cells
+    evenly cut over the older span; champions are the entries with the most attention ever drawn."""
+
+    name = "honeycomb"
+    query_window = 4096
+    anchors = 4
+    strip_share = 0.4
+
+    def setup(self, model) -> None:
+        self.drawn = {}
+
+    def _carry(self, view):
+        H, T = view.n_kv_heads, view.n_tokens
+        tot = torch.zeros(H, T)
+        prev = self.drawn.get(view.layer)
+        seen = -1
+        if prev is not None:
+            ppos, pval, seen = prev
+            for h in range(H):
+                cur = view.positions[h]
+                at = torch.searchsorted(cur, ppos[h]).clamp(max=T - 1)
+                hit = cur[at] == ppos[h]
+                tot[h].index_put_((at[hit],), pval[h][hit])
+        if view.queries is not None and view.query_positions is not None:
+            fresh = view.query_positions > seen
+            if bool(fresh.any()):
+                a = view.attention(reduce="sum") if bool(fresh.all()) else view.attention(view.queries[:, fresh], reduce="sum")
+                tot = tot + view.group(a, "sum")
+                seen = int(view.query_positions.max())
+        self.drawn[view.layer] = (view.positions.clone(), tot.clone(), seen)
+        return tot
+
+    def _comb(self, score, n, budget):
+        if budget >= n:
+            return torch.arange(n)
+        strip = max(1, int(budget * self.strip_share))
+        anchors = min(self.anchors, max(0, budget - strip))
+        cells = budget - strip - anchors
+        keep = list(range(anchors)) + list(range(n - strip, n))
+        lo, hi = anchors, n - strip
+        if cells > 0 and hi > lo:
+            idx = torch.arange(lo, hi)
+            edges = torch.linspace(lo, hi, cells + 1)[1:-1]
+            cell = torch.bucketize(idx.float(), edges, right=True)
+            by_score = torch.argsort(score[lo:hi], stable=True)
+            by_cell = by_score[torch.argsort(cell[by_score], stable=True)]
+            _, counts = torch.unique_consecutive(cell[by_cell], return_counts=True)
+            keep += (idx[by_cell[torch.cumsum(counts, 0) - 1]]).tolist()
+        return torch.tensor(sorted(set(keep)))[:budget]
+
+    def select(self, view: LayerView) -> Keep:
+        tot = self._carry(view)
+        counts = view.valid_mask().sum(-1).tolist()
+        return Keep(tuple(self._comb(tot[h], int(c), view.budget) for h, c in enumerate(counts)))
+'''
+
+
+# left open (round 10): heads ranked by how far back their recent queries look, with no learned gate: read as WeightedKV's merge of the dropped entries
+# RazorAttention (board B_online, prefill, query-agnostic): the KV heads whose recent queries look furthest back (the
+# retrieval-like heads, a top share) keep as much as the layer allows; every other head keeps sinks plus a recent
+# window plus one compensation entry, the mean key and mean value of everything it drops. Idioms: long-range mass by
+# a triangular-style distance mask, head ranking by argmax loop, Rewrite with the compensation entry stitched in by
+# torch.cat at the dropped span's last position, per-head allowance list. Disguise: "lookouts", "ballast".
+OPEN["RazorAttention (round 10)"] = HEAD + '''from harness.api import Rewrite
+
+
+class LookoutBallast(EvictionMethod):
+    """Lookouts and ballast: the heads that gaze far keep their long view; the rest keep a short view and carry the
+    forgotten span as one ballast entry."""
+
+    name = "lookout_ballast"
+    query_window = 32
+    lookout_share = 0.15
+    near = 64
+    anchors = 4
+
+    def select(self, view: LayerView):
+        H, T = view.n_kv_heads, view.n_tokens
+        counts = view.valid_mask().sum(-1)
+        if view.budget >= int(counts.min()) or view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        a = view.group(view.attention().mean(1), "mean")                  # (H, T)
+        far = view.positions < (view.query_positions.min() - self.near)
+        reach = (a * far).sum(-1)
+        n_look = max(1, int(math.ceil(self.lookout_share * H))) if H > 1 else 0
+        look = []
+        r = reach.clone()
+        for _ in range(n_look):
+            i = int(torch.argmax(r))
+            look.append(i)
+            r[i] = float("-inf")
+        short = max(self.anchors + 2, view.budget // 2)
+        spare = view.budget * H - short * (H - len(look))
+        allow = [short] * H
+        for i in look:
+            allow[i] = max(short, spare // max(1, len(look)))
+        ks, vs, ps = [], [], []
+        for h in range(H):
+            n = int(counts[h])
+            cap = min(allow[h], n)
+            kh, vh, ph = view.keys[h, :n], view.values[h, :n], view.positions[h, :n]
+            if cap >= n:
+                ks.append(kh); vs.append(vh); ps.append(ph)
+                continue
+            lead = min(self.anchors, cap - 1)
+            tail = cap - lead - (0 if h in look else 1)
+            gone = slice(lead, n - tail)
+            parts_k, parts_v, parts_p = [kh[:lead]], [vh[:lead]], [ph[:lead]]
+            if h not in look:
+                parts_k.append(kh[gone].float().mean(0, keepdim=True).to(kh.dtype))
+                parts_v.append(vh[gone].float().mean(0, keepdim=True).to(vh.dtype))
+                parts_p.append(ph[n - tail - 1: n - tail])
+            parts_k.append(kh[n - tail:]); parts_v.append(vh[n - tail:]); parts_p.append(ph[n - tail:])
+            ks.append(torch.cat(parts_k)); vs.append(torch.cat(parts_v)); ps.append(torch.cat(parts_p))
+        return Rewrite(tuple(ks), tuple(vs), tuple(ps))
+'''
+
+
+# left open (round 10): the Bernoulli merge of evicted values is read, but the accumulated ranking and the random draw beside it make it a family member; flagged as WeightedKV's rule
+# CaM (board C, decode): tokens ranked by accumulated attention (plus a protected recent share); at decode each evicted
+# token's value is merged into the recent merge window with probability min(1, its current attention / the window's
+# mean current attention), drawn by a seeded Bernoulli, added as v_i / m to each of the m window values (prefill:
+# eviction only). Idioms: state carried as a namedtuple
+# re-aligned by torch.isin boolean compress, torch.bernoulli, index_add_ for the merge, Rewrite of the values only.
+# Disguise: "bequest", "heirs".
+OPEN["CaM (round 10)"] = HEAD + '''from collections import namedtuple
+
+from harness.api import Rewrite
+
+Ledger = namedtuple("Ledger", "pos score seen")
+
+
+class Bequest(EvictionMethod):
+    """Bequests: a departing entry may leave its content to its heirs (the freshest entries), with odds set by how
+    much attention it drew compared with them."""
+
+    name = "bequest"
+    query_window = 4096
+    heirs = 8
+    fresh_share = 0.25
+
+    def setup(self, model) -> None:
+        self.book = {}
+        self.gen = torch.Generator().manual_seed(5)
+
+    def select(self, view: LayerView):
+        H, T = view.n_kv_heads, view.n_tokens
+        counts = view.valid_mask().sum(-1)
+        acc = torch.zeros(H, T)
+        led = self.book.get(view.layer)
+        seen = -1
+        if led is not None:
+            seen = led.seen
+            for h in range(H):
+                here = torch.isin(view.positions[h], led.pos[h])
+                back = torch.isin(led.pos[h], view.positions[h])
+                acc[h][here] = led.score[h][back]
+        now = torch.zeros(H, T)
+        if view.queries is not None and view.query_positions is not None:
+            fresh = view.query_positions > seen
+            if bool(fresh.any()):
+                acc = acc + view.group(view.attention(view.queries[:, fresh], reduce="sum")
+                                       if not bool(fresh.all()) else view.attention(reduce="sum"), "sum")
+                seen = int(view.query_positions.max())
+            now = view.group(view.attention(view.queries[:, -1:])[:, 0], "mean")
+        bequeath = view.phase == "decode"
+        ks, vs, ps, kept_pos, kept_sc = [], [], [], [], []
+        for h in range(H):
+            n = int(counts[h])
+            s = acc[h, :n].clone()
+            b = min(view.budget, n)
+            recent = min(b, max(1, int(b * self.fresh_share)))
+            s[n - recent:] = float("inf")
+            keep = s.topk(b).indices.sort().values
+            drop = torch.ones(n, dtype=torch.bool)
+            drop[keep] = False
+            v = view.values[h, keep].float().clone()
+            m = min(self.heirs, keep.numel())
+            if bequeath and bool(drop.any()) and m > 0:
+                heir = torch.arange(keep.numel() - m, keep.numel())
+                ref = now[h, keep[heir]].mean().clamp_min(1e-9)
+                odds = (now[h, :n][drop] / ref).clamp(0.0, 1.0)
+                coin = torch.bernoulli(odds, generator=self.gen)
+                gift = (coin[:, None] * view.values[h, :n][drop].float()).sum(0) / m
+                v.index_add_(0, heir, gift.expand(m, -1).contiguous())
+            ks.append(view.keys[h, keep]); vs.append(v.to(view.values.dtype)); ps.append(view.positions[h, keep])
+            kept_pos.append(view.positions[h, keep]); kept_sc.append(acc[h, keep])
+        self.book[view.layer] = Ledger(kept_pos, kept_sc, seen)
+        return Rewrite(tuple(ks), tuple(vs), tuple(ps))
+'''
+
+
+# left open (round 10): no per-layer budget: the port keeps one budget; read as FastGen's family
+# SparseVLM (board A, prefill, query-aware): the question's rows are the raters; only those raters whose attention
+# on the context is above the raters' mean vote; context tokens scored by the selected raters' mean attention; the top
+# kept with the question, and the best of the pruned tokens are recycled: grouped into a few clusters by position and
+# merged (score-weighted mean key and value) into one entry each. Idioms: rater selection by a boolean compress,
+# attention mean over the selected rows, clusters by torch.tensor_split, merges by weighted sums, Rewrite.
+# Disguise: "jury", "salvage".
+OPEN["SparseVLM (round 10)"] = HEAD + '''from harness.api import Rewrite
+
+
+class JurySalvage(EvictionMethod):
+    """Jury and salvage: only the prompt rows that care about the material vote; the losers' best are salvaged into a
+    handful of composite entries."""
+
+    name = "jury_salvage"
+    question_queries = True
+    salvage_share = 0.3
+    composites = 2
+
+    def select(self, view: LayerView):
+        H, T = view.n_kv_heads, view.n_tokens
+        counts = view.valid_mask().sum(-1)
+        if view.queries is None or view.query_positions is None or view.budget >= int(counts.min()):
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        a = view.attention()                                                 # (H_q, n, T)
+        body = (view.positions < view.query_positions.min())                 # (H, T) context tokens
+        g = view.model.group_size
+        bq = body.repeat_interleave(g, 0)[:, None, :]
+        care = (a * bq).sum(-1)                                              # (H_q, n)
+        jurors = care > care.mean(-1, keepdim=True)
+        jurors |= ~jurors.any(-1, keepdim=True)
+        vote = (a * jurors[..., None]).sum(1) / jurors.sum(-1, keepdim=True).clamp_min(1)
+        vote = view.group(vote, "mean")
+        ks, vs, ps = [], [], []
+        for h in range(H):
+            n = int(counts[h])
+            s = vote[h, :n].masked_fill(~body[h, :n], float("inf"))
+            c = self.composites if view.budget > 2 * self.composites + 1 else 0
+            keep = s.topk(min(n, view.budget - c)).indices.sort().values
+            mask = torch.ones(n, dtype=torch.bool)
+            mask[keep] = False
+            lost = torch.nonzero(mask & body[h, :n]).flatten()
+            kk, vv, pp = [view.keys[h, keep]], [view.values[h, keep]], [view.positions[h, keep]]
+            if c and lost.numel() >= c:
+                best = lost[vote[h, lost].argsort(descending=True)[: max(c, int(lost.numel() * self.salvage_share))]]
+                best = best.sort().values
+                for grp in torch.tensor_split(best, c):
+                    w = vote[h, grp].clamp_min(1e-9)
+                    w = w / w.sum()
+                    kk.append((w[:, None] * view.keys[h, grp].float()).sum(0, keepdim=True).to(view.keys.dtype))
+                    vv.append((w[:, None] * view.values[h, grp].float()).sum(0, keepdim=True).to(view.values.dtype))
+                    pp.append(view.positions[h, grp[w.argmax()]].view(1))
+            kcat, vcat, pcat = torch.cat(kk), torch.cat(vv), torch.cat(pp)
+            order = pcat.argsort()
+            ks.append(kcat[order]); vs.append(vcat[order]); ps.append(pcat[order])
+        return Rewrite(tuple(ks), tuple(vs), tuple(ps))
+'''
+
+
+# left open (round 10): the surrogate is a ridge regression fitted in closed form at run time (read as leverage), not a learned scorer
+# KVzap (board B_offline, prefill with the repeat pass): a tiny surrogate predicts each entry's KVzip+-like importance
+# (the repeat queries' max attention times the value norm, in log space) from the entry's own key and value; the
+# surrogate is a ridge regression fitted in closed form on a strided half of the entries, then applied to all; entries
+# whose predicted log-importance clears a fixed threshold are kept (input-adaptive count), plus a protected sliding
+# window; over budget, the best predictions. Idioms: torch.linalg.solve on normal equations, features by torch.cat with
+# a bias column, threshold by a boolean mask, the window by flip/cumsum. Disguise: "proxy", "gauge".
+OPEN["KVzap (round 10)"] = HEAD + '''class ProxyGauge(EvictionMethod):
+    """Proxy gauge: a ridge gauge reads each entry's worth from the entry itself, calibrated on half of the entries
+    against the replay's verdict; entries under the mark are dropped, however many that is."""
+
+    name = "proxy_gauge"
+    reconstruction_queries = True
+    mark = -7.0
+    window = 16
+    ridge = 1e-2
+
+    def select(self, view: LayerView) -> Keep:
+        H, T = view.n_kv_heads, view.n_tokens
+        if view.queries is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        ok = view.valid_mask()
+        peak = view.group(view.attention(reduce="max"), "max")             # (H, T)
+        target = torch.log(peak * view.values.float().norm(dim=-1) + 1e-12)
+        feats = torch.cat([view.keys.float(), view.values.float(), torch.ones(H, T, 1)], -1)
+        out = []
+        for h in range(H):
+            fit = ok[h].clone()
+            fit[1::2] = False
+            X, y = feats[h][fit], target[h][fit]
+            A = X.T @ X + self.ridge * torch.eye(X.shape[1])
+            w = torch.linalg.solve(A, X.T @ y)
+            pred = (feats[h] @ w).masked_fill(~ok[h], float("-inf"))
+            tail = ok[h].flip(0).cumsum(0).flip(0) <= self.window
+            pass_ = (pred > self.mark) | (tail & ok[h])
+            pred = torch.where(tail & ok[h], torch.full_like(pred, float("inf")), pred)
+            if int(pass_.sum()) > view.budget:
+                idx = pred.topk(view.budget).indices
+            else:
+                idx = torch.nonzero(pass_).flatten()
+            out.append(idx.sort().values)
+        return Keep(tuple(out))
+'''
+
+
+# left open (round 10): a page's bounding sphere (centre and radius) is read as block keys, not as a key envelope; flagged as InfLLM's rule
+# ArkVale (board C, decode): the cache is paged (16 entries a page); each page is summarised by a digest, a bounding
+# sphere of its keys (centre = mean key, radius = largest distance to the centre); a page's importance is the newest
+# queries' upper estimate q.c + |q| r (max over the group's heads and the queries); whole pages are kept best first, the
+# first page (sinks) and the newest page always. Idioms: page ids by integer division, centres by index_add_ and
+# bincount, radii by max_pool1d with the page as kernel and stride, norms by torch.linalg.vector_norm, pages spread
+# back by gather. Disguise: "parcels", "envelopes".
+OPEN["ArkVale (round 10)"] = HEAD + '''class Envelopes(EvictionMethod):
+    """Sealed envelopes: entries are filed in parcels; each parcel carries an envelope (a ball around its keys) and the
+    newest rows open the envelopes that could hold the most."""
+
+    name = "envelopes"
+    query_window = 4
+    parcel = 16
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, D = view.keys.shape
+        if view.queries is None or view.budget >= T:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        ok = view.valid_mask()
+        g = view.model.group_size
+        ids = torch.arange(T) // self.parcel
+        P = int(ids[-1]) + 1
+        k = view.keys.float() * ok[..., None]
+        centre = torch.zeros(H, P, D).index_add_(1, ids, k)
+        size = torch.stack([torch.bincount(ids, weights=ok[h].float(), minlength=P) for h in range(H)])
+        centre = centre / size.clamp_min(1)[..., None]
+        gap = torch.linalg.vector_norm(k - centre.gather(1, ids.view(1, T, 1).expand(H, T, D)), dim=-1) * ok
+        pad = P * self.parcel - T
+        radius = F.max_pool1d(F.pad(gap, (0, pad))[:, None], self.parcel, stride=self.parcel)[:, 0]
+        q = view.queries.float().view(H, g * view.queries.shape[1], D)
+        reach = torch.einsum("hnd,hpd->hnp", q, centre) + torch.linalg.vector_norm(q, dim=-1)[..., None] * radius[:, None]
+        est = reach.amax(1) * view.model.scale
+        est = est.masked_fill(size == 0, float("-inf"))
+        last = (ok.long().cumsum(-1).amax(-1) - 1).clamp_min(0) // self.parcel
+        est[:, 0] = float("inf")
+        est.scatter_(1, last[:, None], float("inf"))
+        tok = est.gather(1, ids.expand(H, T)) + 1e-6 * view.positions.float() / max(T, 1)
+        return Keep.from_topk(tok, view.budget, view.valid)
+'''
+
+
+# left open (round 10): the retaining head is a least-squares fit at run time (read as leverage), not a learned scorer
+# Locret (board B_online, prefill, query-agnostic): a retaining head scores each entry's causal importance from its own
+# query, key and value; the context is streamed in chunks and after each chunk the cache is cut back to the budget by
+# those scores, the last n_loc entries of the stream always kept. The retaining head here is a linear map fitted in
+# closed form (torch.linalg.lstsq) against the log of the largest attention each entry received from the context's
+# own later queries. Idioms: features built by torch.cat of q (group mean), k, v and a constant; lstsq; the streaming
+# loop as a generator of chunk bounds consumed by a for loop with a set-based reservoir; a dead branch when lstsq
+# returns non-finite weights. Disguise: "keeper", "stream".
+OPEN["Locret (round 10)"] = HEAD + '''class StreamKeeper(EvictionMethod):
+    """Stream keeper: a linear keeper, calibrated on the spot, tells how much each entry will matter later; the stream
+    passes through a reservoir that the keeper trims after every stretch, the stream's freshest stretch untouched."""
+
+    name = "stream_keeper"
+    query_window = 1 << 14
+    stretch = 128
+    fresh = 16
+
+    def _keeper(self, label, feats, ok):
+        y = torch.log(label + 1e-9)[ok]
+        X = feats[ok]
+        sol = torch.linalg.lstsq(X, y[:, None]).solution[:, 0]
+        if not bool(torch.isfinite(sol).all()):
+            return -torch.linalg.vector_norm(feats, dim=-1)
+        return feats @ sol
+
+    def select(self, view: LayerView) -> Keep:
+        H, T = view.n_kv_heads, view.n_tokens
+        if view.queries is None or view.query_positions is None or view.budget >= T:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        g = view.model.group_size
+        ok = view.valid_mask()
+        qmap = torch.zeros(H, T, view.keys.shape[-1])
+        qm = view.queries.float().view(H, g, -1, view.keys.shape[-1]).mean(1)
+        slot = torch.searchsorted(view.positions[0].contiguous(), view.query_positions).clamp(max=T - 1)
+        qmap[:, slot] = qm
+        late = view.queries[:, -min(64, view.queries.shape[1]):]
+        label = view.group(view.attention(late, reduce="max"), "max")      # a non-causal look from the end
+        out = []
+        for h in range(H):
+            feats = torch.cat([qmap[h], view.keys[h].float(), view.values[h].float(), torch.ones(T, 1)], -1)
+            score = self._keeper(label[h], feats, ok[h])
+            n = int(ok[h].sum())
+            bounds = ((lo, min(lo + self.stretch, n)) for lo in range(0, n, self.stretch))
+            pool = set()
+            for lo, hi in bounds:
+                pool |= set(range(lo, hi))
+                if len(pool) <= view.budget:
+                    continue
+                guard = {t for t in pool if t >= hi - self.fresh}
+                rest = sorted(pool - guard, key=lambda t: float(score[t]), reverse=True)
+                pool = guard | set(rest[: max(0, view.budget - len(guard))])
+            out.append(torch.tensor(sorted(pool), dtype=torch.long)[-view.budget:])
+        return Keep(tuple(out))
+'''
+
+
+# ChunkKV (board A / B_online, prefill): SnapKV-style observation-window attention summed over fixed chunks of 10
+# contiguous tokens, chunks kept whole best first (the window itself kept), and the chosen indices reused by the next
+# layer (every two layers share one selection). Idioms: chunk sums by F.conv1d with a ones kernel and the chunk as
+# stride, chunk ranking by argsort on negated scores, indices built by broadcasting offsets, the reuse through a dict
+# keyed by the layer pair on the instance. Disguise: "phrases", "relay".
+PORTS["ChunkKV (round 10)"] = HEAD + '''class PhraseRelay(EvictionMethod):
+    """Phrase relay: the cache is read as phrases of ten; whole phrases are kept by what the freshest rows read in
+    them, and each even layer hands its phrases on to the odd layer above it."""
+
+    name = "phrase_relay"
+    query_window = 32
+    phrase = 10
+    relay_every = 2
+
+    def setup(self, model) -> None:
+        self.relay = {}
+
+    def _phrases(self, view):
+        H, T = view.n_kv_heads, view.n_tokens
+        a = view.group(view.attention(reduce="sum"), "mean")               # (H, T)
+        pad = (-T) % self.phrase
+        ones = torch.ones(1, 1, self.phrase)
+        sums = F.conv1d(F.pad(a, (0, pad))[:, None], ones, stride=self.phrase)[:, 0]   # (H, P)
+        P = sums.shape[1]
+        order = torch.argsort(-sums, dim=-1)
+        own = view.positions >= view.query_positions.min()
+        out = []
+        for h in range(H):
+            n = int(view.valid_mask()[h].sum())
+            picked = own[h].nonzero().flatten().tolist()[-view.budget:]
+            room = view.budget - len(picked)
+            for c in order[h].tolist():
+                if room <= 0:
+                    break
+                toks = [t for t in (c * self.phrase + torch.arange(self.phrase)).tolist() if t < n and not own[h, t]]
+                toks = toks[:room]
+                picked += toks
+                room -= len(toks)
+            out.append(torch.tensor(sorted(set(picked)), dtype=torch.long))
+        return out
+
+    def select(self, view: LayerView) -> Keep:
+        H, T = view.n_kv_heads, view.n_tokens
+        if view.queries is None or view.query_positions is None or view.budget >= T:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        key = view.layer // self.relay_every
+        prev = self.relay.get(key)
+        ok = view.valid_mask()
+        if prev is not None and prev[0] != view.layer and prev[1] == (T, view.budget) and all(
+                bool(ok[h, i].all()) for h, i in enumerate(prev[2])):
+            return Keep(tuple(prev[2]))
+        picks = self._phrases(view)
+        self.relay[key] = (view.layer, (T, view.budget), picks)
+        return Keep(tuple(picks))
+'''
+
+
+# Round 10's honest near-neighbours: each fixed cause's look-alike that must not be read as that operation.
+# A table on the module written each call with this call's attention only (no running sum), read back for a test.
+HONEST["table_replaced"] = HEAD + """class Latest(EvictionMethod):
+    def setup(self, model) -> None:
+        self.last = {}
+
+    def select(self, view: LayerView) -> Keep:
+        seen = self.last.get(view.layer)
+        a = view.group(view.attention(reduce="sum"), "mean")
+        if seen is not None and seen.shape == a.shape:
+            a = torch.where(a > 0, a, seen.min())
+        self.last[view.layer] = view.group(view.attention(reduce="sum"), "mean")
+        return Keep.from_topk(a, view.budget, view.valid)
+"""
+# Per-layer budgets by a running sum (a cumulative allocation), equal for every layer: no geometric schedule.
+HONEST["running_sum_budgets"] = HEAD + """import itertools
+
+
+class Even(EvictionMethod):
+    def layer_budgets(self, mean_budget, n_tokens, model):
+        n = len(model.attention_layers)
+        edges = list(itertools.accumulate([mean_budget] * n))
+        return [b - a for a, b in zip([0] + edges[:-1], edges)]
+
+    def select(self, view: LayerView) -> Keep:
+        return Keep.from_topk(view.group(view.attention(reduce="sum"), "mean"), view.budget, view.valid)
+"""
+# A stride-1 convolution of the scores (a smoothing, SnapKV's pooling), and query heads mapped to their KV head by
+# integer division with the group size: no blocks of tokens either way.
+HONEST["smoothed_by_conv"] = HEAD + """class Smooth(EvictionMethod):
+    def select(self, view: LayerView) -> Keep:
+        g = view.model.group_size
+        a = view.attention(reduce="sum")                                   # (Hq, T)
+        owner = torch.arange(a.shape[0]) // g
+        s = torch.zeros(view.n_kv_heads, a.shape[1]).index_add_(0, owner, a)
+        s = F.conv1d(s[:, None], torch.ones(1, 1, 5) / 5, padding=2)[:, 0]
+        return Keep.from_topk(s, view.budget, view.valid)
+"""
+# Token positions placed against the positions of other tokens (how many probes see each one): a count, no segment.
+HONEST["bucketize_counts"] = HEAD + """class Seen(EvictionMethod):
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention(reduce="sum"), "mean")
+        probes = view.query_positions.sort().values.float()
+        seen = len(probes) - torch.bucketize(view.positions.float(), probes)
+        s = torch.argsort(a, dim=-1, descending=True)
+        first = s[:, : view.budget]
+        return Keep([first[h] for h in range(first.shape[0])]) if bool((seen > 0).all()) else \\
+            Keep.from_topk(a, view.budget, view.valid)
+"""

@@ -12,7 +12,7 @@ from reviewbench.evidence.computation.syntax import (Defs, callee, class_attrs, 
                                                      fitted_literal, inline_divisor_norms, inline_expression_helpers,
                                                      is_true, parse_source,
                                                      self_attr,
-                                                     self_attr_reads)
+                                                     self_attr_reads, state_tables)
 from reviewbench.evidence.computation.vocabulary import CONTAINER_MUTATORS, FEATURE_WORDS, GENERIC, LEARNED_CALLS
 
 
@@ -724,6 +724,7 @@ def _features_of(tree: ast.Module) -> tuple[dict[str, int], set[tuple[int, int, 
     """The features of a parsed module, where it adds a tie-break to a score, and the interface data it reads."""
     defs = Defs(tree)
     flow = FeatureTagger(defs, self_attr_reads(tree))
+    flow.state_tables = state_tables(tree)
     flow.tags = {"view": {"VIEW"}, **_fitted_names(tree)}
     attrs = class_attrs(tree)
     flow.constants = _constants(tree, attrs)
@@ -943,3 +944,25 @@ def _pyramid(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[str, int], 
         if isinstance(node, ast.Call) and callee(node.func)[0] in ("linspace", "arange") and len(node.args) >= 2:
             found.setdefault("pyramid", node.lineno)
             return
+        if isinstance(node, (ast.BinOp, ast.Call)) and _geometric(node, layer_vars):
+            found.setdefault("pyramid", node.lineno)  # a ratio compounded layer by layer: a geometric schedule
+            return
+
+
+def _geometric(node: ast.AST, layer_vars: set[str]) -> bool:
+    """A schedule that shrinks (or grows) by a ratio per layer: ``r ** layer``, a cumulative product
+    (``cumprod``, ``itertools.accumulate(..., operator.mul)`` or a multiplying lambda)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        return bool({n.id for n in ast.walk(node.right) if isinstance(n, ast.Name)} & layer_vars)
+    if not isinstance(node, ast.Call):
+        return False
+    name = callee(node.func)[0]
+    if name == "cumprod":
+        return True
+    if name == "accumulate":
+        for a in [*node.args[1:], *[k.value for k in node.keywords if k.arg == "func"]]:
+            if isinstance(a, ast.Attribute) and a.attr == "mul" or isinstance(a, ast.Name) and a.id == "mul":
+                return True
+            if isinstance(a, ast.Lambda) and isinstance(a.body, ast.BinOp) and isinstance(a.body.op, ast.Mult):
+                return True
+    return False

@@ -290,6 +290,31 @@ def _age_decay(base: set[str], exponent: set[str]) -> bool:
     return _rate(base) and "P" in exponent and not exponent & DATA_TAGS
 
 
+def _group_size(e: ast.expr) -> bool:
+    """The model's query-group size (``view.model.group_size``, ``model.n_heads // model.n_kv_heads``)."""
+    return any(isinstance(n, ast.Attribute) and n.attr in ("group_size", "n_kv_heads", "num_key_value_heads",
+                                                             "num_key_value_groups") for n in ast.walk(e))
+
+
+def _run_ends(e: ast.expr) -> bool:
+    """A running count (``cumsum(counts) - 1``: where each run of a sorted sequence ends), not ranked picks."""
+    return isinstance(e, ast.Call) and callee(e.func)[0] in ("cumsum", "cumulative_sum")
+
+
+def _even_edges(e: ast.expr) -> bool:
+    """Evenly spaced cut points (``linspace(lo, hi, n + 1)[1:-1]``, ``arange(0, n, step)``): the borders of equal
+    segments, not positions of the data."""
+    for _ in range(8):
+        if isinstance(e, ast.Subscript):
+            e = e.value
+        elif isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in (
+                "float", "long", "int", "to", "round", "floor", "ceil", "contiguous"):
+            e = e.func.value
+        else:
+            break
+    return isinstance(e, ast.Call) and callee(e.func)[0] in ("linspace", "arange") and len(e.args) >= 2
+
+
 def _rate(t: set[str]) -> bool:
     """A per-token factor read from the token's own key or value alone (no attention, query, position or memory)."""
     return bool(t & {"K", "V"}) and not t & {"A", "Q", "P", "S"}
@@ -460,6 +485,7 @@ class FeatureTagger(ast.NodeVisitor):
     def __init__(self, defs: Defs, self_reads: set[str] | None = None) -> None:
         self.defs = defs
         self.self_reads = self_reads  # attributes read anywhere in the module; None: no dead-value pruning
+        self.state_tables: set[str] = set()  # ``syntax.state_tables``: an entry read back is remembered state
         self.dead: set[int] = set()  # assignments whose value never reaches what a function returns
         self.tags: dict[str, set[str]] = {}
         self.found: dict[str, int] = {}
@@ -574,10 +600,17 @@ class FeatureTagger(ast.NodeVisitor):
                     isinstance(x, ast.Attribute) and x.attr == "layer" and "VIEW" in self.tag(x.value)
                     for x in [node.slice]):
                 t = t | {"LI"}  # self.depth[view.layer]: a number per layer moves with the layer, as its index does
+            if self._state_entry(node.value, node.slice):
+                t = t | {"S"}  # self.memo[view.layer]: what an earlier call for this layer stored
+            if "QZ" in st and st & {"K", "V"} and not st & {"A", "Q", "R"} and not t & (DATA_TAGS | {"VIEW"}):
+                return t | st  # table[codes]: a level table looked up by the entries' low-bit codes, dequantised
             if "QZI" in st and (t | st) & {"K", "V"} and not (t | st) & {"A", "Q"}:
                 self.add("quantised", node.lineno)  # levels[nearest]: each entry replaced by its nearest level
                 self._quantised_in(t | st, node.lineno)
                 return (t | st | {"QZ"}) - {"QZI"}
+            if "BID" in t and "R" in st and st & DATA_TAGS:
+                t = t | {"BIDR"}  # segment ids in a score's order (cell[by_score]): sorted stably by segment next,
+                # a ranking within each segment (a two-key sort)
             if "R" in st and t & (DATA_TAGS | {"I", "P"}):
                 t = t | {"SEL"}  # entries picked by a ranking
                 if "I" in t and not t & (DATA_TAGS | {"P"}):
@@ -1318,7 +1351,8 @@ class FeatureTagger(ast.NodeVisitor):
             else:
                 break
         return isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)) and any(
-            "R" in self.tag(a) and self._small_offset(o) for a, o in ((e.left, e.right), (e.right, e.left)))
+            "R" in self.tag(a) and self._small_offset(o) and not _run_ends(a)
+            for a, o in ((e.left, e.right), (e.right, e.left)))
 
     def _small_offset(self, e: ast.expr) -> bool:
         """A shift of a few positions: a literal up to 16, or the variable of a loop over a range whose bounds are
@@ -1418,6 +1452,8 @@ class FeatureTagger(ast.NodeVisitor):
                 if "AC" in a and "A" not in b and b & {"S", "P", "I"}:
                     self.add("last_attended", line)  # the strongly attended mask times the step: when last attended
         if isinstance(node.op, ast.FloorDiv) and both & {"I", "P"} and not both & DATA_TAGS:
+            if _group_size(self._resolved(node.right)):
+                return both  # query head // group size: the KV head it shares, no block of tokens
             return both | {"BID"}  # token index // block size: a block id per token
         if isinstance(node.op, ast.FloorDiv) and lt & {"K", "V"} and not both & {"A", "Q", "N", "R"}:
             self.add("quantised", line)  # keys // step: keys floored to a grid, a low-bit copy of them
@@ -1691,6 +1727,8 @@ class FeatureTagger(ast.NodeVisitor):
                 isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "layer" and \
                 "VIEW" in self.tag(node.args[0].value):
             got = (rt | set().union(*arg_tags[1:])) - {"LK"}  # self.kept.get(view.layer): this layer's own, kept
+            if self._state_entry(receiver, node.args[0]):
+                return got | {"S"}  # self.memo.get(view.layer): what an earlier call for this layer stored
             # a table of numbers keyed by the layer (self.depth.get(view.layer), built from the model's layers): a
             # number that moves with the layer, as the layer index does
             return got | ({"LI"} if not rt & (DATA_TAGS | {"VIEW"}) else set())
@@ -1917,6 +1955,10 @@ class FeatureTagger(ast.NodeVisitor):
             if len(arg_tags) >= 2:
                 self._matmul(arg_tags[0], arg_tags[1], line)
         if name in ("searchsorted", "bucketize") and t & {"P", "I"} and not t & DATA_TAGS:
+            edges = node.args[1 if name == "bucketize" else 0] if len(node.args) >= 2 and not self._on_tensor(receiver) \
+                else None
+            if edges is not None and _even_edges(self._resolved(edges)):
+                return t | {"BID"}  # token indices placed between evenly spaced edges: a segment id per token
             return t | {"CNT"}  # how many positions lie before each one: a count per token
         if name in ("div", "true_divide", "divide") and (self._on_tensor(receiver) and arg_tags or len(arg_tags) >= 2):
             num, den = (rt, arg_tags[0]) if receiver is not None and rt else (arg_tags[0], arg_tags[1])
@@ -2069,6 +2111,10 @@ class FeatureTagger(ast.NodeVisitor):
                     _same(stride, kernel) and not (isinstance(kernel, ast.Constant) and kernel.value == 1):
                 self.add("block_scores", line)  # a window as wide as its stride: one value per block, no smoothing
                 return t | {"BLK"}
+            if name == "conv1d" and stride is not None and not (isinstance(stride, ast.Constant) and
+                                                               stride.value in (1, (1,))) and "A" in t:
+                self.add("block_scores", line)  # a score convolved with a stride: one value per step of the stride
+                return t | {"BLK"}
             self.add("pooling", line)
             if name in ("max_pool1d", "avg_pool1d", "max_pool2d", "avg_pool2d") and kernel is not None and not (
                     isinstance(kernel, ast.Constant) and kernel.value == 1) and (stride is None or _same(stride, kernel)):
@@ -2078,6 +2124,8 @@ class FeatureTagger(ast.NodeVisitor):
         sliced = self._operand(receiver, list(node.args)) if op == "rank" else None
         within = isinstance(sliced, ast.Subscript) and isinstance(sliced.value, ast.Name) and "BLK" in t and \
             "BLK" not in self.tags.get(sliced.value.id, set())
+        if op == "rank" and "BIDR" in all_args:
+            self.add("block_quota", line)  # sorted by segment after a score: each segment's tokens in score order
         if op in ("reduce", "extreme", "rank") and t & {"BLK", "BID"} and t & DATA_TAGS:
             # a value per block of tokens (reduced within it, or blocks ranked); a block's own tokens ranked within it
             # (a[:, s:e].topk(q): a quota of tokens per block, segmented heavy hitters) ranks tokens, not blocks
@@ -2431,6 +2479,11 @@ class FeatureTagger(ast.NodeVisitor):
             if isinstance(target.value, ast.Attribute) and self_attr(target.value) and "R" in t and \
                     self.current not in ("__init__", "setup"):
                 self.kept_rank.add(target.value.attr)  # self.sel[layer] = a ranking: kept for other layers
+            if isinstance(target.value, ast.Attribute) and self_attr(target.value) and \
+                    self.current not in ("__init__", "setup") and "A" in t and "R" not in t and \
+                    f"@{target.value.attr}" in t and "S" in t:
+                # self.memo[layer] = a score made from what was recalled from it and attention: a running quantity
+                self.add("accumulate", target.lineno)
             if isinstance(target.value, ast.Attribute) and isinstance(target.value.value, ast.Name) and \
                     target.value.attr == "state" and t & {"K", "V", "Q", "A", "R", "SEL"}:
                 # data carried across calls (a score, keys, a selection); positions, counts and flags alone (the
@@ -2442,6 +2495,13 @@ class FeatureTagger(ast.NodeVisitor):
                 # self.kept[layer] = keys: one layer's keys or values kept for the calls of the layers after it
                 key = f"self.{target.value.attr}"
                 self.tags[key] = self.tags.get(key, set()) | set(t) | {"S", "LK"}
+
+    def _state_entry(self, table: ast.expr, key: ast.expr) -> bool:
+        """``self.memo[view.layer]`` (or ``.get``) read in a hook, where some call writes that table entry by entry:
+        this layer's entry from an earlier call (``syntax.state_tables``)."""
+        return isinstance(table, ast.Attribute) and self_attr(table) and table.attr in self.state_tables and \
+            self.current not in ("__init__", "setup") and isinstance(key, ast.Attribute) and key.attr == "layer" and \
+            "VIEW" in self.tag(key.value)
 
     def _layer_kept(self, t: set[str]) -> bool:
         """Keys or values (not a score, a selection or the queries) kept on the module by a hook: what the calls for

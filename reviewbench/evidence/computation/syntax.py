@@ -207,6 +207,23 @@ def self_attr_reads(tree: ast.AST) -> set[str] | None:
     return reads
 
 
+def state_tables(tree: ast.AST) -> set[str]:
+    """Attributes of ``self`` written entry by entry outside ``__init__`` and ``setup`` (``self.memo[layer] = ...``):
+    tables that carry what one call stores to a later call, so an entry read back is remembered state, whether the
+    read stands before or after the write in the code."""
+    out: set[str] = set()
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name in ("__init__", "setup"):
+            continue
+        for n in ast.walk(fn):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
+            for t in targets:
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute) and \
+                        isinstance(t.value.value, ast.Name) and t.value.value.id == "self":
+                    out.add(t.value.attr)
+    return out
+
+
 def dead_statements(fn: ast.FunctionDef | ast.AsyncFunctionDef, self_reads: set[str]) -> set[int]:
     """The assignments of a function whose value never reaches what it returns: no name they bind is read by a
     statement that does (a return, a call made for its effect, a test, a loop's iterator, a value kept on ``self``
