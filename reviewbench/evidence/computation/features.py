@@ -843,6 +843,9 @@ def _reads_kept(defs: Defs, kept: set[str]) -> bool:
                     if isinstance(node, (ast.Assign, ast.AugAssign)) and reads(node.value):
                         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                         aliases |= {t.id for t in targets if isinstance(t, ast.Name)}
+                        # score[h] = where(isin(pos, kept[h]), ...): the array now carries the kept selection
+                        aliases |= {t.value.id for t in targets if isinstance(t, ast.Subscript) and
+                                    isinstance(t.value, ast.Name)}
                     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                             node.func.attr in ("append", "extend") and isinstance(node.func.value, ast.Name) and \
                             any(reads(a) for a in node.args):
@@ -856,15 +859,18 @@ def _reads_kept(defs: Defs, kept: set[str]) -> bool:
 
 def _fitted_names(tree: ast.Module) -> dict[str, set[str]]:
     """Names bound to fitted numbers before any hook runs (tagged W): module and class constants holding a literal
-    table of them, and ``self`` attributes set anywhere to one, to a trainable layer or to loaded weights."""
+    table of them (not one only ``layer_budgets`` reads: ``_schedule_tables``), and ``self`` attributes set anywhere to
+    one, to a trainable layer or to loaded weights."""
     def fitted(value: ast.expr) -> bool:
         return any(fitted_literal(n) or isinstance(n, ast.Call) and callee(n.func)[0] in LEARNED_CALLS
                    for n in ast.walk(value) if isinstance(n, ast.expr))
 
     out: dict[str, set[str]] = {}
     top = list(tree.body) + [s for c in tree.body if isinstance(c, ast.ClassDef) for s in c.body]
+    schedules = _schedule_tables(tree)  # a hand-set schedule of the layers' budgets is no fitted table
     for node in ast.walk(tree):
-        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None or not fitted(node.value):
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None or not fitted(node.value) or \
+                id(node.value) in schedules:
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for tgt in targets:
@@ -878,9 +884,11 @@ def _fitted_names(tree: ast.Module) -> dict[str, set[str]]:
 
 def _learned_table(tree: ast.Module, defs: Defs) -> int | None:
     """Where the code carries fitted numbers: a literal table of at least four non-integer values (per-head
-    importances, gate or scorer weights), or a trainable layer / loaded weights. Plain constants are not it."""
+    importances, gate or scorer weights), or a trainable layer / loaded weights. Plain constants are not it, nor a
+    table only ``layer_budgets`` reads (a hand-set schedule of the layers' budgets: ``layer_budget``'s business)."""
+    schedules = _schedule_tables(tree)
     for node in ast.walk(tree):
-        if isinstance(node, (ast.List, ast.Tuple)):
+        if isinstance(node, (ast.List, ast.Tuple)) and id(node) not in schedules:
             vals = [e for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, float)]
             nested = [e for e in node.elts if isinstance(e, (ast.List, ast.Tuple))]
             if len(vals) >= 4 or (len(nested) >= 2 and all(
@@ -892,6 +900,34 @@ def _learned_table(tree: ast.Module, defs: Defs) -> int | None:
             if name in LEARNED_CALLS and name not in defs.by_name:
                 return node.lineno
     return None
+
+
+def _schedule_tables(tree: ast.Module) -> set[int]:
+    """Literal tables bound to a name (a class attribute or a module constant) that only ``layer_budgets`` reads and
+    whose values rise or fall monotonically: a schedule of the layers' budgets written by hand."""
+    bound: dict[str, ast.expr] = {}
+    scopes: list[ast.Module | ast.ClassDef] = [tree, *[n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]]
+    for scope in scopes:
+        for stmt in scope.body:
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, (ast.List, ast.Tuple)):
+                for t in stmt.targets:
+                    if isinstance(t, ast.Name):
+                        bound[t.id] = stmt.value
+    readers: dict[str, set[str]] = {name: set() for name in bound}
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for n in ast.walk(fn):
+                name = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
+                if name in readers and isinstance(getattr(n, "ctx", None), ast.Load):
+                    readers[name].add(fn.name)
+    def monotone(table: ast.expr) -> bool:
+        vals = [e.value for e in getattr(table, "elts", []) if isinstance(e, ast.Constant) and
+                isinstance(e.value, (int, float))]
+        pairs = list(zip(vals, vals[1:]))
+        return bool(pairs) and (all(a >= b for a, b in pairs) or all(a <= b for a, b in pairs))
+
+    # a shape written by hand rises or falls with depth; a searched or fitted table (EvolKV's) has no order
+    return {id(bound[name]) for name, fns in readers.items() if fns == {"layer_budgets"} and monotone(bound[name])}
 
 
 def called_names(source: str) -> set[str]:

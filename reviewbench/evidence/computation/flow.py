@@ -827,8 +827,9 @@ class FeatureTagger(ast.NodeVisitor):
             return lt | rt | {"EL"}  # a step minus a remembered step: the time elapsed since it
         if isinstance(node.op, ast.Sub) and "X" in lt and "X" in rt:
             return lt | rt | {"XR"}  # max - min of keys or values: their range
-        if isinstance(node.op, ast.Div) and "XR" in rt and (lt | rt) & {"K", "V"} and "A" not in lt | rt:
-            self.add("minmax_norm", node.lineno)  # (x - min) / (max - min): min-max normalised keys or values
+        if isinstance(node.op, ast.Div) and "XR" in rt and (lt | rt) & {"K", "V"} and not (lt | rt) & {"A", "Q"}:
+            self.add("minmax_norm", node.lineno)  # (x - min) / (max - min): min-max normalised keys or values (logits,
+            # q.k, so rescaled are a score's range)
         if isinstance(node.op, ast.Mult) and "K" in lt and "K" in rt and "N" in lt | rt and not (lt | rt) & {"Q", "A"}:
             return lt | rt | {"KK"}  # unit keys times unit keys: a cosine similarity once summed over channels
         envelope = "X" in lt | rt and "QZ" not in lt | rt  # a channel's min or max, not a dequantised copy
@@ -2455,8 +2456,9 @@ class FeatureTagger(ast.NodeVisitor):
             if self.current not in ("__init__", "setup") and key in self.tags and "A" in t | self.tags[key] and \
                     "R" not in t and f"@{target.attr}" in t:  # a selection kept, or a value replaced, is no running sum
                 self.add("accumulate", target.lineno)
-            if self.current not in ("__init__", "setup") and "R" in t:
-                self.kept_rank.add(target.attr)  # a selection kept on the module: another layer may read it
+            if self.current not in ("__init__", "setup") and ("R" in t or {"SEL", "P"} <= t):
+                self.kept_rank.add(target.attr)  # a selection (or the positions it picked) kept on the module: another
+                # layer may read it
             self.tags[key] = set(t) | ({"S"} if self.current not in ("__init__", "setup") else set()) | (
                 {"LK"} if self._layer_kept(t) else set())
         elif isinstance(target, (ast.Tuple, ast.List)):
