@@ -161,7 +161,10 @@ def _computes(method_src: str) -> tuple[str, str]:
 def _same_baseline_lacking(mechanism: str, behaviour: Sequence[BehaviourMatch], rules: EvidenceRules,
                            bar: float | None = None) -> str | None:
     """A baseline the method keeps the same tokens as (at ``bar``, ``behaviour_same`` by default) whose own code
-    lacks the mechanism too: then the method is that baseline, and the mechanism is not in it."""
+    lacks the mechanism too: then the method is that baseline, and the mechanism is not in it. A baseline that calls an
+    operation that could compute the mechanism (``Concept.could``: Expected Attention's ``view.rotate`` of the queries
+    is the un-rotation its description states) lacks nothing a loose reading can tell: its behaviour proves nothing."""
+    from reviewbench.evidence.computation import called_names
     from reviewbench.evidence.similarity import baseline_sources
 
     mech = BY_LABEL[mechanism]
@@ -171,7 +174,8 @@ def _same_baseline_lacking(mechanism: str, behaviour: Sequence[BehaviourMatch], 
             continue
         name = b.reference.split(":", 1)[1].split("?")[0]
         src = sources.get(f"baseline:{name}")
-        if src is not None and not (mech.shows & set(computation(src).features)):
+        if src is not None and not (mech.shows & set(computation(src).features)) and \
+                not (mech.could and mech.could & called_names(src)):
             return name
     return None
 
