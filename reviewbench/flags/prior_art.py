@@ -175,9 +175,9 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
     if any(m.level == "same" and m.credited and len(m.matched) >= len(same[0].matched) and _explains(m, same[0])
            for m in computed):
         return []  # a credited rule explains it: on its own path, or holding every operation of the other's
-    if any(m.credited and not m.credit.via and m.short_name != same[0].short_name and
-           set(same[0].matched) - COSMETIC - PROTECTIVE - PHASE and
-           set(same[0].matched) - COSMETIC - PROTECTIVE - PHASE <= _rule_ops(m.short_name) for m in computed):
+    added = set(same[0].matched) - COSMETIC - PROTECTIVE - PHASE  # what the rule adds to a choice of queries
+    if added and any(m.credited and not m.credit.via and m.short_name != same[0].short_name and
+                     added <= _rule_ops(m.short_name) for m in computed):
         return []  # what the uncredited rule adds to a choice of queries is a credited paper's own operation (a
         # window rule reusing another layer's selection, where TidalDecode's reuse is credited): that credit covers it
     # the most specific of the rules the code computes exactly names it (rarest operations first: a maximum over

@@ -725,7 +725,8 @@ def _features_of(tree: ast.Module) -> tuple[dict[str, int], set[tuple[int, int, 
     defs = Defs(tree)
     flow = FeatureTagger(defs, self_attr_reads(tree))
     flow.state_tables = state_tables(tree)
-    flow.tags = {"view": {"VIEW"}, **_fitted_names(tree)}
+    schedules = _schedule_tables(tree)  # hand-set schedules of the layers' budgets: no fitted numbers
+    flow.tags = {"view": {"VIEW"}, **_fitted_names(tree, schedules)}
     attrs = class_attrs(tree)
     flow.constants = _constants(tree, attrs)
     qw = const_int(attrs.get("query_window"))
@@ -764,7 +765,7 @@ def _features_of(tree: ast.Module) -> tuple[dict[str, int], set[tuple[int, int, 
         found.setdefault("accumulate", found["all_queries"])  # attention received from every query, summed
     if "window_queries" in found and ("recent" in found or "sinks" in found) and "attention" in found:
         found.setdefault("window_kept", found["window_queries"])
-    line = _learned_table(tree, defs)
+    line = _learned_table(tree, defs, schedules)
     if line is not None:
         found.setdefault("learned_weights", line)
     if "M" in set().union(*flow.tags.values()) and "query_statistics" not in found:
@@ -857,7 +858,7 @@ def _reads_kept(defs: Defs, kept: set[str]) -> bool:
     return False
 
 
-def _fitted_names(tree: ast.Module) -> dict[str, set[str]]:
+def _fitted_names(tree: ast.Module, schedules: set[int]) -> dict[str, set[str]]:
     """Names bound to fitted numbers before any hook runs (tagged W): module and class constants holding a literal
     table of them (not one only ``layer_budgets`` reads: ``_schedule_tables``), and ``self`` attributes set anywhere to
     one, to a trainable layer or to loaded weights."""
@@ -867,7 +868,6 @@ def _fitted_names(tree: ast.Module) -> dict[str, set[str]]:
 
     out: dict[str, set[str]] = {}
     top = list(tree.body) + [s for c in tree.body if isinstance(c, ast.ClassDef) for s in c.body]
-    schedules = _schedule_tables(tree)  # a hand-set schedule of the layers' budgets is no fitted table
     for node in ast.walk(tree):
         if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None or not fitted(node.value) or \
                 id(node.value) in schedules:
@@ -882,11 +882,10 @@ def _fitted_names(tree: ast.Module) -> dict[str, set[str]]:
     return out
 
 
-def _learned_table(tree: ast.Module, defs: Defs) -> int | None:
+def _learned_table(tree: ast.Module, defs: Defs, schedules: set[int]) -> int | None:
     """Where the code carries fitted numbers: a literal table of at least four non-integer values (per-head
     importances, gate or scorer weights), or a trainable layer / loaded weights. Plain constants are not it, nor a
     table only ``layer_budgets`` reads (a hand-set schedule of the layers' budgets: ``layer_budget``'s business)."""
-    schedules = _schedule_tables(tree)
     for node in ast.walk(tree):
         if isinstance(node, (ast.List, ast.Tuple)) and id(node) not in schedules:
             vals = [e for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, float)]
