@@ -1052,7 +1052,7 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
     "CapKV": (["leverage", "exp_logit|attention"], ["query_statistics", "key_similarity", "value_norm"],
               "w_i = exp(tau <k_i, mean query>), s_i = w_i v_i^T (I + sum_j w_j v_j v_j^T)^-1 v_i: value leverage "
               "weighted by query-key alignment (a log-determinant capacity)"),
-    "HashEvict": (["hashing"], ["random", "attention", "last_query", "recent", "sinks", "decode"],
+    "HashEvict": (["hashing"], ["random", "attention", "last_query", "recent", "sinks", "decode", "accumulate"],
                   "sign bits of a random projection of the keys and of the current query; the keys farthest in "
                   "Hamming distance are evicted before attention"),
     "DefensiveKV": (["attention", "window_queries", "max_attention"], ["layer_budget", "head_budget", "head_average"],

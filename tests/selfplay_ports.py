@@ -2549,3 +2549,728 @@ HONEST["bucketize_counts"] = HEAD + """class Seen(EvictionMethod):
         return Keep([first[h] for h in range(first.shape[0])]) if bool((seen > 0).all()) else \\
             Keep.from_topk(a, view.budget, view.valid)
 """
+
+
+# --- round 11 (15 papers none of the earlier rounds ported, in idioms none of them used: generators, heaviside,
+# log space, addcmul, recursion, closures, as_strided, pairwise wins, vecdot/nanmean; written blind to the reader) ---
+# NACL (board A, prefill, query-aware): one-shot eviction at encoding; proxy tokens (the question span) score every
+# entry by the attention they pay it (summed over proxies and the group); most of the budget goes to the top scores,
+# the rest is a random draw without replacement with odds proportional to that attention (NACL's random eviction).
+# Idioms: heapq.nlargest over python (score, index) pairs, sampling by the Gumbel-max trick in log space with a
+# seeded generator, per-head python sets merged and sorted. Disguise: "patron", "lottery", "raffle".
+PORTS["NACL (round 11)"] = HEAD + '''import heapq
+
+
+class PatronRaffle(EvictionMethod):
+    """Patrons (the prompt's own closing rows) sponsor entries with their gaze. Most seats go to the best-sponsored
+    entries; a share of seats is raffled, each remaining entry holding tickets in proportion to its sponsorship."""
+
+    name = "patron_raffle"
+    question_queries = True
+    raffle_share = 0.3
+    seed = 20240807
+
+    def _sponsorship(self, view):
+        return view.group(view.attention(reduce="sum"), "sum").float()
+
+    def select(self, view: LayerView) -> Keep:
+        H, T = view.n_kv_heads, view.n_tokens
+        if view.queries is None or view.budget >= T:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        ok = view.valid_mask()
+        gift = self._sponsorship(view).masked_fill(~ok, 0.0)
+        gen = torch.Generator().manual_seed(self.seed + 7919 * view.layer)
+        seats = []
+        for h in range(H):
+            live = ok[h].nonzero().flatten().tolist()
+            room = min(view.budget, len(live))
+            sure = room - int(room * self.raffle_share)
+            row = gift[h].tolist()
+            chosen = {i for _, i in heapq.nlargest(sure, ((row[i], i) for i in live))}
+            rest = [i for i in live if i not in chosen]
+            u = torch.rand(len(rest), generator=gen).clamp(1e-12, 1 - 1e-12)
+            tickets = torch.tensor([row[i] for i in rest], dtype=torch.float64).clamp_min(1e-30).log()
+            tickets = tickets - torch.log(-torch.log(u.double()))
+            pulls = heapq.nlargest(room - len(chosen), zip(tickets.tolist(), rest))
+            chosen.update(i for _, i in pulls)
+            seats.append(torch.tensor(sorted(chosen), dtype=torch.long))
+        return Keep(tuple(seats))
+'''
+
+# KeyDiff (board B, query-agnostic, attention-free): keep the keys least similar (cosine) to the mean key of the cache,
+# i.e. drop the ones most aligned with the anchor. Idioms: anchor by nanmean over NaN-masked padding,
+# torch.linalg.vecdot and vector_norm for the cosine, copysign for the sign, selection by topk(largest=False) then
+# torch.msort. Disguise: "compass", "bearing", "stragglers".
+PORTS["KeyDiff (round 11)"] = HEAD + '''class CompassStragglers(EvictionMethod):
+    """Each head has a compass heading: where its entries point on average. Entries that point the same way as the
+    crowd are redundant; the stragglers, pointing elsewhere, are the ones worth keeping."""
+
+    name = "compass_stragglers"
+
+    def select(self, view: LayerView) -> Keep:
+        H = view.n_kv_heads
+        ok = view.valid_mask()
+        pts = view.keys.float().masked_fill(~ok[..., None], float("nan"))
+        north = pts.nanmean(dim=1, keepdim=True).expand_as(pts)
+        pts = torch.nan_to_num(pts, nan=0.0)
+        along = torch.linalg.vecdot(pts, north)
+        span = torch.linalg.vector_norm(pts, dim=-1) * torch.linalg.vector_norm(north, dim=-1)
+        bearing = torch.copysign(along.abs() / span.clamp_min(1e-12), along)
+        bearing = bearing.masked_fill(~ok, float("inf"))
+        picks = []
+        for h in range(H):
+            m = min(view.budget, int(ok[h].sum()))
+            picks.append(torch.msort(bearing[h].topk(m, largest=False).indices))
+        return Keep(tuple(picks))
+'''
+
+# LagKV (board B, query-agnostic, attention-free): sinks, then lag partitions of L tokens; each partition's keys and
+# values are min-max normalised per channel by the NEXT partition's range, scored by the standard deviation over
+# channels (keys and values separately, each softmaxed within the partition, summed); a fixed share of each partition
+# is kept, the last partition (no reference) and the tail are kept whole. Idioms: torch.as_strided to cut partitions,
+# pairwise boolean "beats" counts for the within-partition rank, leftover filled by a global ordering via
+# argsort of negatives. Disguise: "tide", "tidemark", "swell".
+PORTS["LagKV (round 11)"] = HEAD + '''class Tidemark(EvictionMethod):
+    """Reads the cache as successive swells. A swell is judged against the range of the swell that follows it:
+    entries that stand out of the next swell's tide marks are kept, in equal shares per swell; the first few
+    entries and the latest swell stay."""
+
+    name = "tidemark"
+    moor = 4
+    swell = 64
+
+    def _stir(self, cur, ref):
+        lo, hi = ref.amin(dim=1, keepdim=True), ref.amax(dim=1, keepdim=True)
+        return ((cur - lo) / (hi - lo).clamp_min(1e-6)).std(dim=-1)
+
+    def _head(self, k, v, n, budget):
+        S, L = min(self.moor, n), self.swell
+        body = n - S
+        P = body // L
+        if budget >= n:
+            return torch.arange(n)
+        if P < 2:
+            return torch.arange(n - budget, n)
+        fixed_from = S + (P - 1) * L
+        if S + (n - fixed_from) >= budget:
+            return torch.cat([torch.arange(S), torch.arange(n - (budget - S), n)])
+        kb = k[S:S + P * L].float().contiguous()
+        vb = v[S:S + P * L].float().contiguous()
+        D = kb.shape[-1]
+        ks = torch.as_strided(kb, (P, L, D), (L * D, D, 1))
+        vs = torch.as_strided(vb, (P, L, D), (L * D, D, 1))
+        score = torch.softmax(self._stir(ks[:-1], ks[1:]), dim=-1) + torch.softmax(self._stir(vs[:-1], vs[1:]), dim=-1)
+        room = budget - S - (n - fixed_from)
+        share = room // (P - 1)
+        beats = (score[:, None, :] > score[:, :, None]).sum(dim=-1)
+        keep = (beats < share).flatten()
+        left = room - int(keep.sum())
+        if left > 0:
+            flat = score.flatten().masked_fill(keep, float("-inf"))
+            keep[(-flat).argsort(stable=True)[:left]] = True
+        kept = keep.nonzero().flatten() + S
+        return torch.cat([torch.arange(S), kept, torch.arange(fixed_from, n)])
+
+    def select(self, view: LayerView) -> Keep:
+        ok = view.valid_mask()
+        out = []
+        for h in range(view.n_kv_heads):
+            n = int(ok[h].sum())
+            idx = ok[h].nonzero().flatten()
+            local = self._head(view.keys[h, idx], view.values[h, idx], n, min(view.budget, n))
+            out.append(idx[local].sort().values)
+        return Keep(tuple(out))
+'''
+
+# CORM (board C, decode; prefill too): adjacent queries are similar, so an entry is still needed when any of the most
+# recent queries pays it at least alpha / (number of entries that query sees); entries that clear the bar for more
+# recent queries rank first (ties by the strongest single glance); the newest entries are kept. Idioms: a generator
+# yielding per-query attention rows, torch.heaviside for the bar, python sorted() with tuple keys per head.
+# Disguise: "echo", "recall bar", "murmur".
+PORTS["CORM (round 11)"] = HEAD + '''class EchoBar(EvictionMethod):
+    """An entry survives while it still echoes: a recent row looking at it harder than an even share of its
+    attention. The more recent rows it echoes in, the safer it is. The freshest entries are never dropped."""
+
+    name = "echo_bar"
+    query_window = 32
+    alpha = 1.0
+    fresh = 16
+
+    def _rows(self, view):
+        att = view.attention()  # (H_q, N, T)
+        seen = (view.query_positions[None, :, None] >= view.positions.repeat_interleave(
+            view.model.group_size, dim=0)[:, None, :])
+        seen = seen & view.valid_mask().repeat_interleave(view.model.group_size, dim=0)[:, None, :]
+        for j in range(att.shape[1]):
+            yield att[:, j], seen[:, j].sum(dim=-1, keepdim=True).clamp_min(1)
+
+    def select(self, view: LayerView) -> Keep:
+        H, T = view.n_kv_heads, view.n_tokens
+        ok = view.valid_mask()
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        echoes = torch.zeros(view.model.n_heads, T)
+        loud = torch.zeros(view.model.n_heads, T)
+        for row, seen in self._rows(view):
+            echoes += torch.heaviside(row - self.alpha / seen, torch.ones(()))
+            loud = torch.maximum(loud, row)
+        echoes, loud = view.group(echoes, "max"), view.group(loud, "max")
+        out = []
+        for h in range(H):
+            live = ok[h].nonzero().flatten().tolist()
+            m = min(view.budget, len(live))
+            newest = set(live[-min(self.fresh, m):])
+            e, l = echoes[h].tolist(), loud[h].tolist()
+            ranked = sorted(live, key=lambda i: (i in newest, e[i], l[i]), reverse=True)
+            out.append(torch.tensor(sorted(ranked[:m]), dtype=torch.long))
+        return Keep(tuple(out))
+'''
+
+# Q-Filters (board B, query-agnostic, attention-free scoring): per KV head, the principal direction of the queries
+# (their top singular vector), signed so the queries project positively on it; entries are scored by their key's
+# projection on that direction and the largest kept. Calibrated here on the context's own window queries. Idioms:
+# power iteration written as a recursive method on the Gram matrix (Q^T Q via torch.tensordot over two axes),
+# sign fixed with copysign, kept indices by a boolean mask filled from a stable descending sort.
+# Disguise: "lodestar", "needle", "magnetic".
+PORTS["Q-Filters (round 11)"] = HEAD + '''class Lodestar(EvictionMethod):
+    """Every head has a lodestar: the one direction its readers lean towards. An entry's worth is how far it leans
+    the same way; the heaviest leaners stay."""
+
+    name = "lodestar"
+    query_window = 64
+    turns = 24
+
+    def _settle(self, gram, guess, turns):
+        if turns == 0:
+            return guess
+        nxt = gram @ guess
+        return self._settle(gram, nxt / nxt.norm().clamp_min(1e-12), turns - 1)
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, D = view.keys.shape
+        if view.queries is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        ok = view.valid_mask()
+        g = view.model.group_size
+        readers = view.queries.float().reshape(H, g * view.queries.shape[1], D)
+        out = []
+        for h in range(H):
+            r = readers[h]
+            gram = torch.tensordot(r, r, dims=([0], [0]))
+            seed = r.mean(dim=0) + 1e-3
+            star = self._settle(gram, seed / seed.norm().clamp_min(1e-12), self.turns)
+            star = star * torch.copysign(torch.ones(()), (r @ star).mean())
+            lean = (view.keys[h].float() @ star).masked_fill(~ok[h], float("-inf"))
+            m = min(view.budget, int(ok[h].sum()))
+            order = lean.sort(descending=True, stable=True).indices[:m]
+            mask = torch.zeros(T, dtype=torch.bool)
+            mask[order] = True
+            out.append(mask.nonzero().flatten())
+        return Keep(tuple(out))
+'''
+
+# HashEvict (board C, decode; prefill too): random-hyperplane LSH codes (sign bits) of keys and queries; each query's
+# similarity to an entry is the number of matching bits (bits minus the Hamming distance); similarities of every
+# query since the last call are accumulated per entry across calls (realigned by position), the lowest evicted and
+# the newest entries protected. Idioms: bits packed into int64 by a dot with powers of two, Hamming distance by
+# torch.bitwise_xor and a popcount loop with bitwise_right_shift / bitwise_and, carried sums via remember/recall.
+# Disguise: "fingerprint", "stamp", "ledger".
+PORTS["HashEvict (round 11)"] = HEAD + '''class StampLedger(EvictionMethod):
+    """Every entry and every reader carries a 16-pin stamp cut by fixed random blades. When a reader arrives, each
+    entry whose stamp matches on many pins earns credit in the ledger; the entries with the least credit go."""
+
+    name = "stamp_ledger"
+    query_window = 512
+    pins = 16
+    fresh_share = 0.25
+
+    def _blades(self, view):
+        gen = torch.Generator().manual_seed(4099 + view.layer)
+        return torch.randn(view.keys.shape[-1], self.pins, generator=gen)
+
+    def _stamp(self, x, blades):
+        bits = (x.float() @ blades > 0).long()
+        return (bits * (2 ** torch.arange(self.pins))).sum(dim=-1)
+
+    def _matches(self, a, b):
+        diff = torch.bitwise_xor(a, b)
+        cnt = torch.zeros_like(diff)
+        for s in range(self.pins):
+            cnt += torch.bitwise_and(torch.bitwise_right_shift(diff, s), 1)
+        return self.pins - cnt
+
+    def select(self, view: LayerView) -> Keep:
+        H, T = view.n_kv_heads, view.n_tokens
+        ok = view.valid_mask()
+        ledger = view.recall("stamps")
+        if view.queries is not None and view.query_positions is not None:
+            last = view.state.get("stamped_upto", -1)
+            new = view.query_positions > last
+            if bool(new.any()):
+                blades = self._blades(view)
+                ks = self._stamp(view.keys, blades)  # (H, T)
+                qs = self._stamp(view.queries[:, new], blades)  # (H_q, N)
+                qp = view.query_positions[new]
+                g = view.model.group_size
+                for hq in range(qs.shape[0]):
+                    h = hq // g
+                    m = self._matches(qs[hq][:, None], ks[h][None, :]).float()
+                    m = m * (qp[:, None] >= view.positions[h][None, :])
+                    ledger[h] += m.sum(dim=0)
+                view.state["stamped_upto"] = int(view.query_positions.max())
+        view.remember("stamps", ledger)
+        out = []
+        for h in range(H):
+            live = ok[h].nonzero().flatten()
+            m = min(view.budget, live.numel())
+            fresh = int(m * self.fresh_share)
+            credit = ledger[h, live].clone()
+            if fresh:
+                credit[-fresh:] = float("inf")
+            take = credit.sort(descending=True, stable=True).indices[:m]
+            out.append(live[take].sort().values)
+        return Keep(tuple(out))
+'''
+
+# Compactor (board B, query-agnostic): blend approximate statistical leverage scores of the keys (from a Gaussian
+# sketch: QR of S K, then the row norms of K R^{-1}) with non-causal attention of the context's last window (every
+# window row sees every entry); both normalised to sum to one, blended by a fixed ratio. Idioms: torch.linalg.qr,
+# torch.linalg.solve_triangular(left=False), torch.lerp for the blend, non-causal softmax by hand via bmm,
+# selection by argsort of negatives. Disguise: "ballast", "keel", "trim".
+PORTS["Compactor (round 11)"] = HEAD + '''class KeelTrim(EvictionMethod):
+    """Trims the hold: an entry is ballast worth keeping when it is hard to reproduce from the rest (it sits on its
+    own in key space, read through a random sketch) or when the latest rows, looking both ways, lean on it."""
+
+    name = "keel_trim"
+    query_window = 32
+    blend = 0.5
+    sketch_mult = 4
+
+    def _keel(self, k, gen):
+        n, d = k.shape
+        s = min(n, self.sketch_mult * d)
+        S = torch.randn(s, n, generator=gen) / math.sqrt(s)
+        _, R = torch.linalg.qr(S @ k)
+        R = R + 1e-4 * torch.eye(d) * R.diagonal().abs().mean()
+        Z = torch.linalg.solve_triangular(R, k, upper=True, left=False)
+        return Z.pow(2).sum(dim=-1)
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, D = view.keys.shape
+        ok = view.valid_mask()
+        g = view.model.group_size
+        gen = torch.Generator().manual_seed(31 + view.layer)
+        out = []
+        for h in range(H):
+            live = ok[h].nonzero().flatten()
+            k = view.keys[h, live].float()
+            m = min(view.budget, live.numel())
+            keel = self._keel(k, gen)
+            keel = keel / keel.sum().clamp_min(1e-12)
+            if view.queries is not None:
+                q = view.queries[h * g:(h + 1) * g].float()
+                lean = torch.softmax(torch.bmm(q, k.T.expand(g, D, -1)) * view.model.scale, dim=-1)
+                lean = lean.sum(dim=(0, 1))
+                lean = lean / lean.sum().clamp_min(1e-12)
+            else:
+                lean = keel
+            mix = torch.lerp(lean, keel, self.blend)
+            take = (-mix).argsort(stable=True)[:m]
+            out.append(live[take].sort().values)
+        return Keep(tuple(out))
+'''
+
+# left open (round 11): the window's queries weight the leverage where CapKV's rule lists no choice of queries; read as Compactor's rule (flagged under Compactor's name)
+# CapKV (board B, query-agnostic): the retained set should maximise a log-determinant capacity; approximated per
+# entry by a ridge leverage score of its key (k^T (K^T K + lambda I)^{-1} k) weighted by its query-key alignment
+# (attention of the context's last window). Idioms: torch.linalg.cholesky + torch.cholesky_solve, product taken in
+# log space (log leverage + log alignment), selection by a per-head stable torch.sort on the
+# log-capacity. Disguise: "reservoir", "volume", "headroom".
+OPEN["CapKV (round 11)"] = HEAD + '''class Headroom(EvictionMethod):
+    """Keeps the entries that add the most headroom: those spanning directions the others leave empty (their
+    volume share) and that the latest rows actually look along."""
+
+    name = "headroom"
+    query_window = 32
+    ridge = 1e-2
+
+    def _volume(self, k):
+        d = k.shape[-1]
+        gram = k.T @ k
+        lam = self.ridge * gram.diagonal().mean().clamp_min(1e-6)
+        chol = torch.linalg.cholesky(gram + lam * torch.eye(d))
+        solved = torch.cholesky_solve(k.T, chol)
+        return (k.T * solved).sum(dim=0)
+
+    def select(self, view: LayerView) -> Keep:
+        H = view.n_kv_heads
+        ok = view.valid_mask()
+        look = None
+        if view.queries is not None:
+            look = view.group(view.attention(reduce="mean"), "mean")
+        out = []
+        for h in range(H):
+            live = ok[h].nonzero().flatten()
+            m = min(view.budget, live.numel())
+            logcap = self._volume(view.keys[h, live].double()).clamp_min(1e-30).log()
+            if look is not None:
+                logcap = logcap + look[h, live].double().clamp_min(1e-30).log()
+            ranked = torch.sort(logcap, descending=True, stable=True).indices[:m]
+            out.append(live[ranked].sort().values)
+        return Keep(tuple(out))
+'''
+
+# CAKE (board B/A, prefill): eviction indicator = mean attention of the window queries + gamma * their variance
+# (temporal shift), smoothed over neighbours; budget split by preference P = entropy^(1/tau1) * variance^(1/tau2) of
+# each unit's attention (CAKE does this across layers in a cascade; here across the KV heads of the layer, since a
+# layer's total is fixed by the harness), largest-remainder rounding. Idioms: variance by addcmul of E[x^2] and
+# E[x]^2, entropy by torch.special.xlogy, smoothing by F.conv1d with a box kernel, the allocation by a python loop
+# over fractional remainders. Disguise: "climate", "weather", "forecast".
+PORTS["CAKE (round 11)"] = HEAD + '''class Climate(EvictionMethod):
+    """Each entry has a climate (how much the latest rows look at it on average) and weather (how much that
+    changes row to row); volatile entries are kept as well as popular ones. Heads with a more spread-out and more
+    changeable climate get more room."""
+
+    name = "climate"
+    query_window = 32
+    gamma = 200.0
+    tau1 = 1.0
+    tau2 = 1.0
+    smooth = 5
+
+    def _rooms(self, pref, total, caps):
+        share = pref / pref.sum().clamp_min(1e-12) * total
+        base = share.floor().long().clamp(max=caps)
+        frac = (share - share.floor()).tolist()
+        for h in sorted(range(len(frac)), key=lambda i: -frac[i]):
+            if int(base.sum()) >= total:
+                break
+            if base[h] < caps[h]:
+                base[h] += 1
+        while int(base.sum()) < total and bool((base < caps).any()):
+            h = int(((caps - base).float()).argmax())
+            base[h] += min(int(caps[h] - base[h]), total - int(base.sum()))
+        return base
+
+    def select(self, view: LayerView) -> Keep:
+        H, T = view.n_kv_heads, view.n_tokens
+        if view.queries is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        ok = view.valid_mask()
+        a = view.attention()  # (H_q, N, T)
+        mean = a.mean(dim=1)
+        var = torch.addcmul((a * a).mean(dim=1), mean, mean, value=-1.0).clamp_min(0)
+        mean, var = view.group(mean, "mean"), view.group(var, "mean")
+        sig = mean + self.gamma * var
+        box = torch.ones(1, 1, self.smooth) / self.smooth
+        sig = F.conv1d(sig[:, None], box, padding=self.smooth // 2)[:, 0]
+        p = mean / mean.sum(dim=-1, keepdim=True).clamp_min(1e-12)
+        spread = -torch.special.xlogy(p, p).sum(dim=-1)
+        drift = var.sum(dim=-1)
+        pref = spread.clamp_min(1e-12) ** (1 / self.tau1) * drift.clamp_min(1e-12) ** (1 / self.tau2)
+        caps = ok.sum(dim=1)
+        rooms = self._rooms(pref, min(view.budget * H, int(caps.sum())), caps)
+        sig = sig.masked_fill(~ok, float("-inf"))
+        return Keep(tuple(sig[h].topk(int(rooms[h])).indices.sort().values for h in range(H)))
+'''
+
+# left open (round 11): the rule names decode time (an on_decode hook); this port runs its window attention from select on board C, and reading board C's select as decode time flags honest board-C methods (MorphKV's and SCOPE's rules are then a window's attention and a recent slice: measured, three honest and credited cases of sets 4, 11 and 13 flagged)
+# MorphKV (board C, decode; prefill too): a constant-size cache of the recent window plus the older entries that the
+# recent window's queries attend to most (max fusion over the window's queries); refreshed at every call. Idioms:
+# causal attention by hand in log space (logits minus torch.logsumexp, never exponentiated), max over rows and the
+# query-head group by amax on an unflattened view, recency by a position threshold, selection with
+# torch.take_along_dim over an argsort of negatives. Disguise: "morph", "afterglow", "retina".
+OPEN["MorphKV (round 11)"] = HEAD + '''class Afterglow(EvictionMethod):
+    """The retina keeps what it just saw, and of the older picture, whatever still glows in the recent glances:
+    an old entry's glow is the strongest look any recent glance gave it."""
+
+    name = "afterglow"
+    query_window = 32
+
+    def select(self, view: LayerView) -> Keep:
+        H, T = view.n_kv_heads, view.n_tokens
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        ok = view.valid_mask()
+        g = view.model.group_size
+        q = view.queries.float().unflatten(0, (H, g))  # (H, g, N, D)
+        z = torch.matmul(q, view.keys.float()[:, None].transpose(-1, -2)) * view.model.scale  # (H, g, N, T)
+        blind = (view.positions[:, None, None, :] > view.query_positions[None, None, :, None]) | ~ok[:, None, None, :]
+        z = z.masked_fill(blind, float("-inf"))
+        logp = z - torch.logsumexp(z, dim=-1, keepdim=True)
+        glow = logp.nan_to_num(float("-inf"), neginf=float("-inf")).amax(dim=(1, 2))  # (H, T)
+        horizon = int(view.query_positions.min())
+        recent = view.positions >= horizon
+        glow = glow.masked_fill(recent, float("inf")).masked_fill(~ok, float("nan"))
+        out = []
+        for h in range(H):
+            m = min(view.budget, int(ok[h].sum()))
+            row = glow[h].nan_to_num(nan=-float("inf"), posinf=float("inf"))
+            order = (-row).argsort(stable=True)
+            pos = torch.take_along_dim(torch.arange(T), order[:m], dim=0)
+            out.append(pos.sort().values)
+        return Keep(tuple(out))
+'''
+
+# GemFilter (board A, prefill, query-aware): a filter layer early in the stack (about 40 % deep) reads the last
+# question query's attention, summed over all its heads, and picks the top entries; the same set is used by every
+# layer (one shared index set for all KV heads). Layers before the filter layer use their own last-query reading.
+# Idioms: the shared pick kept in a closure-made memo (dict inside a function factory) keyed by the prompt's
+# fingerprint, attention by torch.addmm per query head, selection by a boolean mask from torch.sort values.
+# Disguise: "scout", "sentinel", "vanguard".
+PORTS["GemFilter (round 11)"] = HEAD + '''def _memo():
+    box = {}
+
+    def get(key):
+        return box.get(key)
+
+    def put(key, val):
+        box.clear()
+        box[key] = val
+
+    return get, put
+
+
+class Vanguard(EvictionMethod):
+    """An early scout reads the final prompt row once, marks what it looked at, and every other layer trusts the
+    scout's marks. Layers below the scout mark for themselves the same way."""
+
+    name = "vanguard"
+    question_queries = True
+    depth = 0.4
+
+    def setup(self, model) -> None:
+        layers = model.attention_layers
+        self.scout = layers[min(len(layers) - 1, int(round(self.depth * (len(layers) - 1))))]
+        self.get, self.put = _memo()
+
+    def _mark(self, view):
+        H, T, D = view.keys.shape
+        g = view.model.group_size
+        last = view.queries[:, -1].float()  # (H_q, D)
+        tot = torch.zeros(T)
+        ok = view.valid_mask()
+        for hq in range(last.shape[0]):
+            k = view.keys[hq // g].float()
+            z = torch.addmm(torch.zeros(1, T), last[hq:hq + 1], k.T, alpha=view.model.scale)
+            z = z.masked_fill(~ok[hq // g][None], float("-inf"))
+            tot += torch.softmax(z, dim=-1)[0]
+        m = min(view.budget, T)
+        cut = tot.sort(descending=True, stable=True).indices[:m]
+        mask = torch.zeros(T, dtype=torch.bool)
+        mask[cut] = True
+        return mask.nonzero().flatten()
+
+    def select(self, view: LayerView) -> Keep:
+        H, T = view.n_kv_heads, view.n_tokens
+        if not hasattr(self, "scout"):
+            self.setup(view.model)
+        if view.queries is None or view.budget >= T or view.valid is not None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        key = (T, int(view.positions[0, -1]), view.budget)
+        if view.layer > self.scout:
+            hit = self.get(key)
+            if hit is not None:
+                return Keep.same_for_all_heads(hit, H)
+        picked = self._mark(view)
+        if view.layer == self.scout:
+            self.put(key, picked)
+        return Keep.same_for_all_heads(picked, H)
+'''
+
+# left open (round 11): the port votes with the question's rows where the rule names the last query (read as FINCH's rule, flagged under FINCH's name)
+# TokenSelect (board A, prefill, query-aware): per-head soft voting: every query head turns its q.k logits into a
+# softmax over the entries and the votes are summed over heads (and over the question's rows), so each head's
+# distribution counts equally; the tokens with the most votes are kept by every KV head, plus a few initial tokens
+# and the question's own local window. Idioms: a generator over row chunks, log_softmax then exp, the head sum as a
+# matmul against a ones row, per-head Keep from one shared index set, ordering via torch.sort on a negated
+# lexicographic key (protected flag * big + votes). Disguise: "ballot", "precinct", "tally".
+OPEN["TokenSelect (round 11)"] = HEAD + '''class PrecinctTally(EvictionMethod):
+    """Every precinct (reader head) casts one full ballot spread over the entries; ballots are tallied across
+    precincts and rows, and the entries with the highest tally win seats for the whole layer. The founding entries
+    and the readers' own neighbourhood always sit."""
+
+    name = "precinct_tally"
+    question_queries = True
+    founders = 4
+    rows_per_batch = 16
+
+    def _batches(self, q, qpos):
+        for lo in range(0, q.shape[1], self.rows_per_batch):
+            yield q[:, lo:lo + self.rows_per_batch], qpos[lo:lo + self.rows_per_batch]
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, D = view.keys.shape
+        if view.queries is None or view.query_positions is None or view.budget >= T or view.valid is not None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        g = view.model.group_size
+        keys = view.keys.float().repeat_interleave(g, dim=0)  # (H_q, T, D)
+        pos = view.positions[0]
+        tally = torch.zeros(T)
+        lo_pos = int(view.query_positions.min())
+        for chunk, qp in self._batches(view.queries.float(), view.query_positions):
+            z = torch.matmul(chunk, keys.transpose(1, 2)) * view.model.scale  # (H_q, n, T)
+            z = z.masked_fill(pos[None, None, :] > qp[None, :, None], float("-inf"))
+            ballots = F.log_softmax(z, dim=-1).exp()
+            tally += (torch.ones(1, ballots.shape[0]) @ ballots.sum(dim=1))[0]
+        guard = (pos < self.founders) | (pos >= lo_pos)
+        key = guard.float() * (tally.max() + 1.0) * 2 + tally
+        seats = torch.sort(-key, stable=True).indices[: view.budget]
+        return Keep.same_for_all_heads(torch.sort(seats).values, H)
+'''
+
+# left open (round 11): on board A the port reads the question's rows where the rule names the last query or a window as optional (question_queries an extra: family); admitting the question for optional window rules flagged four honest methods when tried
+# Double Sparsity (board A, prefill, query-aware): a few outlier channels (those with the largest |q| * |k| mass) stand
+# in for the full dot product; the approximate attention from those channels alone (softmax, summed over the
+# question's rows and the group) picks the top entries per KV head. The paper calibrates the channels offline; here
+# they are chosen from the question rows and the keys. Idioms: channel picks by torch.index_select, approximate
+# logits by torch.einsum with odd letters, per-head selection through torch.kthvalue thresholds with a position
+# tie-break. Disguise: "label", "tracer", "dye".
+OPEN["Double Sparsity (round 11)"] = HEAD + '''class TracerDye(EvictionMethod):
+    """Only a few dyed channels are read: the ones where readers and entries both carry the most dye. The dyed
+    channels alone say which entries the readers want."""
+
+    name = "tracer_dye"
+    question_queries = True
+    dyed_frac = 0.125
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, D = view.keys.shape
+        if view.queries is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        ok = view.valid_mask()
+        g = view.model.group_size
+        r = max(1, int(D * self.dyed_frac))
+        out = []
+        for h in range(H):
+            q = view.queries[h * g:(h + 1) * g].float()  # (g, N, D)
+            k = view.keys[h].float()
+            dye = q.abs().sum(dim=(0, 1)) * k[ok[h]].abs().sum(dim=0)
+            chans = torch.sort(-dye, stable=True).indices[:r]
+            qs, ks = torch.index_select(q, -1, chans), torch.index_select(k, -1, chans)
+            z = torch.einsum("xwc,vc->xwv", qs, ks) * view.model.scale * math.sqrt(D / r)
+            seen = view.positions[h][None, None, :] <= view.query_positions[None, :, None]
+            z = z.masked_fill(~(seen & ok[h][None, None, :]), float("-inf"))
+            w = torch.softmax(z, dim=-1).nan_to_num(0.0).sum(dim=(0, 1))
+            n = int(ok[h].sum())
+            m = min(view.budget, n)
+            live = ok[h].nonzero().flatten()
+            wl = w[live] + 1e-9 * live.float() / max(T, 1)
+            if m >= n:
+                out.append(live)
+                continue
+            bar = torch.kthvalue(wl, n - m).values
+            out.append(live[wl > bar][:m])
+        return Keep(tuple(out))
+'''
+
+# left open (round 11): as Double Sparsity's, the question's rows on board A where the rule names the last query or a window as optional (family)
+# ClusterKV (board A, prefill, query-aware): cluster each head's keys semantically (cosine k-means), score clusters
+# by the question rows' similarity to their centroids, and keep whole clusters in score order until the budget is
+# full (the last cluster cut by per-token q.k); the question's own entries are kept first. Idioms: k-means with
+# centroid updates by a one-hot assignment matrix (F.one_hot) multiplied into the keys, cluster order from a
+# generator, the fill by a running python counter. Disguise: "constellation", "galaxy", "stargazer".
+OPEN["ClusterKV (round 11)"] = HEAD + '''class Stargazer(EvictionMethod):
+    """Entries are grouped into constellations; the readers look at the sky and whole constellations are kept in
+    the order the readers face them, the last one partially, until the room is full."""
+
+    name = "stargazer"
+    question_queries = True
+    per_star = 32
+    rounds = 6
+
+    def _constellations(self, k):
+        n = k.shape[0]
+        c = max(1, min(n, n // self.per_star))
+        u = F.normalize(k, dim=-1)
+        cen = u[torch.linspace(0, n - 1, c).long()]
+        for _ in range(self.rounds):
+            who = (u @ cen.T).argmax(dim=-1)
+            hot = F.one_hot(who, c).float()  # (n, c)
+            tot = hot.T @ u
+            cnt = hot.sum(dim=0)[:, None]
+            cen = torch.where(cnt > 0, tot / cnt.clamp_min(1), cen)
+            cen = F.normalize(cen, dim=-1)
+        return (u @ cen.T).argmax(dim=-1), cen
+
+    def _order(self, face):
+        for c in face.sort(descending=True, stable=True).indices.tolist():
+            yield c
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, D = view.keys.shape
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        ok = view.valid_mask()
+        g = view.model.group_size
+        out = []
+        for h in range(H):
+            live = ok[h].nonzero().flatten()
+            m = min(view.budget, live.numel())
+            k = view.keys[h, live].float()
+            pos = view.positions[h, live]
+            q = view.queries[h * g:(h + 1) * g].float().flatten(0, 1)
+            own = pos >= int(view.query_positions.min())
+            chosen = own.clone()
+            if int(chosen.sum()) > m:
+                chosen = own & (torch.cumsum(own.flip(0).long(), 0).flip(0) <= m)
+            else:
+                who, cen = self._constellations(k)
+                face = torch.softmax(q @ cen.T * view.model.scale, dim=-1).sum(dim=0)
+                direct = (q @ k.T).amax(dim=0)
+                room = m - int(chosen.sum())
+                for c in self._order(face):
+                    if room <= 0:
+                        break
+                    mem = ((who == c) & ~chosen).nonzero().flatten()
+                    if mem.numel() > room:
+                        mem = mem[direct[mem].sort(descending=True, stable=True).indices[:room]]
+                    chosen[mem] = True
+                    room -= mem.numel()
+            out.append(live[chosen.nonzero().flatten()])
+        return Keep(tuple(out))
+'''
+
+# LaCache (board C, decode; B too): ladder-shaped retention: every layer keeps the sinks and the recent window, and
+# of the span in between a contiguous rung whose offset shifts with depth (shallow layers the oldest stretch, deep
+# layers the newest), so the stack together covers a long range; applied again at every call (iterative
+# compaction). Idioms: masks as differences of step functions combined with torch.logical_xor, the rung offset from
+# the layer's rank in attention_layers, indices by nonzero on a boolean algebra expression.
+# Disguise: "terrace", "staircase", "rung".
+PORTS["LaCache (round 11)"] = HEAD + '''class Terraces(EvictionMethod):
+    """A hillside of terraces: each layer farms one terrace of the old ground, higher layers further downhill
+    towards the present, besides the foundation stones and the freshest ground everyone keeps."""
+
+    name = "terraces"
+    stones = 4
+    fresh_share = 0.25
+
+    def _step(self, n, at):
+        return torch.arange(n) >= at
+
+    def select(self, view: LayerView) -> Keep:
+        H = view.n_kv_heads
+        ok = view.valid_mask()
+        layers = list(view.model.attention_layers) or [view.layer]
+        rank = layers.index(view.layer) if view.layer in layers else 0
+        depth = rank / max(len(layers) - 1, 1)
+        out = []
+        for h in range(H):
+            live = ok[h].nonzero().flatten()
+            n = live.numel()
+            m = min(view.budget, n)
+            if m >= n:
+                out.append(live)
+                continue
+            s = min(self.stones, m)
+            fresh = min(max(1, int(m * self.fresh_share)), m - s)
+            rung = m - s - fresh
+            old_lo, old_hi = s, n - fresh
+            start = old_lo + int(round(depth * max(old_hi - old_lo - rung, 0)))
+            base = torch.logical_xor(self._step(n, 0), self._step(n, s))
+            mid = torch.logical_xor(self._step(n, start), self._step(n, start + rung))
+            top = self._step(n, n - fresh)
+            keep = base | mid | top
+            out.append(live[keep.nonzero().flatten()])
+        return Keep(tuple(out))
+'''

@@ -758,6 +758,10 @@ def _features_of(tree: ast.Module) -> tuple[dict[str, int], set[tuple[int, int, 
             if hook == "layer_budgets":
                 _pyramid(fn, found, defs)
     flow.finish()
+    flow.kept_rank |= _handed_to_store(defs)
+    for group in flow.attr_groups:
+        if group & flow.kept_rank:
+            flow.kept_rank |= group  # a selection put through one accessor is read back through the others
     _read_kept_layers(tree, defs, flow, found)
     if flow.layer_test and flow.kept_rank and _reads_kept(defs, flow.kept_rank):
         found.setdefault("layer_reuse", 0)
@@ -824,6 +828,32 @@ def _constants(tree: ast.Module, attrs: dict[str, ast.expr]) -> dict[str, float]
                 (x := number(node.value)) is not None:
             out[node.targets[0].id] = x
     return out
+
+
+def _handed_to_store(defs: Defs) -> set[str]:
+    """Callables the module holds (``self.put``, not a method of its own) that a selection hook hands the very
+    selection it returns to (``self.put(key, picked)`` beside ``return Keep.same_for_all_heads(picked, H)``): a
+    store of the selection, kept across calls like ``self.sel[key] = picked``."""
+    out: set[str] = set()
+    methods = {name for name, fns in defs.by_name.items() if any(id(f) in defs.methods for f in fns)}
+    for hook in ("select", "on_decode"):
+        for fn in defs.by_name.get(hook, []):
+            returned = {n.id for r in ast.walk(fn) if isinstance(r, ast.Return) and r.value is not None
+                        for c in ast.walk(r.value) if isinstance(c, ast.Call) and _keep_call(c)
+                        for a in c.args for n in ast.walk(a) if isinstance(n, ast.Name)}
+            for c in ast.walk(fn):
+                if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and self_attr(c.func) and \
+                        c.func.attr not in methods and any(isinstance(a, ast.Name) and a.id in returned
+                                                           for a in c.args):
+                    out.add(c.func.attr)
+    return out
+
+
+def _keep_call(c: ast.Call) -> bool:
+    """``Keep(...)``, ``Keep.same_for_all_heads(...)``: the selection a hook returns."""
+    f = c.func
+    return isinstance(f, ast.Name) and f.id == "Keep" or isinstance(f, ast.Attribute) and isinstance(
+        f.value, ast.Name) and f.value.id == "Keep"
 
 
 def _reads_kept(defs: Defs, kept: set[str]) -> bool:

@@ -75,6 +75,14 @@ def _head_indexed(node: ast.expr, loop_vars: set[str]) -> bool:
     return isinstance(first, ast.Name) and first.id in loop_vars
 
 
+def _group_rows(node: ast.Subscript, loop_vars: set[str]) -> bool:
+    """``q[h * g:(h + 1) * g]`` (first axis a slice whose bounds move with a loop variable): one group of heads."""
+    first = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) and node.slice.elts else node.slice
+    return isinstance(first, ast.Slice) and any(
+        isinstance(n, ast.Name) and n.id in loop_vars for b in (first.lower, first.upper) if b is not None
+        for n in ast.walk(b))
+
+
 def _root(e: ast.expr, inverse: bool = False) -> bool:
     """A square root (``sqrt``, ``rsqrt``; with ``inverse`` only ``rsqrt``, which multiplies) in ``e``."""
     names = ("rsqrt",) if inverse else ("sqrt", "rsqrt")
@@ -315,6 +323,24 @@ def _even_edges(e: ast.expr) -> bool:
     return isinstance(e, ast.Call) and callee(e.func)[0] in ("linspace", "arange") and len(e.args) >= 2
 
 
+def _last_axis_norm(node: ast.expr) -> bool:
+    """A norm of each vector (along the last axis, ``dim=-1``, or of a whole vector), not of each channel over the
+    tokens (``dim=1``): through the casts and clamps around it."""
+    if not _norm_call(node):
+        return False
+    while isinstance(node, ast.Call) and CANON.get(callee(node.func)[0] or "") != "norm":
+        f = node.func
+        node = node.args[0] if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
+            f.value.id in ("torch", "np", "numpy") and node.args else f.value if isinstance(f, ast.Attribute) else node
+        if not isinstance(node, ast.Call):
+            return False
+    dim = kwarg(node, "dim") if isinstance(node, ast.Call) else None
+    if dim is None:
+        return isinstance(node, ast.Call) and len(node.args) <= 1
+    return isinstance(dim, ast.UnaryOp) and isinstance(dim.op, ast.USub) and isinstance(dim.operand, ast.Constant) \
+        and dim.operand.value == 1
+
+
 def _rate(t: set[str]) -> bool:
     """A per-token factor read from the token's own key or value alone (no attention, query, position or memory)."""
     return bool(t & {"K", "V"}) and not t & {"A", "Q", "P", "S"}
@@ -366,6 +392,25 @@ def _einsum_token_letter(sub: str) -> str | None:
 
 def _mentions(e: ast.expr, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(e))
+
+
+def _self_pairwise(node: ast.Compare) -> bool:
+    """``s[..., None, :] > s[..., :, None]`` (or ``s.unsqueeze(1) < s.unsqueeze(2)``): one tensor broadcast against
+    itself along two different new axes, every entry compared with every other."""
+    if len(node.comparators) != 1 or not isinstance(node.ops[0], (ast.Gt, ast.GtE, ast.Lt, ast.LtE)):
+        return False
+
+    def spread(e: ast.expr) -> tuple[str, str] | None:
+        if isinstance(e, ast.Subscript):
+            elts = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+            nones = tuple(i for i, x in enumerate(elts) if isinstance(x, ast.Constant) and x.value is None)
+            return (ast.dump(e.value), repr(nones)) if nones else None
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "unsqueeze" and e.args:
+            return ast.dump(e.func.value), ast.dump(e.args[0])
+        return None
+
+    a, b = spread(node.left), spread(node.comparators[0])
+    return a is not None and b is not None and a[0] == b[0] and a[1] != b[1]
 
 
 def _matmul_operands(e: ast.AST) -> list[list[ast.expr]]:
@@ -498,6 +543,7 @@ class FeatureTagger(ast.NodeVisitor):
         self.normalising = 0
         self.rescaling = 0  # inside x's own maximum dividing x (``_rescaled``): a rescale, no aggregation
         self.kept_rank: set[str] = set()  # self attributes a ranking (a selection) is kept in, across calls
+        self.attr_groups: list[frozenset[str]] = []  # self attributes bound together from one call (a store's accessors)
         self.layer_test = False  # a hook tests the layer index
         self.exprs: dict[str, ast.expr] = {}  # local name -> the expression it was last bound to (sizes in shapes)
         self.instances: dict[str, str] = {}  # local name -> the class of the module it holds an instance of
@@ -602,6 +648,12 @@ class FeatureTagger(ast.NodeVisitor):
                 t = t | {"LI"}  # self.depth[view.layer]: a number per layer moves with the layer, as its index does
             if self._state_entry(node.value, node.slice):
                 t = t | {"S"}  # self.memo[view.layer]: what an earlier call for this layer stored
+            if isinstance(node.value, ast.Attribute) and node.value.attr in ("keys", "values") and \
+                    "VIEW" in self.tag(node.value.value) and _head_indexed(node, self.loop_vars):
+                t = t | {"H1"}  # view.keys[h, ...] in a loop over the heads: one head's, no head axis left
+            if isinstance(node.value, ast.Attribute) and node.value.attr == "queries" and \
+                    "VIEW" in self.tag(node.value.value) and _group_rows(node, self.loop_vars):
+                t = t | {"G1"}  # view.queries[h * g:(h + 1) * g]: one KV head's group of query heads
             if "QZ" in st and st & {"K", "V"} and not st & {"A", "Q", "R"} and not t & (DATA_TAGS | {"VIEW"}):
                 return t | st  # table[codes]: a level table looked up by the entries' low-bit codes, dequantised
             if "QZI" in st and (t | st) & {"K", "V"} and not (t | st) & {"A", "Q"}:
@@ -634,6 +686,10 @@ class FeatureTagger(ast.NodeVisitor):
             return (tagged - {"A"}) | gained if "HSIM" in gained else tagged | gained
         if isinstance(node, ast.UnaryOp):
             return self.tag(node.operand)
+        if isinstance(node, ast.Compare) and _self_pairwise(node):
+            # s[:, None, :] > s[:, :, None]: every score against every other of the same row; summed, each one's
+            # rank (a sort by counting wins), no score against a bar
+            return self.tag(node.left) | {"R"}
         if isinstance(node, ast.Compare):
             before = {k: self.found[k] for k in ("key_norm", "value_norm") if k in self.found}
             sides = [self.tag(node.left), *(self.tag(c) for c in node.comparators)]
@@ -769,6 +825,12 @@ class FeatureTagger(ast.NodeVisitor):
         root_side = node.right if isinstance(node.op, ast.Div) and _root(node.right) else (
             node.right if isinstance(node.op, ast.Mult) and _root(node.right, inverse=True) else
             node.left if isinstance(node.op, ast.Mult) and _root(node.left, inverse=True) else None)
+        # ||a|| * ||b||: the denominator of a cosine (two norms of the same kind of data multiplied), no norm score
+        norm_pair = isinstance(node.op, ast.Mult) and _last_axis_norm(node.left) and _last_axis_norm(node.right)
+        if norm_pair:
+            num, den = self._normed_source(node.left), self._normed_source(node.right)
+            norm_pair = num is None or den is None or num == den
+        self.normalising += norm_pair
         self.normalising += root_side is node.left
         lt = self.tag(node.left)
         self.normalising -= root_side is node.left
@@ -778,6 +840,7 @@ class FeatureTagger(ast.NodeVisitor):
         rt = self.tag(node.right)
         self.rescaling -= rescaled
         self.normalising -= divisor_norm or root_side is node.right
+        self.normalising -= norm_pair
         self._sides[id(node)] = (set(lt), set(rt))
         if divisor_norm:
             return lt | {"N"}
@@ -878,6 +941,34 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(receiver, ast.Name):
             receiver = self.exprs.get(receiver.id, receiver)
         return isinstance(receiver, ast.Call) and callee(receiver.func)[0] in CLUSTERING
+
+    def _step_compare(self, node: ast.Call, receiver: ast.expr | None) -> ast.Compare | None:
+        """``torch.heaviside(x - bar, v)`` (or ``(x - bar).heaviside(v)``) as the comparison ``x > bar`` (``x > 0``
+        where no difference is taken): the step is 1 exactly where the comparison holds."""
+        x = receiver if self._on_tensor(receiver) else node.args[0] if node.args else None
+        if x is None or isinstance(x, ast.Starred):
+            return None
+        if isinstance(x, ast.BinOp) and isinstance(x.op, ast.Sub):
+            cmp = ast.Compare(left=x.left, ops=[ast.Gt()], comparators=[x.right])
+        else:
+            cmp = ast.Compare(left=x, ops=[ast.Gt()], comparators=[ast.Constant(0)])
+        return ast.copy_location(cmp, node)
+
+    def _fused_multiply_add(self, node: ast.Call, receiver: ast.expr | None, name: str) -> ast.BinOp | None:
+        """``torch.addcmul(x, a, b, value=v)`` (``x.addcmul(a, b)``) as ``x + a * b`` (``x - a * b`` for a negative
+        ``v``; ``a / b`` for ``addcdiv``)."""
+        args = list(node.args)
+        if self._on_tensor(receiver) and receiver is not None:
+            args = [receiver, *args]
+        if len(args) != 3 or any(isinstance(a, ast.Starred) for a in args):
+            return None
+        value = kwarg(node, "value")
+        negative = isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) or isinstance(
+            value, ast.Constant) and isinstance(value.value, (int, float)) and value.value < 0
+        inner = ast.BinOp(left=args[1], op=ast.Div() if name.startswith("addcdiv") else ast.Mult(), right=args[2])
+        out = ast.BinOp(left=args[0], op=ast.Sub() if negative else ast.Add(), right=inner)
+        ast.copy_location(inner, node)
+        return ast.copy_location(out, node)
 
     def _boolean(self, receiver: ast.expr | None, node: ast.Call) -> bool:
         """A cast of a comparison (``(x @ planes > 0).long()``): hash bits packed as integers, no rounding of values."""
@@ -1037,6 +1128,25 @@ class FeatureTagger(ast.NodeVisitor):
                     for o in ops):
                 self.add("attention_propagation", line)
                 return
+            if any(carries(o) for o in ops) and any(not carries(o) and self._query_gram(o) for o in ops):
+                self.add("query_svd", line)  # v = (Q^T Q) v again and again: the queries' principal direction
+                return
+
+    def _query_gram(self, e: ast.expr) -> bool:
+        """A matrix made of the queries alone (their Gram ``Q^T Q``, a covariance): no keys, attention or values."""
+        t = self.tag(e)
+        return "Q" in t and not t & {"K", "A", "V", "RND"}
+
+    def _recursive_power(self, local: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.Call) -> bool:
+        """A helper calling itself with ``G @ x`` for one of its own parameters ``x`` and the same ``G`` passed on
+        (``return self.settle(g, (g @ v) / norm, n - 1)``): a power iteration written as recursion."""
+        params = {a.arg for a in local.args.args}
+        for arg in node.args:
+            for ops in _matmul_operands(arg):
+                if any(isinstance(o, ast.Name) and o.id in params for o in ops) and any(
+                        isinstance(o, ast.Name) and o.id in params and self._query_gram(o) for o in ops):
+                    return True
+        return False
 
     def _picked_similarity(self, e: ast.expr) -> bool:
         """Rows (or columns) of a key-key similarity matrix picked by a ranking: ``sim[:, top]``, ``sim[h, best]``,
@@ -1690,6 +1800,14 @@ class FeatureTagger(ast.NodeVisitor):
 
     def call(self, node: ast.Call) -> set[str]:
         name, receiver = callee(node.func)
+        if name == "heaviside":
+            step = self._step_compare(node, receiver)
+            if step is not None:
+                return self.tag(step)  # a unit step of x - bar is the comparison x > bar (a count of the times)
+        if name in ("addcmul", "addcmul_", "addcdiv", "addcdiv_"):
+            written = self._fused_multiply_add(node, receiver, name)
+            if written is not None:
+                return self.tag(written)  # addcmul(x, a, b, value=-1) is x - a * b: read as written out
         # a reduction over every axis (x.mean(), torch.max(x), x.item()): one number for the layer, so a norm inside
         # it is a scale (a ridge, a normaliser), no per-token score (``normalising`` keeps norms from being one)
         scalar = name in _SCALARS and not node.keywords and (
@@ -1740,6 +1858,8 @@ class FeatureTagger(ast.NodeVisitor):
                             keywords=node.keywords)
             return self._inline(fn, call, bound + arg_tags, kw_tags) | all_args | set().union(*bound)
         local = self.defs.resolve(node, self.owner) or self._instance_method(node)
+        if local is not None and id(local) in self.stack and self._recursive_power(local, node):
+            self.add("query_svd", node.lineno)  # the queries' principal direction by a recursive power iteration
         if local is not None and name not in API_CALLS and name not in ("remember", "recall"):
             return self._inline(local, node, arg_tags, kw_tags) | all_args
         interface = self._interface_call(name, node, receiver, rt, arg_tags, all_args)
@@ -2273,7 +2393,7 @@ class FeatureTagger(ast.NodeVisitor):
                 not one_head and not self.loop
             if "SRT" in t and "A" in t and heads and not one_head and not group_slice:
                 self.add("rank_aligned", line)  # each head's sorted scores combined across heads, rank by rank
-            if "A" in t and (heads and not one_head or everything) and not group_slice:
+            if "A" in t and (heads and not one_head or everything) and not group_slice and "G1" not in t:
                 # over the heads (dim 0), or over every axis at once (x.mean()): one value for the whole layer
                 self.add("head_average", line)  # (a[g * i:g * (i + 1)].sum(0) reduces one GQA group, not the heads)
             if "Q" in t and "A" not in t and "K" not in t and not last:  # (along its own last axis, channels or
@@ -2340,6 +2460,8 @@ class FeatureTagger(ast.NodeVisitor):
             arg = self._operand(receiver, node.args)
             if _shifted_by_own_extreme(arg):
                 return t | {"A"}  # exp(z - max z) or exp(z - logsumexp z): a softmax written by hand
+            if "A" in t and not t & {"LOGA"} or isinstance(arg, ast.Call) and callee(arg.func)[0] == "log_softmax":
+                return t | {"A"}  # exp(log_softmax(z)): the attention itself, back from log space
             self.pending_exp[line] = line  # exp of query-key logits: expected attention, unless divided by its sum
             return t | {f"EXP{line}"}
         if op == "log" and "A" in t:
@@ -2437,7 +2559,10 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("head_budget", line)  # the picks of one ranking counted by the head they fall in
             return t
         if (name == "flatten" or flattens(node)) and receiver is not None and not (
-                "I" in t and not t & (DATA_TAGS | {"W", "RND"})):  # (x.nonzero().flatten(): a list of indices)
+                "I" in t and not t & (DATA_TAGS | {"W", "RND"})) and "H1" not in t and not (
+                "Q" in t and not t & {"K", "A", "V", "P"}):
+            # (x.nonzero().flatten(): a list of indices; one head's scores, or the queries' heads and rows, have no
+            # (head, token) axis to merge)
             return t | {"F"} | ({"HCH"} if "TH" in t else set())  # heads behind the tokens, merged with the channels
         return t
 
@@ -2511,6 +2636,11 @@ class FeatureTagger(ast.NodeVisitor):
         return self.current not in ("__init__", "setup") and bool(t & {"K", "V"}) and not t & {"A", "R", "Q", "I"}
 
     def visit_Assign(self, node: ast.Assign) -> None:
+        for tgt in node.targets:
+            if isinstance(tgt, ast.Tuple) and isinstance(node.value, ast.Call) and all(
+                    isinstance(e, ast.Attribute) and self_attr(e) for e in tgt.elts):
+                # self.get, self.put = make_store(): accessors made together share one store (a closure's dict)
+                self.attr_groups.append(frozenset(e.attr for e in tgt.elts if isinstance(e, ast.Attribute)))
         alias = callable_alias(node.value)
         if alias is not None and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             self.aliases[node.targets[0].id] = alias
@@ -2633,7 +2763,13 @@ class FeatureTagger(ast.NodeVisitor):
 
     def visit_For(self, node: ast.For) -> None:
         it = self.tag(node.iter) | _stepped(node.iter)
-        self._bind(node.target, it)
+        each = self.call_elts.get(id(node.iter)) if isinstance(node.target, ast.Tuple) else None
+        if each is not None and len(each) == len(node.target.elts) and not any(
+                isinstance(e, ast.Starred) for e in node.target.elts):
+            for e, et in zip(node.target.elts, each):  # for a, b in gen(): a generator's tuples, element by element
+                self._bind(e, et)
+        else:
+            self._bind(node.target, it)
         names = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
         added = names - self.loop_vars
         self.loop_vars |= added
@@ -2778,9 +2914,14 @@ class FeatureTagger(ast.NodeVisitor):
             self.frames[-1]["rank"] |= frame["rank"]
 
     def visit_Expr(self, node: ast.Expr) -> None:
-        if not isinstance(node.value, ast.Constant):
-            self.tag(node.value)
         v = node.value
+        if isinstance(v, (ast.Yield, ast.YieldFrom)):
+            # a generator helper: what it yields is what a loop over its call binds (``for c in self.order(s)``)
+            if v.value is not None:
+                self.visit_Return(ast.copy_location(ast.Return(value=v.value), node))  # (a tuple: element by element)
+            return
+        if not isinstance(v, ast.Constant):
+            self.tag(v)
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in _WRITES_IN_PLACE:
             self._written_in_place(v, v.func.value, node.lineno)
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in (

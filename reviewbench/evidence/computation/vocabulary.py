@@ -8,7 +8,7 @@ import ast
 # Canonical operation classes. Anything not listed (layout, dtype, device, shape queries) emits nothing.
 CANON: dict[str, str] = {}
 for _names, _op in [
-    ("matmul bmm mm einsum baddbmm tensordot inner dot outer", "matmul"),
+    ("matmul bmm mm einsum baddbmm addmm addbmm addmv tensordot inner dot vdot vecdot outer", "matmul"),
     ("softmax log_softmax", "softmax"),
     ("sum mean nansum nanmean", "reduce"),
     ("cumsum cumprod", "cumsum"),
