@@ -195,3 +195,37 @@ class Logged(EvictionMethod):
 
 def test_a_selection_only_logged_is_no_reuse() -> None:
     assert "layer_reuse" not in _features(HONEST_LOGGED)
+
+
+# --- board C: ``select`` runs at decode time ----------------------------------------------------------------------
+
+BLOCK_PEAKS_ON_C = HEAD + '''class Peaks(EvictionMethod):
+    query_window = 8
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention(), "mean").amax(dim=1)    # (H, T): each token's peak over the newest rows
+        H, T = a.shape
+        n = T // 16
+        blocks = a[:, : n * 16].reshape(H, n, 16).amax(dim=-1)   # a block's score: its strongest token
+        keep = blocks.repeat_interleave(16, dim=1)
+        score = torch.cat([keep, torch.full((H, T - n * 16), float("inf"))], dim=1)
+        return Keep.from_topk(score, view.budget, view.valid)
+'''
+
+
+def _on_board(src: str, board: str) -> list:
+    from reviewbench.evidence.priorart_evidence import computation_matches
+
+    c = computation(src)
+    return computation_matches(c.features, "", c.paths, board=board)
+
+
+def test_a_decode_time_block_rule_run_from_select_on_board_c_is_that_rule() -> None:
+    names = {m.short_name for m in _on_board(BLOCK_PEAKS_ON_C, "C") if m.level == "same"}
+    assert "SeerAttention-R" in names
+    assert "SeerAttention-R" not in {m.short_name for m in _on_board(BLOCK_PEAKS_ON_C, "A")}
+
+
+def test_a_window_attention_on_board_c_is_no_rule_whose_one_distinction_is_decode_time() -> None:
+    ms = _on_board(OPEN["MorphKV (round 11)"], "C")
+    assert not any(m.short_name in ("MorphKV", "SCOPE") for m in ms)

@@ -688,6 +688,13 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
         alts = req.split("|")
         explained.update(alts)
         hit = next((a for a in alts if a in features), None)
+        if hit is None and board == "C" and alts == ["decode"] and rule_alternatives(ops) - COSMETIC - PROTECTIVE - PHASE:
+            # board C calls ``select`` at decode time: a decode-time rule runs there. Only a rule with an operation of
+            # its own beyond the phase (a block bound, a learned scorer): on board C every method runs at decode time,
+            # so a rule whose one distinctive part is the phase (attention and sinks, a window's attention) names no
+            # method there
+            matched["decode"] = 0
+            continue
         if hit is None:
             return None
         matched[hit] = features[hit]
