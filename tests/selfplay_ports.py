@@ -3274,3 +3274,1026 @@ PORTS["LaCache (round 11)"] = HEAD + '''class Terraces(EvictionMethod):
             out.append(live[keep.nonzero().flatten()])
         return Keep(tuple(out))
 '''
+
+
+# --- round 12 (15 papers none of the earlier rounds ported, in idioms none of them used: reduce over rolls, kron,
+# index_reduce, embedding tables, sparse COO, logcumsumexp, enums and dataclasses, takewhile, cummax/cummin,
+# searchsorted; written blind to the reader) ---
+# InfLLM (board A, prefill, query-aware): the context is cut into fixed memory units (blocks); each unit is represented
+# by its few representative tokens (those whose keys score highest against the keys that follow them locally, the
+# stand-in for InfLLM's local-window query score r_m = sum_j q_{m+j}.k_m); a unit's relevance to the question is the
+# summed dot product of the question queries with its representatives (no softmax), averaged over queries and the
+# group. Kept: the initial tokens, the local window, then whole units by relevance. Idioms: the local sums by
+# functools.reduce over operator.add of torch.roll shifts with a wrap mask, einsum with ellipsis, unit scores spread
+# back to tokens by torch.kron with a ones row, selection via a lexicographic python sorted() with a lambda key.
+# Disguise: "shelf", "spine", "librarian".
+PORTS["InfLLM (round 12)"] = HEAD + '''import functools
+import operator
+
+
+class ShelfLibrarian(EvictionMethod):
+    """The librarian files the manuscript on shelves of equal width. Each shelf is known by a few spines, the entries
+    that best echo their immediate successors; the reader's request is matched against spines only, and whole shelves
+    are fetched. The opening pages and the desk pile are always at hand."""
+
+    name = "shelf_librarian"
+    question_queries = True
+    shelf = 32
+    spines = 4
+    echo = 8
+    foyer = 16
+    desk = 64
+
+    @staticmethod
+    def _echo(keys, reach):
+        T = keys.shape[1]
+        rows = torch.arange(T, device=keys.device)
+        ahead = [torch.roll(keys, -j, dims=1) * (rows + j < T).to(keys.dtype)[None, :, None] for j in range(1, reach + 1)]
+        return torch.einsum("...td,...td->...t", keys, functools.reduce(operator.add, ahead))
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None or B >= T:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        keys = view.keys.float() * ok[..., None]
+        n_sh = -(-T // self.shelf)
+        padT = n_sh * self.shelf
+        echo = self._echo(keys, self.echo).masked_fill(~ok, float("-inf"))
+        echo = F.pad(echo, (0, padT - T), value=float("-inf")).view(H, n_sh, self.shelf)
+        kk = F.pad(keys, (0, 0, 0, padT - T)).view(H, n_sh, self.shelf, -1)
+        r = min(self.spines, self.shelf)
+        pick = echo.topk(r, dim=-1).indices
+        spine = torch.gather(kk, 2, pick[..., None].expand(-1, -1, -1, kk.shape[-1]))
+        g = view.model.group_size
+        q = view.queries.float().view(H, g, -1, view.queries.shape[-1])
+        rel = torch.einsum("...gnd,...srd->...s", q, spine) / (g * q.shape[2])
+        spread = torch.kron(rel, torch.ones(1, self.shelf, device=rel.device))[:, :T]
+        out = []
+        for h in range(H):
+            live = ok[h].nonzero().flatten().tolist()
+            n = len(live)
+            room = min(B, n)
+            front = set(live[: min(self.foyer, room)])
+            back = set(live[max(0, n - min(self.desk, room - len(front))):])
+            rows = spread[h].tolist()
+            order = sorted(live, key=lambda t: (t in front or t in back, rows[t], -t), reverse=True)
+            out.append(torch.tensor(sorted(order[:room]), dtype=torch.long, device=view.keys.device))
+        return Keep(tuple(out))
+'''
+
+# left open (round 12): NSA has no rule of its own in the index (its selection is InfLLM's and ShadowKV's block-key rule); this port scores blocks by a softmax over mean-pooled block keys passed through an overlap matrix, read as the question's attention alone (FINCH's rule, flagged under that name)
+# NSA (board A, prefill, query-aware): Native Sparse Attention's selection branch without training: compressed block
+# keys (mean over blocks of length l at stride d, the untrained stand-in for phi), compression attention p_cmp of the
+# question queries over them, p_slc for each selection block of length l' by summing the compression blocks that
+# overlap it, shared across the GQA group (summed over the group's heads and the queries); top-n selection blocks, the
+# first block and the local blocks always in, whole blocks kept, the remainder from the sliding window. Idioms: block
+# gather by an index grid (arange outer sum), einsum with ellipsis, the overlap matrix by boolean algebra on block
+# bounds and a matmul, forced blocks by torch.where, block choice by a stable descending sort ranked with argsort.
+# Disguise: "digest", "precis", "chapter".
+OPEN["NSA (round 12)"] = HEAD + '''class ChapterDigest(EvictionMethod):
+    """Every stretch of the text is boiled down to a precis; the reader skims the precis, decides which chapters are
+    worth opening in full, and always keeps the preface and the pages under the thumb."""
+
+    name = "chapter_digest"
+    question_queries = True
+    precis_len = 32
+    precis_hop = 16
+    chapter = 64
+    thumb = 2
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None or B >= T or T < self.precis_len:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        dev = view.keys.device
+        l, d, lp = self.precis_len, self.precis_hop, self.chapter
+        n_c = (T - l) // d + 1
+        grid = (torch.arange(n_c, device=dev) * d)[:, None] + torch.arange(l, device=dev)[None, :]
+        w = ok.float()[:, grid]
+        kc = (view.keys.float()[:, grid] * w[..., None]).sum(2) / w.sum(2, keepdim=True).clamp_min(1.0)
+        g = view.model.group_size
+        q = view.queries.float().view(H, g, -1, view.queries.shape[-1])
+        logit = torch.einsum("...gnd,...cd->...gnc", q, kc) * view.model.scale
+        p_cmp = logit.softmax(-1).sum(dim=(1, 2))
+        n_s = -(-T // lp)
+        c0 = torch.arange(n_c, device=dev)[:, None] * d
+        s0 = torch.arange(n_s, device=dev)[None, :] * lp
+        overlap = ((c0 < s0 + lp) & (c0 + l > s0)).float()
+        p_slc = p_cmp @ overlap
+        forced = torch.zeros(n_s, dtype=torch.bool, device=dev)
+        forced[0] = True
+        forced[max(0, n_s - self.thumb):] = True
+        p_slc = torch.where(forced[None, :], torch.full_like(p_slc, float("inf")), p_slc)
+        order = torch.sort(p_slc, dim=-1, descending=True, stable=True).indices
+        rank = torch.argsort(order, dim=-1)
+        out = []
+        for h in range(H):
+            take = min(B, int(ok[h].sum()))
+            n_pick = max(1, take // lp)
+            chosen = (rank[h] < n_pick)
+            tok = chosen.repeat_interleave(lp)[:T] & ok[h]
+            idx = tok.nonzero().flatten()
+            if idx.numel() > take:
+                idx = idx[-take:] if bool(forced[-1]) and n_pick == 1 else idx[:take]
+            elif idx.numel() < take:
+                rest = (ok[h] & ~tok).nonzero().flatten()
+                idx = torch.cat([idx, rest[rest.numel() - (take - idx.numel()):]])
+            out.append(idx.sort().values)
+        return Keep(tuple(out))
+'''
+
+# ShadowKV (board A, prefill, query-aware): chunks of 8 tokens, each summarised by a landmark (mean key); chunks whose
+# tokens stray from their landmark (lowest minimum cosine similarity) are outliers kept statically with the attention
+# sink and the local window; the remaining budget goes to whole chunks ranked by the question queries' softmax over the
+# landmarks (max over the queries, then over the group's heads). Idioms: chunk minimum by torch.cummin and a last
+# element, landmark scores by a max over a flattened (group x query) axis via amax, outliers chosen by masked_select on
+# a threshold from torch.quantile, chunk order from sorted() with a lambda over zipped python lists.
+# Disguise: "shadow", "silhouette", "lamp".
+PORTS["ShadowKV (round 12)"] = HEAD + '''class Silhouettes(EvictionMethod):
+    """Entries stand in small groups, each casting one silhouette. Groups whose members do not match their silhouette
+    are kept in plain sight; the lamp (the reader) then lights up the silhouettes it cares about and those groups come
+    along whole."""
+
+    name = "silhouettes"
+    question_queries = True
+    group_len = 8
+    odd_share = 0.1
+    porch = 4
+    lamp_tail = 32
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None or B >= T:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        c = self.group_len
+        n_g = -(-T // c)
+        padT = n_g * c
+        k = F.pad(view.keys.float() * ok[..., None], (0, 0, 0, padT - T)).view(H, n_g, c, -1)
+        m = F.pad(ok.float(), (0, padT - T)).view(H, n_g, c)
+        lm = k.sum(2) / m.sum(2, keepdim=True).clamp_min(1.0)
+        cos = F.cosine_similarity(k, lm[:, :, None, :].expand_as(k), dim=-1).masked_fill(m == 0, 1.0)
+        low = torch.cummin(cos, dim=-1).values[..., -1]
+        g = view.model.group_size
+        q = view.queries.float().view(H, g * view.queries.shape[1], -1)
+        light = torch.bmm(q, lm.transpose(1, 2)).mul(view.model.scale).softmax(-1).amax(dim=1)
+        out = []
+        for h in range(H):
+            live = ok[h]
+            n = int(live.sum())
+            take = min(B, n)
+            keep = torch.zeros(T, dtype=torch.bool, device=live.device)
+            idx_live = live.nonzero().flatten()
+            keep[idx_live[: self.porch]] = True
+            keep[idx_live[max(0, n - self.lamp_tail):]] = True
+            real = m[h].sum(-1) > 0
+            cut = torch.quantile(low[h][real], self.odd_share)
+            odd_ids = torch.arange(n_g, device=live.device).masked_select((low[h] <= cut) & real)
+            scores = light[h].tolist()
+            keep &= live
+            held = int(keep.sum())
+            for gi in odd_ids.tolist() + sorted(range(n_g), key=lambda j: -scores[j]):
+                win = slice(gi * c, (gi + 1) * c)
+                extra = int((live[win] & ~keep[win]).sum())
+                if held + extra > take:
+                    continue
+                keep[win] |= live[win]
+                held += extra
+            idx = keep.nonzero().flatten()
+            if idx.numel() < take:
+                spare = (live & ~keep).nonzero().flatten()
+                idx = torch.cat([idx, spare[spare.numel() - (take - idx.numel()):]])
+            out.append(idx[:take].sort().values)
+        return Keep(tuple(out))
+'''
+
+# left open (round 12): product-quantised lookup tables read (key_clustering, attention), but on board A the question's rows are an extra beside a rule whose queries are optional (family); admitting them flagged honest methods when tried
+# PQCache (board A, prefill, query-aware): product quantisation of the keys: the head dimension is split into m
+# sub-spaces, each clustered by k-means into 2^b centroids (a few Lloyd iterations from a strided seed); every key is
+# stored as m codes; the question queries' inner products are approximated by summing per-sub-space lookup tables at
+# the codes (asymmetric distance), softmaxed and summed over queries and the group; top-k by the approximation, with
+# the initial and the local tokens kept exactly. Idioms: centroid updates by Tensor.index_reduce_(reduce="mean"),
+# nearest centroid by argmin over a broadcast squared distance, the lookup by F.embedding on offset codes into a
+# flattened table, and the per-head selection by torch.func.vmap over a nested function returning a tuple.
+# Disguise: "postcode", "district", "courier".
+OPEN["PQCache (round 12)"] = HEAD + '''from dataclasses import dataclass
+
+
+@dataclass
+class Atlas:
+    districts: int = 4
+    depots: int = 16
+    rounds: int = 6
+
+
+class CourierPostcodes(EvictionMethod):
+    """The courier never reads full addresses: each entry carries a postcode (one depot per district), and the
+    reader's route is priced district by district from a fare table. The cheapest-to-reach entries are delivered,
+    together with the first doorsteps and the last street."""
+
+    name = "courier_postcodes"
+    question_queries = True
+    atlas = Atlas()
+    doorstep = 4
+    street = 32
+
+    def _postcodes(self, x, live):
+        T, d = x.shape
+        C = min(self.atlas.depots, max(1, int(live.sum())))
+        seeds = live.nonzero().flatten()
+        seeds = seeds[torch.linspace(0, seeds.numel() - 1, C).round().long()]
+        hub = x[seeds].clone()
+        for _ in range(self.atlas.rounds):
+            code = ((x[:, None, :] - hub[None, :, :]) ** 2).sum(-1).argmin(-1)
+            code = torch.where(live, code, torch.full_like(code, C))
+            fresh = torch.zeros(C + 1, d, dtype=x.dtype, device=x.device)
+            fresh.index_reduce_(0, code, x, reduce="mean", include_self=False)
+            used = torch.zeros(C + 1, dtype=torch.bool, device=x.device).index_fill_(0, code, True)
+            hub = torch.where(used[:C, None], fresh[:C], hub)
+        code = ((x[:, None, :] - hub[None, :, :]) ** 2).sum(-1).argmin(-1)
+        return code, hub
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None or B >= T:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        D = view.keys.shape[-1]
+        m = self.atlas.districts
+        sub = D // m
+        g = view.model.group_size
+        q = view.queries.float().view(H, g, -1, D)
+        fare = torch.zeros(H, T, device=view.keys.device)
+        for h in range(H):
+            codes, tables = [], []
+            for j in range(m):
+                part = view.keys[h, :, j * sub:(j + 1) * sub].float()
+                code, hub = self._postcodes(part, ok[h])
+                codes.append(code + j * self.atlas.depots)
+                tab = torch.zeros(self.atlas.depots, g * q.shape[2], device=part.device)
+                tab[: hub.shape[0]] = hub @ q[h, :, :, j * sub:(j + 1) * sub].reshape(-1, sub).T
+                tables.append(tab)
+            lut = torch.cat(tables, 0)
+            approx = F.embedding(torch.stack(codes, 0), lut).sum(0) * view.model.scale
+            approx = approx.masked_fill(~ok[h][:, None], float("-inf"))
+            fare[h] = approx.softmax(0).sum(-1)
+
+        def one(score, live):
+            n = live.sum()
+            rank = torch.cumsum(live.long(), 0)
+            guard = (rank <= self.doorstep) | (rank > n - self.street)
+            return torch.where(guard & live, torch.full_like(score, 1e9), score), live
+
+        lifted, _ = torch.func.vmap(one)(fare, ok)
+        return Keep.from_topk(lifted, B, view.valid)
+'''
+
+# left open (round 12): the pooling is an amax over rolled copies (read as a maximum over the window, DefensiveKV's rule, flagged under that name); the channel selection of RocketKV's stage 2 is not ported
+# RocketKV (board A, prefill): stage one, SnapKV++: attention of the prompt's last window (which ends with the
+# question) averaged over each GQA group (one choice per KV head, group-aware), smoothed by max pooling whose kernel
+# grows with the prompt length (adaptive pooling size), the window itself kept, top-k of the rest. Idioms: the pooling
+# as an amax over a stack of torch.roll shifts with -inf wrap masks, the kernel size from math.log2 of the length
+# rounded to an odd number, the window forced by a torch.where chain on the position rank, selection by topk on the
+# negated score with largest=False. Disguise: "rocket", "stage", "plume".
+OPEN["RocketKV (round 12)"] = HEAD + '''class PlumeStage(EvictionMethod):
+    """The first stage burns off what the launch crew (the last rows) ignores; its plume widens with the size of the
+    payload, so neighbours of a hot entry ride along. The crew's own entries are always aboard."""
+
+    name = "plume_stage"
+    query_window = 32
+
+    @property
+    def crew(self) -> int:
+        return self.query_window
+
+    @staticmethod
+    def _plume(T: int) -> int:
+        w = int(round(math.log2(max(T, 2)) * 2.0)) - 9
+        w = min(max(w, 3), 31)
+        return w if w % 2 else w + 1
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None or B >= T:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        heat = view.group(view.attention(reduce="mean"), "mean")
+        heat = heat.masked_fill(~ok, float("-inf"))
+        r = self._plume(T) // 2
+        col = torch.arange(T, device=heat.device)
+        shifted = []
+        for s in range(-r, r + 1):
+            rolled = torch.roll(heat, s, dims=1)
+            wrapped = (col - s < 0) | (col - s >= T)
+            shifted.append(rolled.masked_fill(wrapped[None, :], float("-inf")))
+        plume = torch.stack(shifted, 0).amax(0)
+        order = torch.cumsum(ok.flip(1).long(), 1).flip(1)
+        plume = torch.where((order <= self.crew) & ok, torch.full_like(plume, float("inf")),
+                            torch.where(ok, plume, torch.full_like(plume, float("-inf"))))
+        picks = []
+        for h in range(H):
+            take = min(B, int(ok[h].sum()))
+            picks.append((-plume[h]).topk(take, largest=False).indices.sort().values)
+        return Keep(tuple(picks))
+'''
+
+# left open (round 12): the slash scores are summed along diagonals through a sparse COO tensor (row - column as an index) coalesced to dense, not read as diagonal sums
+# MInference (board A, prefill, query-aware): the vertical-slash pattern estimated from the last 64 queries: vertical
+# scores are the attention each key column receives, slash scores the attention summed along each diagonal (offset
+# query position - key position); the top verticals and the top slashes are kept (the recent slashes and the first
+# column forced, as MInference does), a slash at offset o mapping to the entry at (last position - o); the budget is
+# split between the two, spare filled by vertical rank. Idioms: the diagonal sums by torch.sparse_coo_tensor with
+# (head, offset) indices and coalesce/to_dense, boolean algebra on the two picks, fill by masked_select on a ranking.
+# Disguise: "rain", "drizzle", "gutter".
+OPEN["MInference (round 12)"] = HEAD + '''class Rainfall(EvictionMethod):
+    """The storm's last gusts (the final rows) leave two marks: straight drips (entries soaked from every gust) and
+    slanted streaks (fixed distances behind each gust). The wettest drips and the steadiest streaks are kept."""
+
+    name = "rainfall"
+    query_window = 64
+    drip_share = 0.5
+    gutter = 64
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None or B >= T:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        a = view.attention()
+        Hq, N, _ = a.shape
+        qpos = view.query_positions.to(a.device)
+        g = view.model.group_size
+        drip = view.group(a.sum(1), "sum")
+        kv_of = torch.arange(Hq, device=a.device) // g
+        kpos = view.positions[kv_of]
+        off = qpos.view(1, N, 1) - kpos.view(Hq, 1, T)
+        seen = (off >= 0) & (a > 0)
+        hh = kv_of.view(Hq, 1, 1).expand(Hq, N, T)[seen]
+        oo = off[seen]
+        span = int(qpos.max()) + 1
+        streak = torch.sparse_coo_tensor(torch.stack([hh, oo]), a[seen], (H, span)).coalesce().to_dense()
+        last = int(qpos.max())
+        out = []
+        for h in range(H):
+            live = ok[h]
+            take = min(B, int(live.sum()))
+            n_drip = int(take * self.drip_share)
+            back = (last - view.positions[h]).clamp(0, span - 1)
+            st = streak[h][back].masked_fill(~live, float("-inf"))
+            st = torch.where((back < self.gutter) & live, torch.full_like(st, float("inf")), st)
+            dr = drip[h].masked_fill(~live, float("-inf"))
+            first = live.nonzero().flatten()[:1]
+            dr[first] = float("inf")
+            m_drip = torch.zeros(T, dtype=torch.bool, device=live.device)
+            m_drip[dr.topk(min(n_drip, take)).indices] = True
+            m_streak = torch.zeros_like(m_drip)
+            m_streak[st.topk(take - min(n_drip, take)).indices] = True
+            both = (m_drip | m_streak) & live
+            if int(both.sum()) < take:
+                order = dr.argsort(descending=True)
+                extra = order.masked_select(~both[order] & live[order])[: take - int(both.sum())]
+                both[extra] = True
+            out.append(both.nonzero().flatten()[:take])
+        return Keep(tuple(out))
+'''
+
+# left open (round 12): keys ranked by collision counts (no draw): read as HashEvict's hashing rule (flagged under that name); importance sampling is not computed
+# MagicPIG (board A, prefill, query-aware): SimHash LSH with L tables of K random hyperplanes each (seeded); a key is
+# a candidate for a query when their K-bit codes agree in at least two tables (MagicPIG's sampling rule); entries are
+# ranked by their collision tally over the question queries and the group, ties broken by the analytic sampling
+# probability u = 1 - (1-p)^L - L p (1-p)^(L-1) with p = (1 - theta/pi)^K; the attention sink and the local window are
+# kept as MagicPIG keeps them on the GPU. Idioms: bit codes packed by a matmul with torch.vander powers of two,
+# torch.signbit for the bits, table agreement by integer equality, the binomial tail by math.comb in a python sum,
+# angles by torch.arccos of a clamped cosine. Disguise: "pigeonhole", "mailroom", "sorting office".
+OPEN["MagicPIG (round 12)"] = HEAD + '''class SortingOffice(EvictionMethod):
+    """Letters and readers are both dropped into pigeonholes by a bank of coarse stamps. A letter is pulled for a
+    reader when they share a hole on at least two of the benches; the most-pulled letters stay in the office,
+    along with the very first post and the newest arrivals."""
+
+    name = "sorting_office"
+    question_queries = True
+    benches = 40
+    stamps = 6
+    meet = 2
+    first_post = 4
+    newest = 32
+    seed = 1117
+
+    def _u(self, cos):
+        theta = torch.arccos(cos.clamp(-1.0, 1.0))
+        p = (1.0 - theta / math.pi) ** self.stamps
+        L = self.benches
+        miss = sum(math.comb(L, i) * p ** i * (1 - p) ** (L - i) for i in range(self.meet))
+        return 1.0 - miss
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None or B >= T:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        D = view.keys.shape[-1]
+        gen = torch.Generator().manual_seed(self.seed + view.layer)
+        planes = torch.randn(D, self.benches * self.stamps, generator=gen).to(view.keys.device)
+        weights = torch.vander(torch.tensor([2.0]), N=self.stamps, increasing=True)[0].to(view.keys.device)
+        g = view.model.group_size
+
+        def stamp(x):
+            bits = (~torch.signbit(x.float() @ planes)).float()
+            return (bits.view(*bits.shape[:-1], self.benches, self.stamps) @ weights).long()
+
+        out = []
+        for h in range(H):
+            kc = stamp(view.keys[h])
+            qh = view.queries[h * g:(h + 1) * g].reshape(-1, D).float()
+            qc = stamp(qh)
+            tally = torch.zeros(T, device=view.keys.device)
+            for i in range(qc.shape[0]):
+                hits = (qc[i][None, :] == kc).sum(-1)
+                tally += (hits >= self.meet).float()
+            kn = F.normalize(view.keys[h].float(), dim=-1)
+            qn = F.normalize(qh, dim=-1)
+            u = self._u(kn @ qn.T).mean(-1)
+            score = tally + u
+            live = ok[h]
+            n = int(live.sum())
+            idx_live = live.nonzero().flatten()
+            score[idx_live[: self.first_post]] = float("inf")
+            score[idx_live[max(0, n - self.newest):]] = float("inf")
+            score = score.masked_fill(~live, float("-inf"))
+            out.append(score.topk(min(B, n)).indices.sort().values)
+        return Keep(tuple(out))
+'''
+
+# left open (round 12): the coverage test is logcumsumexp against log(gamma) in log space, not read as attention coverage; the JS divergence read as a statistic of the queries
+# FlexPrefill (board A, prefill, query-aware): per head, the attention of the last queries (the question) is
+# estimated twice: from the mean-pooled query block against mean-pooled key blocks, and from the true rows pooled into
+# the same blocks; a small Jensen-Shannon divergence marks a query-aware head, whose blocks are taken by the pooled
+# estimate until their cumulative mass reaches gamma; otherwise the head is treated as vertical-slash and entries are
+# taken by column mass until gamma. Heads thus need different sizes (ragged, capped so the layer total fits; spare
+# handed to the heads that hit their cap). Idioms: JSD by F.kl_div(log_target=True) against the log mixture,
+# cumulative mass in log space by torch.logcumsumexp on sorted log-probabilities compared with log(gamma),
+# the per-head counts by counting true flags with torch.count_nonzero, spare shared with a python while loop.
+# Disguise: "flex", "tide gauge", "reservoir level".
+OPEN["FlexPrefill (round 12)"] = HEAD + '''class TideGauge(EvictionMethod):
+    """Each head reads its own tide gauge: if the coarse chart agrees with the measured water, it follows the chart
+    block by block, otherwise it follows the measured columns; either way it fills only until the water reaches the
+    mark, and the unused room goes to the thirstiest heads."""
+
+    name = "tide_gauge"
+    question_queries = True
+    block = 16
+    mark = 0.9
+    agree = 0.1
+    dock = 16
+
+    def _need(self, logp, live):
+        order = logp.masked_fill(~live, float("-inf")).sort(descending=True)
+        level = torch.logcumsumexp(order.values, 0)
+        under = level < math.log(self.mark)
+        return order.indices, int(torch.count_nonzero(under)) + 1
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None or B >= T:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        g = view.model.group_size
+        b = self.block
+        nb = -(-T // b)
+        a = view.group(view.attention(reduce="mean"), "mean")
+        true_blk = F.pad(a, (0, nb * b - T)).view(H, nb, b).sum(-1)
+        true_blk = true_blk / true_blk.sum(-1, keepdim=True).clamp_min(1e-12)
+        kb = F.pad(view.keys.float() * ok[..., None], (0, 0, 0, nb * b - T)).view(H, nb, b, -1)
+        cnt = F.pad(ok.float(), (0, nb * b - T)).view(H, nb, b).sum(-1)
+        kb = kb.sum(2) / cnt[..., None].clamp_min(1.0)
+        qbar = view.queries.float().mean(1).view(H, g, -1)
+        est_logit = torch.einsum("hgd,hbd->hgb", qbar, kb) * view.model.scale
+        est_logit = est_logit.masked_fill((cnt == 0)[:, None, :], float("-inf"))
+        est = est_logit.log_softmax(-1).exp().mean(1)
+        mix = (0.5 * (est + true_blk)).clamp_min(1e-12).log()
+        jsd = 0.5 * (F.kl_div(mix, est.clamp_min(1e-12).log(), log_target=True, reduction="none").sum(-1)
+                     + F.kl_div(mix, true_blk.clamp_min(1e-12).log(), log_target=True, reduction="none").sum(-1))
+        plans = []
+        for h in range(H):
+            live = ok[h]
+            if float(jsd[h]) < self.agree:
+                tok_est = est[h].repeat_interleave(b)[:T] / b
+                order, need = self._need(tok_est.clamp_min(1e-30).log(), live)
+            else:
+                order, need = self._need(a[h].clamp_min(1e-30).log(), live)
+            plans.append((order, min(need + self.dock, int(live.sum()))))
+        caps = [min(n, B) for _, n in plans]
+        spare = B * H - sum(caps)
+        hungry = [h for h in range(H) if plans[h][1] > caps[h]]
+        while spare > 0 and hungry:
+            share = max(1, spare // len(hungry))
+            for h in list(hungry):
+                add = min(share, plans[h][1] - caps[h], spare)
+                caps[h] += add
+                spare -= add
+                if caps[h] >= plans[h][1]:
+                    hungry.remove(h)
+                if spare <= 0:
+                    break
+        out = []
+        for h in range(H):
+            live = ok[h]
+            n = int(live.sum())
+            order, _ = plans[h]
+            tail = live.nonzero().flatten()[max(0, n - self.dock):]
+            first = order[: caps[h]]
+            merged = torch.unique(torch.cat([tail, first]))
+            if merged.numel() > caps[h]:
+                merged = torch.unique(torch.cat([tail[-caps[h]:], first[: max(0, caps[h] - tail.numel())]]))
+            out.append(merged.sort().values)
+        return Keep(tuple(out))
+'''
+
+# left open (round 12): the lazy-layer test is a share of attention on the sinks and the window compared with 0.9 per layer, read as RaaS's last-attended stamp (flagged under that name)
+# SimLayerKV (board B, query-agnostic prefill): a layer is "lazy" when the context's last queries put at least delta
+# of their attention on the initial tokens plus the recent window (averaged over queries and heads); a lazy layer
+# keeps only those (sinks + recent, StreamingLLM-style); a non-lazy layer keeps its full cache in the paper, here the
+# budget's worth by the window's attention (the harness fixes every layer's size). Idioms: a mixin class hierarchy
+# with properties, the sink/recent mask from boolean algebra on a rank built by Tensor.cumsum on the flipped mask,
+# the laziness as a torch.where chain over a per-layer scalar, python dict keyed by layer recording verdicts.
+# Disguise: "idle", "doze", "siesta".
+OPEN["SimLayerKV (round 12)"] = HEAD + '''class _Porch:
+    anchor = 4
+
+    @property
+    def porch(self) -> int:
+        return self.anchor
+
+    def edges(self, ok, room):
+        ahead = ok.long().cumsum(1)
+        behind = ok.flip(1).long().cumsum(1).flip(1)
+        return ok & ((ahead <= self.porch) | (behind <= room - self.porch))
+
+
+class Siesta(_Porch, EvictionMethod):
+    """Some floors of the building are dozing: their late visitors only glance at the doorway and the last few
+    rooms. A dozing floor keeps just those; a busy floor keeps what its visitors actually looked at."""
+
+    name = "siesta"
+    query_window = 32
+    doze = 0.9
+
+    def __init__(self):
+        self.log = {}
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None or B >= T:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        gaze = view.group(view.attention(reduce="mean"), "mean")
+        near = self.edges(ok, B)
+        share = (gaze * near).sum(-1).mean()
+        lazy = bool(share >= self.doze)
+        self.log[view.layer] = lazy
+        mark = torch.where(near, torch.full_like(gaze, 2.0), torch.zeros_like(gaze))
+        score = torch.where(torch.tensor(lazy, device=gaze.device), mark + view.positions.float() * 1e-9,
+                            gaze)
+        return Keep.from_topk(score, B, view.valid)
+'''
+
+# left open (round 12): the policy ladder's recovery test compares a dataclass field inside itertools.takewhile / dropwhile lambdas; the comparison with the bar is not followed through them
+# FastGen (board B, query-agnostic prefill): attention profiling per head chooses a compression policy: the cheapest
+# in the hybrid ladder {special, special+punctuation, +frequency, +locality, full} whose kept set recovers at least T of
+# the head's attention (here the prompt's last window): special tokens stand in as the first tokens (no token ids),
+# punctuation is unavailable and skipped, frequency = heavy hitters (r_f of the length by accumulated attention),
+# locality = the recent r_l; heads end up with different sizes (ragged; the layer total capped and spare handed to
+# the heads that fell through to "full"). Idioms: an Enum of policies and a dataclass plan, policies built by
+# functools.reduce with operator.or_ on boolean masks, the ladder with itertools.takewhile/dropwhile.
+# Disguise: "diet", "menu", "course".
+OPEN["FastGen (round 12)"] = HEAD + '''import enum
+import functools
+import itertools
+import operator
+from dataclasses import dataclass
+
+
+class Course(enum.Enum):
+    STARTER = "starter"
+    FAVOURITES = "favourites"
+    FRESH = "fresh"
+    BANQUET = "banquet"
+
+
+@dataclass
+class Plate:
+    course: tuple
+    mask: torch.Tensor
+    kept: float
+
+
+class DietMenu(EvictionMethod):
+    """Each head orders from a menu of ever larger plates and stops at the first one that holds most of what it
+    actually eats; light eaters leave room at the table for the hungry ones."""
+
+    name = "diet_menu"
+    query_window = 32
+    appetite = 0.95
+    starter = 4
+    favourite_share = 0.3
+    fresh_share = 0.3
+
+    def _dishes(self, eat, live, room):
+        n = int(live.sum())
+        rank_front = live.long().cumsum(0)
+        rank_back = live.flip(0).long().cumsum(0).flip(0)
+        fav = torch.zeros_like(live)
+        k = min(n, max(1, int(self.favourite_share * room)))
+        fav[eat.masked_fill(~live, float("-inf")).topk(k).indices] = True
+        return {
+            Course.STARTER: live & (rank_front <= self.starter),
+            Course.FAVOURITES: fav & live,
+            Course.FRESH: live & (rank_back <= max(1, int(self.fresh_share * room))),
+            Course.BANQUET: live.clone(),
+        }
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None or B >= T:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        eat = view.group(view.attention(reduce="sum"), "sum")
+        ladder = [(Course.STARTER,), (Course.STARTER, Course.FAVOURITES),
+                  (Course.STARTER, Course.FAVOURITES, Course.FRESH), (Course.BANQUET,)]
+        plates = []
+        for h in range(H):
+            dishes = self._dishes(eat[h], ok[h], B)
+            total = float(eat[h][ok[h]].sum()) or 1.0
+
+            def serve(course):
+                m = functools.reduce(operator.or_, (dishes[c] for c in course))
+                return Plate(course, m, float(eat[h][m].sum()) / total)
+
+            served = map(serve, ladder)
+            short = list(itertools.takewhile(lambda p: p.kept < self.appetite and p.course[0] != Course.BANQUET, served))
+            pick = next(itertools.dropwhile(lambda p: p.kept < self.appetite and p.course[0] != Course.BANQUET,
+                                            map(serve, ladder[len(short):])))
+            plates.append(pick)
+        seats = [min(int(p.mask.sum()), B) for p in plates]
+        spare = B * H - sum(seats)
+        banquet = [h for h, p in enumerate(plates) if p.course == (Course.BANQUET,)]
+        for h in itertools.cycle(banquet) if banquet else ():
+            if spare <= 0 or all(seats[j] >= int(ok[j].sum()) for j in banquet):
+                break
+            if seats[h] < int(ok[h].sum()):
+                seats[h] += 1
+                spare -= 1
+        out = []
+        for h, p in enumerate(plates):
+            ranked = torch.where(p.mask, eat[h] + 1.0, eat[h]).masked_fill(~ok[h], float("-inf"))
+            if p.course == (Course.BANQUET,):
+                ranked = torch.where(self._dishes(eat[h], ok[h], seats[h])[Course.STARTER], ranked + 2.0, ranked)
+            out.append(ranked.topk(seats[h]).indices.sort().values)
+        return Keep(tuple(out))
+'''
+
+# WindowKV (board B, query-agnostic prefill): whole windows of consecutive tokens are selected rather than single
+# tokens: each window is scored by the summed attention of the context's observation window (the last w queries) over
+# its tokens, the top windows kept with the observation window itself; intra-group layer sharing: layers are grouped
+# and only the first layer of a group computes the selection, the others reuse its window positions (matched by
+# position). Idioms: a dict-of-lists state keyed by the layer group, windows via torch.split of the T axis and a
+# list comprehension of sums, the kept positions matched with a broadcast equality .any(-1), python sorted() with a key.
+# Disguise: "pane", "storefront", "glazier".
+PORTS["WindowKV (round 12)"] = HEAD + '''class Glazier(EvictionMethod):
+    """The glazier replaces whole panes, never single pixels: the panes the shoppers stare at stay, the shop front
+    under their noses stays, and neighbouring floors of the arcade copy the glazing of their lead floor."""
+
+    name = "glazier"
+    query_window = 32
+    pane = 8
+    floors_per_arcade = 4
+
+    def __init__(self):
+        self.arcade: dict[int, list] = {}
+
+    def _lead(self, view, ok):
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        gaze = view.group(view.attention(reduce="sum"), "sum").masked_fill(~ok, 0.0)
+        plan = []
+        for h in range(H):
+            panes = torch.split(torch.arange(T, device=gaze.device), self.pane)
+            heat = [float(gaze[h][p].sum()) for p in panes]
+            live = ok[h].nonzero().flatten()
+            take = min(B, live.numel())
+            front = live[max(0, live.numel() - self.query_window):]
+            chosen = set(front.tolist())
+            for j in sorted(range(len(panes)), key=lambda j: heat[j], reverse=True):
+                room = take - len(chosen)
+                if room <= 0:
+                    break
+                cand = [t for t in panes[j].tolist() if bool(ok[h, t]) and t not in chosen]
+                chosen.update(cand[:room])
+            plan.append(view.positions[h][sorted(chosen)].clone())
+        return plan
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None or B >= T:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        rank = view.model.attention_layers.index(view.layer) if view.layer in view.model.attention_layers else view.layer
+        arcade = rank // self.floors_per_arcade
+        if rank % self.floors_per_arcade == 0 or arcade not in self.arcade:
+            self.arcade[arcade] = self._lead(view, ok)
+        plan = self.arcade[arcade]
+        out = []
+        for h in range(H):
+            want = plan[h % len(plan)]
+            hit = (view.positions[h][:, None] == want[None, :]).any(-1) & ok[h]
+            idx = hit.nonzero().flatten()
+            take = min(B, int(ok[h].sum()))
+            if idx.numel() < take:
+                rest = (ok[h] & ~hit).nonzero().flatten()
+                idx = torch.cat([idx, rest[rest.numel() - (take - idx.numel()):]])
+            out.append(idx[:take].sort().values)
+        return Keep(tuple(out))
+'''
+
+# WeightedKV (board C, decode-time): importance is the average attention a token has received (accumulated attention
+# over every query seen, divided by how many queries saw it, carried across calls); the recent window and the top
+# tokens keep their keys, every other token's key is dropped but its value is folded into the next kept token's
+# value as a convex combination weighted by the average attention scores (Rewrite, keys untouched). Idioms: the
+# "next kept" index by a reversed torch.cummin over a masked index ramp, the weighted merge by scatter_add_ of
+# numerators and denominators, fresh queries picked with masked_select on positions, the count of observers by a
+# broadcast comparison summed with torch.count_nonzero. Disguise: "inheritance", "heir", "estate".
+PORTS["WeightedKV (round 12)"] = HEAD + '''from harness.api import Rewrite
+
+
+class Estate(EvictionMethod):
+    """When an entry leaves, its name is struck but its belongings pass to the next surviving neighbour, shared out
+    by how much attention each of them drew. The heirs are the newest entries and the most regarded ones."""
+
+    name = "estate"
+    query_window = 1 << 20
+    young_share = 0.25
+
+    def _ledger(self, view):
+        regard = view.recall("regard")
+        seen = view.recall("seen")
+        if view.queries is not None:
+            last = view.state.get("last_reader", -1)
+            qp = view.query_positions.to(view.keys.device)
+            fresh = qp > last
+            if bool(fresh.any()):
+                sel = fresh.nonzero().flatten()
+                rows = view.queries.index_select(1, sel)
+                regard = regard + view.group(view.attention(rows, reduce="sum"), "sum")
+                fq = qp.masked_select(fresh)
+                seen = seen + torch.count_nonzero(fq[None, None, :] >= view.positions[..., None], dim=-1).float()
+                view.state["last_reader"] = int(qp.max())
+        view.remember("regard", regard)
+        view.remember("seen", seen)
+        return regard, seen
+
+    def select(self, view: LayerView):
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        regard, seen = self._ledger(view)
+        if B >= int(ok.sum(1).max()):
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        mean_regard = regard / seen.clamp_min(1.0)
+        ks, vs, ps = [], [], []
+        for h in range(H):
+            live = ok[h]
+            n = int(live.sum())
+            take = min(B, n)
+            young = max(1, int(take * self.young_share))
+            back = live.flip(0).long().cumsum(0).flip(0)
+            score = torch.where(live & (back <= young), torch.full_like(mean_regard[h], float("inf")), mean_regard[h])
+            score = score.masked_fill(~live, float("-inf"))
+            heirs = torch.zeros(T, dtype=torch.bool, device=live.device)
+            heirs[score.topk(take).indices] = True
+            ramp = torch.where(heirs, torch.arange(T, device=live.device), torch.full((T,), T, device=live.device))
+            nxt = torch.cummin(ramp.flip(0), 0).values.flip(0)
+            gone = live & ~heirs & (nxt < T)
+            w = mean_regard[h].clamp_min(1e-8) * (heirs | gone).float()
+            target = torch.where(heirs | gone, nxt, torch.zeros_like(nxt))
+            vals = view.values[h].float()
+            num = torch.zeros_like(vals).scatter_add_(0, target[:, None].expand_as(vals), vals * w[:, None])
+            den = torch.zeros(T, device=vals.device).scatter_add_(0, target, w)
+            idx = heirs.nonzero().flatten()
+            ks.append(view.keys[h, idx].clone())
+            vs.append((num[idx] / den[idx, None]).to(view.values.dtype))
+            ps.append(view.positions[h, idx].clone())
+        return Rewrite(tuple(ks), tuple(vs), tuple(ps))
+'''
+
+# left open (round 12): SCOPE's rule is a phase split the reader states as decode time and sinks; this port runs from select on board C (read as H2O's running sum, flagged under that name)
+# SCOPE (board C, decode-time): prefill and decoding caches are handled separately: the prompt part is compressed once
+# (SnapKV-style: the last prompt window's pooled attention) to its own fixed share and then left alone, while the
+# decoding part follows the "slide" strategy: the newest tokens plus heavy hitters among decoded tokens by their
+# accumulated attention. The prompt/decode boundary is taken at the first call (the cache then holds the prompt and the
+# first decoded block). Idioms: a frozen dataclass snapshot in view.state, the accumulated decode attention carried
+# with remember/recall, the prompt's pooling as a strip maximum by torch.cummax over a reshaped strip (last element),
+# torch.where chains for the three zones, indices by masked_select on an arange with an index_fill_ mask.
+# Disguise: "archive", "ticker", "scope".
+OPEN["SCOPE (round 12)"] = HEAD + '''from dataclasses import dataclass, field
+
+
+@dataclass
+class Archive:
+    border: int
+    vault: list = field(default_factory=list)
+
+
+class ArchiveTicker(EvictionMethod):
+    """Two shelves: the archive (everything written before the ticker started) is culled once to its quota and then
+    sealed; the ticker tape keeps its latest lines and the lines that keep getting read."""
+
+    name = "archive_ticker"
+    query_window = 1 << 12
+    vault_share = 0.5
+    tape_fresh = 0.5
+    strip = 8
+
+    def _seal(self, view, ok, quota):
+        win = min(32, view.queries.shape[1])
+        q = view.queries[:, -win:]
+        look = view.group(view.attention(q, reduce="sum"), "sum")
+        H, T = look.shape
+        pad = (-T) % self.strip
+        strips = F.pad(look, (0, pad)).view(H, -1, self.strip)
+        peak = torch.cummax(strips, dim=-1).values[..., -1:].expand_as(strips).reshape(H, -1)[:, :T]
+        look = look + 0.5 * peak
+        vault = []
+        for h in range(H):
+            zone = ok[h] & (view.positions[h] <= view.state["archive"].border)
+            s = look[h].masked_fill(~zone, float("-inf"))
+            k = min(quota, int(zone.sum()))
+            vault.append(view.positions[h][s.topk(k).indices].clone())
+        return vault
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        qp = view.query_positions.to(view.keys.device)
+        tape = view.recall("tape")
+        last = view.state.get("last", -1)
+        fresh = qp > last
+        if bool(fresh.any()):
+            tape = tape + view.group(view.attention(view.queries[:, fresh], reduce="sum"), "sum")
+            view.state["last"] = int(qp.max())
+        view.remember("tape", tape)
+        if B >= int(ok.sum(1).max()):
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        quota = int(B * self.vault_share)
+        if "archive" not in view.state:
+            border = int(view.positions.masked_fill(~ok, -1).max()) - max(1, T - B)
+            view.state["archive"] = Archive(border)
+            view.state["archive"].vault = self._seal(view, ok, quota)
+        arc = view.state["archive"]
+        out = []
+        for h in range(H):
+            live = ok[h]
+            pos = view.positions[h]
+            sealed = (pos[:, None] == arc.vault[h][None, :]).any(-1) & live
+            ticker = live & (pos > arc.border)
+            take = min(B, int(live.sum()))
+            room = max(0, take - int(sealed.sum()))
+            back = ticker.flip(0).long().cumsum(0).flip(0)
+            fresh_n = int(room * self.tape_fresh)
+            rank = torch.where(sealed, torch.full_like(tape[h], 3e9),
+                   torch.where(ticker & (back <= fresh_n), torch.full_like(tape[h], 2e9),
+                   torch.where(ticker, tape[h], torch.full_like(tape[h], -1.0))))
+            rank = rank.masked_fill(~live, float("-inf"))
+            out.append(torch.arange(T, device=live.device).masked_select(
+                torch.zeros(T, dtype=torch.bool, device=live.device).index_fill_(0, rank.topk(take).indices, True)))
+        return Keep(tuple(out))
+'''
+
+# left open (round 12): the recurrence interval is a cummax of hit steps differenced with torch.diff, not read as recurrence_interval
+# LazyEviction (board C, decode-time): tokens in reasoning traces are re-attended periodically; for each token the
+# steps at which it is "hit" (its attention from a decoding query exceeds the uniform share 1/n) are tracked, with the
+# last hit and the maximum recurrence interval (MRI) between hits; eviction is lagged and spares tokens whose silence
+# since their last hit is still within their MRI (expected to recur); among the rest, and to rank within, the hit
+# count decides; the newest window is always kept. Idioms: the last hit per step by torch.cummax over a where(hit,
+# step, -1) grid, intervals by torch.diff of the running last-hit along steps, the MRI by amax, state carried with
+# remember/recall, ordering by a combined key built with torch.where and torch.lexsort-like stable double sort.
+# Disguise: "comet", "orbit", "perihelion".
+OPEN["LazyEviction (round 12)"] = HEAD + '''class CometOrbits(EvictionMethod):
+    """Comets come back. Each entry's sightings are logged; an entry that has gone quiet for less than its longest
+    orbit so far is still expected and stays; those overdue are the first to be written off."""
+
+    name = "comet_orbits"
+    query_window = 1 << 12
+    nearby = 16
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        last_seen = view.recall("sighting", fill=-1.0)
+        orbit = view.recall("orbit")
+        count = view.recall("count")
+        born = view.positions.float()
+        last_seen = torch.where(last_seen < 0, born, last_seen)
+        if view.queries is not None:
+            qp = view.query_positions.to(view.keys.device)
+            fresh = qp > view.state.get("clock", -1)
+            if bool(fresh.any()):
+                a = view.group(view.attention(view.queries[:, fresh]), "max")
+                steps = qp[fresh].float()
+                vis = (steps[None, :, None] >= born[:, None, :]) & ok[:, None, :]
+                n_vis = vis.sum(-1, keepdim=True).clamp_min(1)
+                hit = (a * n_vis > 1.0) & vis
+                grid = torch.where(hit, steps[None, :, None].expand_as(a), torch.full_like(a, -1.0))
+                grid = torch.cat([last_seen[:, None, :], grid], 1)
+                running = torch.cummax(grid, dim=1).values
+                gaps = torch.diff(running, dim=1)
+                jump = torch.where(gaps > 0, running[:, 1:] - running[:, :-1], torch.zeros_like(gaps))
+                orbit = torch.maximum(orbit, jump.amax(1))
+                last_seen = running[:, -1]
+                count = count + hit.float().sum(1)
+                view.state["clock"] = int(qp.max())
+        view.remember("sighting", last_seen)
+        view.remember("orbit", orbit)
+        view.remember("count", count)
+        now = float(view.positions.masked_fill(~ok, -1).max())
+        quiet = now - last_seen
+        expected = (quiet <= orbit) & (orbit > 0)
+        back = ok.flip(1).long().cumsum(1).flip(1)
+        key = torch.where(back <= self.nearby, torch.full_like(count, 2.0), expected.float()) * 1e6 + count
+        key = key - quiet * 1e-6
+        return Keep.from_topk(key, B, view.valid)
+'''
+
+# TidalDecode (board C, decode-time): position-persistent sparse attention: the lowest layers attend on their own;
+# a token-selection layer picks the top-k positions by the newest query's attention, and every following layer reuses
+# those same positions until a re-selection layer (the middle of the stack) picks afresh; a layer that cannot find all
+# of them (its own cache differs) tops up with its newest entries. Idioms: the shared picks in a class-level
+# dict-of-lists keyed by layer rank (instance state), the shared positions found by torch.unique(return_counts) on a
+# concatenation and located back with searchsorted, the top-k by a kthvalue threshold on the negation, a
+# staticmethod schedule. Disguise: "harbour", "berth", "moorings".
+PORTS["TidalDecode (round 12)"] = HEAD + '''class Moorings(EvictionMethod):
+    """The harbour master at one pier decides which berths stay occupied, and the piers upstream of the next master
+    moor their boats at the same berths; the two lowest piers manage themselves."""
+
+    name = "moorings"
+    query_window = 8
+    masters_at = (2, 0.5)
+
+    def __init__(self):
+        self.charts: dict[int, list] = {}
+
+    @staticmethod
+    def _masters(n_layers, spec):
+        first, frac = spec
+        return sorted({min(first, n_layers - 1), int(n_layers * frac)})
+
+    def _own(self, view, ok):
+        q = view.queries[:, -1:]
+        look = view.group(view.attention(q)[:, 0], "max").masked_fill(~ok, float("-inf"))
+        out = []
+        for h in range(view.n_kv_heads):
+            take = min(view.budget, int(ok[h].sum()))
+            if take == 0:
+                out.append(torch.zeros(0, dtype=torch.long, device=look.device))
+                continue
+            cut = torch.kthvalue(-look[h], take).values
+            idx = (-look[h] <= cut).nonzero().flatten()
+            if idx.numel() > take:
+                idx = idx[look[h][idx].argsort(descending=True, stable=True)[:take]]
+            out.append(idx.sort().values)
+        return out
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None or B >= T:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        layers = list(view.model.attention_layers) or list(range(view.model.n_layers))
+        rank = layers.index(view.layer) if view.layer in layers else 0
+        masters = self._masters(len(layers), self.masters_at)
+        mine = self._own(view, ok)
+        if rank in masters:
+            self.charts[rank] = [view.positions[h][mine[h]].clone() for h in range(H)]
+        lead = max([m for m in masters if m <= rank], default=None)
+        if rank < masters[0] or lead is None or lead == rank or lead not in self.charts:
+            return Keep(tuple(mine))
+        chart = self.charts[lead]
+        out = []
+        for h in range(H):
+            want = chart[h % len(chart)]
+            pos = view.positions[h]
+            vals, counts = torch.unique(torch.cat([pos[ok[h]], want]), return_counts=True)
+            shared = vals[counts > 1]
+            hit = torch.zeros(T, dtype=torch.bool, device=pos.device)
+            loc = torch.searchsorted(pos.masked_fill(~ok[h], torch.iinfo(pos.dtype).max), shared)
+            hit[loc] = True
+            hit &= ok[h]
+            take = min(B, int(ok[h].sum()))
+            idx = hit.nonzero().flatten()[-take:] if take else hit.nonzero().flatten()[:0]
+            if idx.numel() < take:
+                rest = (ok[h] & ~hit).nonzero().flatten()
+                idx = torch.cat([idx, rest[rest.numel() - (take - idx.numel()):]])
+            out.append(idx.sort().values)
+        return Keep(tuple(out))
+'''

@@ -871,9 +871,17 @@ def _reads_kept(defs: Defs, kept: set[str]) -> bool:
             while grew:  # names made from the kept selection (pos = self.sel; idx = f(pos); out.append(idx))
                 before = len(aliases)
                 for node in ast.walk(fn):
+                    if isinstance(node, ast.Assign) and any(
+                            isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and reads(t.slice)
+                            for t in node.targets):
+                        # hit[loc] = True with loc found from the kept selection: the mask now marks it
+                        aliases |= {t.value.id for t in node.targets if isinstance(t, ast.Subscript) and
+                                    isinstance(t.value, ast.Name) and reads(t.slice)}
                     if isinstance(node, (ast.Assign, ast.AugAssign)) and reads(node.value):
                         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                         aliases |= {t.id for t in targets if isinstance(t, ast.Name)}
+                        aliases |= {e.id for t in targets if isinstance(t, (ast.Tuple, ast.List)) for e in t.elts
+                                    if isinstance(e, ast.Name)}  # vals, counts = unique(cat([pos, kept]))
                         # score[h] = where(isin(pos, kept[h]), ...): the array now carries the kept selection
                         aliases |= {t.value.id for t in targets if isinstance(t, ast.Subscript) and
                                     isinstance(t.value, ast.Name)}

@@ -872,6 +872,8 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(node.op, ast.Pow) and _age_decay(lt, rt):
             self.add("age_decay", node.lineno)  # rate ** age: a per-token rate compounded over the token's age
         if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and node.right.value == 2:
+            if not lt & (DATA_TAGS | {"W", "RND", "S"}):
+                return lt  # a constant squared (self.sigma ** 2): a scale, no squared entries of data
             if not subtracts(node.left) and not self._centred(node.left):
                 return lt | {"SQ"}  # squared entries, summed: a norm written by hand ((x - mean) ** 2: a variance)
             if "A" in lt:
@@ -941,6 +943,22 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(receiver, ast.Name):
             receiver = self.exprs.get(receiver.id, receiver)
         return isinstance(receiver, ast.Call) and callee(receiver.func)[0] in CLUSTERING
+
+    def _token_range(self, e: ast.expr | None) -> bool:
+        """``torch.arange(n)``: a run of indices (cut into pieces of a size, the blocks a score is summed over)."""
+        e = self._resolved(e) if isinstance(e, ast.Name) else e
+        if not (isinstance(e, ast.Call) and callee(e.func)[0] == "arange" and len(e.args) == 1):
+            return False
+        n = self._resolved(e.args[0]) if isinstance(e.args[0], ast.Name) else e.args[0]
+        # arange(view.n_kv_heads), arange(a.shape[0]): the heads (axis 0 of every tensor the harness hands over);
+        # arange(q.shape[1]), arange(len(view.query_positions)): the query rows, chunks of which are no blocks of tokens
+        return not any(isinstance(x, ast.Attribute) and x.attr in ("n_heads", "n_kv_heads", "group_size", "n_layers",
+                                                                   "query_positions")
+                       or isinstance(x, ast.Subscript) and isinstance(x.value, ast.Attribute) and
+                       x.value.attr == "shape" and (isinstance(x.slice, ast.Constant) and x.slice.value == 0 or
+                                                    "Q" in self.tag(x.value.value) and
+                                                    not self.tag(x.value.value) & {"K", "A", "V"})
+                       for x in ast.walk(n))
 
     def _step_compare(self, node: ast.Call, receiver: ast.expr | None) -> ast.Compare | None:
         """``torch.heaviside(x - bar, v)`` (or ``(x - bar).heaviside(v)``) as the comparison ``x > bar`` (``x > 0``
@@ -1647,13 +1665,19 @@ class FeatureTagger(ast.NodeVisitor):
             lower_names = {n.id for n in ast.walk(p.lower) if isinstance(n, ast.Name)} if p.lower is not None else set()
             stepped = any("BS" in self.tags.get(n, set()) for n in lower_names) or (
                 isinstance(p.lower, ast.BinOp) and isinstance(p.lower.op, ast.Mult) and axis > 0)  # axis 0: heads
-            if stepped and t & {"K", "V", "A", "S"} and not ("QAX" in t and axis == 1):
+            channels = "A" not in t and (  # view.keys[h, :, j * d:(j + 1) * d], x[..., a:b]: a slice of the channels
+                isinstance(node.value, ast.Attribute) and node.value.attr in ("keys", "values", "queries") and
+                axis == 2 and len(parts) == 3 or axis == len(parts) - 1 and axis > 0 and any(
+                    isinstance(x, ast.Constant) and x.value is Ellipsis for x in parts[:axis]))
+            if stepped and t & {"K", "V", "A", "S"} and not ("QAX" in t and axis == 1) and not channels:
                 out.add("BLK")  # x[:, c:c + b] in a loop stepping by b (or x[:, i * b:...]): one block of tokens
                 # (attn[:, a:b] of the unreduced attention is a run of its queries, no block of tokens)
             elif axis > 0 and "A" in t and "QAX" not in t and not stepped and self._shifted(p):
                 out.add("SHF")  # s[:, 1:], s[:, :-1], padded[:, i:i + T]: the score moved along the tokens
         if "BID" in st and t & DATA_TAGS:
             out.add("BLK")  # a per-block value read at each token's block id
+        if "BLK" in st and "I" in st and not st & DATA_TAGS and t & DATA_TAGS:
+            out.add("BLK")  # a[idx] with idx one piece of split(arange(T), b): one block's tokens
         if "CHI" in st and t & {"Q", "K"}:
             out.add("CH")
         return out
@@ -1787,7 +1811,7 @@ class FeatureTagger(ast.NodeVisitor):
                 "A" not in both:
             self.add("layer_similarity", line)  # unit keys (values) against another layer's kept unit keys
         elif "K" in lt and "K" in rt and "Q" not in both:
-            if "KM" in both:
+            if "KM" in both and "BLK" not in both:
                 self.add("mean_key", line)  # keys against the mean key (KeyDiff)
             elif "N" in both:
                 self.add("key_similarity", line)  # unit keys against unit keys: cosine similarity
@@ -2098,6 +2122,10 @@ class FeatureTagger(ast.NodeVisitor):
         if name in ("split", "chunk", "tensor_split") and t & DATA_TAGS and not _on_heads(node, 1 + shift) and not (
                 len(node.args) > shift and _constant(node.args[shift]) == 2):
             return t | {"BLK"}  # the tokens cut into blocks (not heads into groups, not a tensor halved)
+        if name in ("split", "chunk", "tensor_split") and "I" in t and not t & DATA_TAGS and not (
+                len(node.args) > shift and _constant(node.args[shift]) == 2) and \
+                self._token_range(self._operand(receiver, list(node.args))):
+            return t | {"BLK"}  # split(arange(T), b): the token indices cut into blocks, each read off a score later
         if name == "repeat_interleave" and t & DATA_TAGS and _dim(node, 1 + shift) is not None and \
                 not _on_heads(node, 1 + shift):
             self.add("block_scores", line)  # one value per block spread back over its tokens (not heads over groups)
@@ -2111,6 +2139,9 @@ class FeatureTagger(ast.NodeVisitor):
                        for x in ast.walk(self._resolved(a)))
                    for a, b in zip(shape, shape[1:])):
                 return t | {"BLK"}  # (..., n // b, b, ...): an axis split into blocks of b
+            at = next((i for i, a in enumerate(shape) if negative(a)), None)
+            if at is not None and at + 2 < len(shape) and t & {"K", "V"} and not t & {"A", "Q"}:
+                return t | {"BLK"}  # keys.view(-1, b, d), keys.view(H, -1, b, d): the tokens in blocks of b
             if "A" in t and not t & {"K", "V", "Q"} and len(shape) >= 2 and negative(shape[-2]) and (
                     self_attr(shape[-1]) or isinstance(shape[-1], ast.Constant) and isinstance(shape[-1].value, int)
                     and shape[-1].value > 1):
@@ -2178,7 +2209,9 @@ class FeatureTagger(ast.NodeVisitor):
                 return t
         if name == "cosine_similarity":
             if "K" in t and "Q" not in t:
-                self.add("mean_key" if "KM" in t else "key_similarity", line)
+                # (keys against their own block's mean: a similarity to the block's representative, no mean key of
+                # the head: KeyDiff's is one mean over every token)
+                self.add("mean_key" if "KM" in t and "BLK" not in t else "key_similarity", line)
                 return t | ({"KSIM"} if "KM" not in t and not t & {"A", "S"} else set())
             return t
         if op == "matmul":
@@ -2227,6 +2260,8 @@ class FeatureTagger(ast.NodeVisitor):
                 # smoothing of a score
                 if _same(stride, kernel):
                     self.add("block_scores", line)
+                if isinstance(stride, ast.Constant) and stride.value in (1, (1,)):
+                    return t | {"KR"}  # stride 1: each key's neighbourhood mean, a sliding window, no blocks
                 return t | {"KR", "BLK"}
             if name in ("max_pool1d", "avg_pool1d") and kernel is not None and stride is not None and \
                     _same(stride, kernel) and not (isinstance(kernel, ast.Constant) and kernel.value == 1):
@@ -2555,11 +2590,15 @@ class FeatureTagger(ast.NodeVisitor):
                                                   for c in ast.walk(a) if isinstance(c, ast.Call))):
                 self.add("head_budget", line)  # one top-k over every (head, token) pair of the layer
             if op == "scatter" and name in ("bincount", "scatter_add", "scatter_add_") and not t & {"ASG", "BID", "DD"} \
-                    and not self._votes(node, receiver, arg_tags) and "R" in self._counted(node, receiver, rt, arg_tags):
-                self.add("head_budget", line)  # the picks of one ranking counted by the head they fall in
+                    and not self._votes(node, receiver, arg_tags) and {"R", "F"} <= self._counted(
+                        node, receiver, rt, arg_tags):
+                # the picks of one ranking over the flattened heads and tokens counted by the head they fall in (a
+                # ranking along one head's tokens, scattered by token, counts no head)
+                self.add("head_budget", line)
             return t
         if (name == "flatten" or flattens(node)) and receiver is not None and not (
                 "I" in t and not t & (DATA_TAGS | {"W", "RND"})) and "H1" not in t and not (
+                isinstance(receiver, ast.Call) and callee(receiver.func)[0] in ("nonzero", "argwhere")) and not (
                 "Q" in t and not t & {"K", "A", "V", "P"}):
             # (x.nonzero().flatten(): a list of indices; one head's scores, or the queries' heads and rows, have no
             # (head, token) axis to merge)
