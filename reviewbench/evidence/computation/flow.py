@@ -2139,8 +2139,8 @@ class FeatureTagger(ast.NodeVisitor):
                        for x in ast.walk(self._resolved(a)))
                    for a, b in zip(shape, shape[1:])):
                 return t | {"BLK"}  # (..., n // b, b, ...): an axis split into blocks of b
-            at = next((i for i, a in enumerate(shape) if negative(a)), None)
-            if at is not None and at + 2 < len(shape) and t & {"K", "V"} and not t & {"A", "Q"}:
+            minus = next((i for i, a in enumerate(shape) if negative(a)), None)
+            if minus is not None and minus + 2 < len(shape) and t & {"K", "V"} and not t & {"A", "Q"}:
                 return t | {"BLK"}  # keys.view(-1, b, d), keys.view(H, -1, b, d): the tokens in blocks of b
             if "A" in t and not t & {"K", "V", "Q"} and len(shape) >= 2 and negative(shape[-2]) and (
                     self_attr(shape[-1]) or isinstance(shape[-1], ast.Constant) and isinstance(shape[-1].value, int)
@@ -2802,10 +2802,11 @@ class FeatureTagger(ast.NodeVisitor):
 
     def visit_For(self, node: ast.For) -> None:
         it = self.tag(node.iter) | _stepped(node.iter)
-        each = self.call_elts.get(id(node.iter)) if isinstance(node.target, ast.Tuple) else None
-        if each is not None and len(each) == len(node.target.elts) and not any(
-                isinstance(e, ast.Starred) for e in node.target.elts):
-            for e, et in zip(node.target.elts, each):  # for a, b in gen(): a generator's tuples, element by element
+        target = node.target
+        each = self.call_elts.get(id(node.iter)) if isinstance(target, ast.Tuple) else None
+        if each is not None and isinstance(target, ast.Tuple) and len(each) == len(target.elts) and not any(
+                isinstance(e, ast.Starred) for e in target.elts):
+            for e, et in zip(target.elts, each):  # for a, b in gen(): a generator's tuples, element by element
                 self._bind(e, et)
         else:
             self._bind(node.target, it)
