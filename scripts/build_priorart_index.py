@@ -1139,7 +1139,7 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                    "(strided queries against reversed strided keys); blocks kept up to a cumulative threshold"),
     "FlexPrefill": (["block_keys|block_scores", "attention_coverage"],
                     ["attention", "last_query", "window_queries", "entropy", "pooling", "block_keys",
-                     "block_scores"],
+                     "block_scores", "query_statistics", "attention_threshold"],
                     "block attention estimated from pooled queries and keys (a per-head pattern test by divergence); "
                     "blocks kept until their sorted estimated attention reaches a cumulative threshold"),
     "CritiPrefill": (["attention", "block_scores", "max_attention"],

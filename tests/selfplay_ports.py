@@ -3599,7 +3599,6 @@ OPEN["RocketKV (round 12)"] = HEAD + '''class PlumeStage(EvictionMethod):
         return Keep(tuple(picks))
 '''
 
-# left open (round 12): the slash scores are summed along diagonals through a sparse COO tensor (row - column as an index) coalesced to dense, not read as diagonal sums
 # MInference (board A, prefill, query-aware): the vertical-slash pattern estimated from the last 64 queries: vertical
 # scores are the attention each key column receives, slash scores the attention summed along each diagonal (offset
 # query position - key position); the top verticals and the top slashes are kept (the recent slashes and the first
@@ -3607,7 +3606,7 @@ OPEN["RocketKV (round 12)"] = HEAD + '''class PlumeStage(EvictionMethod):
 # split between the two, spare filled by vertical rank. Idioms: the diagonal sums by torch.sparse_coo_tensor with
 # (head, offset) indices and coalesce/to_dense, boolean algebra on the two picks, fill by masked_select on a ranking.
 # Disguise: "rain", "drizzle", "gutter".
-OPEN["MInference (round 12)"] = HEAD + '''class Rainfall(EvictionMethod):
+PORTS["MInference (round 12)"] = HEAD + '''class Rainfall(EvictionMethod):
     """The storm's last gusts (the final rows) leave two marks: straight drips (entries soaked from every gust) and
     slanted streaks (fixed distances behind each gust). The wettest drips and the steadiest streaks are kept."""
 
@@ -3726,7 +3725,6 @@ OPEN["MagicPIG (round 12)"] = HEAD + '''class SortingOffice(EvictionMethod):
         return Keep(tuple(out))
 '''
 
-# left open (round 12): the coverage test is logcumsumexp against log(gamma) in log space, not read as attention coverage; the JS divergence read as a statistic of the queries
 # FlexPrefill (board A, prefill, query-aware): per head, the attention of the last queries (the question) is
 # estimated twice: from the mean-pooled query block against mean-pooled key blocks, and from the true rows pooled into
 # the same blocks; a small Jensen-Shannon divergence marks a query-aware head, whose blocks are taken by the pooled
@@ -3736,7 +3734,7 @@ OPEN["MagicPIG (round 12)"] = HEAD + '''class SortingOffice(EvictionMethod):
 # cumulative mass in log space by torch.logcumsumexp on sorted log-probabilities compared with log(gamma),
 # the per-head counts by counting true flags with torch.count_nonzero, spare shared with a python while loop.
 # Disguise: "flex", "tide gauge", "reservoir level".
-OPEN["FlexPrefill (round 12)"] = HEAD + '''class TideGauge(EvictionMethod):
+PORTS["FlexPrefill (round 12)"] = HEAD + '''class TideGauge(EvictionMethod):
     """Each head reads its own tide gauge: if the coarse chart agrees with the measured water, it follows the chart
     block by block, otherwise it follows the measured columns; either way it fills only until the water reaches the
     mark, and the unused room goes to the thirstiest heads."""
@@ -4170,7 +4168,6 @@ class ArchiveTicker(EvictionMethod):
         return Keep(tuple(out))
 '''
 
-# left open (round 12): the recurrence interval is a cummax of hit steps differenced with torch.diff, not read as recurrence_interval
 # LazyEviction (board C, decode-time): tokens in reasoning traces are re-attended periodically; for each token the
 # steps at which it is "hit" (its attention from a decoding query exceeds the uniform share 1/n) are tracked, with the
 # last hit and the maximum recurrence interval (MRI) between hits; eviction is lagged and spares tokens whose silence
@@ -4179,7 +4176,7 @@ class ArchiveTicker(EvictionMethod):
 # step, -1) grid, intervals by torch.diff of the running last-hit along steps, the MRI by amax, state carried with
 # remember/recall, ordering by a combined key built with torch.where and torch.lexsort-like stable double sort.
 # Disguise: "comet", "orbit", "perihelion".
-OPEN["LazyEviction (round 12)"] = HEAD + '''class CometOrbits(EvictionMethod):
+PORTS["LazyEviction (round 12)"] = HEAD + '''class CometOrbits(EvictionMethod):
     """Comets come back. Each entry's sightings are logged; an entry that has gone quiet for less than its longest
     orbit so far is still expected and stays; those overdue are the first to be written off."""
 

@@ -208,3 +208,79 @@ HONEST_QUERY_CHUNKS = HEAD + '''class Chunked(EvictionMethod):
 
 def test_query_rows_taken_in_chunks_are_no_blocks_of_tokens() -> None:
     assert not _features(HONEST_QUERY_CHUNKS) & {"block_scores", "block_keys"}
+
+
+# --- after the round: log space, a sparse tensor's duplicate sums, steps between hits, a scale that is no decay ---
+
+def test_a_cumulative_log_sum_exp_of_sorted_log_attention_is_coverage() -> None:
+    assert "attention_coverage" in _features(PORTS["FlexPrefill (round 12)"])
+
+
+HONEST_LOG_RUNNING = HEAD + '''class LogRun(EvictionMethod):
+    query_window = 16
+
+    def select(self, view: LayerView) -> Keep:
+        logp = torch.log_softmax(view.group(view.attention(reduce="sum"), "mean").clamp_min(1e-9).log(), dim=-1)
+        run = torch.logcumsumexp(logp, dim=-1)            # in the tokens' own order: how much mass lies before each
+        return Keep.from_topk(logp - 0.1 * run, view.budget, view.valid)
+'''
+
+
+def test_a_cumulative_log_sum_exp_in_the_tokens_own_order_is_no_coverage() -> None:
+    assert "attention_coverage" not in _features(HONEST_LOG_RUNNING)
+
+
+def test_attention_summed_by_query_key_offset_through_a_sparse_tensor_is_diagonal_sums() -> None:
+    assert "diagonal_sums" in _features(PORTS["MInference (round 12)"])
+
+
+HONEST_SPARSE_BY_TOKEN = HEAD + '''class Sparse(EvictionMethod):
+    query_window = 16
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention(reduce="sum"), "mean")            # (H, T)
+        H, T = a.shape
+        hh = torch.arange(H).repeat_interleave(T)
+        tt = torch.arange(T).repeat(H)
+        s = torch.sparse_coo_tensor(torch.stack([hh, tt]), a.flatten(), (H, T)).coalesce().to_dense()
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+
+def test_attention_laid_into_a_sparse_tensor_by_token_is_no_diagonal_sum() -> None:
+    assert "diagonal_sums" not in _features(HONEST_SPARSE_BY_TOKEN)
+
+
+def test_the_longest_gap_between_a_tokens_hits_by_diff_is_its_recurrence_interval() -> None:
+    f = _features(PORTS["LazyEviction (round 12)"])
+    assert {"last_attended", "recurrence_interval"} <= f and "decay" not in f
+
+
+HONEST_DECAYED_STATE = HEAD + '''class Fading(EvictionMethod):
+    query_window = 8
+
+    def select(self, view: LayerView) -> Keep:
+        s = view.recall("s")
+        s = s * 0.9 + view.group(view.attention(reduce="sum"), "sum")
+        view.remember("s", s)
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+
+
+def test_a_state_scaled_by_a_factor_below_one_stays_a_decay() -> None:
+    assert "decay" in _features(HONEST_DECAYED_STATE)
+
+
+HONEST_TIERED_STATE = HEAD + '''class Tiers(EvictionMethod):
+    query_window = 8
+
+    def select(self, view: LayerView) -> Keep:
+        s = view.recall("s") + view.group(view.attention(reduce="sum"), "sum")
+        view.remember("s", s)
+        fresh = (view.positions >= view.positions.amax(dim=-1, keepdim=True) - 16).float()
+        return Keep.from_topk(fresh * 1e6 + s - s * 1e-6, view.budget, view.valid)
+'''
+
+
+def test_a_state_lifted_into_a_tier_or_scaled_as_a_tie_break_is_no_decay() -> None:
+    assert "decay" not in _features(HONEST_TIERED_STATE)

@@ -878,11 +878,13 @@ class FeatureTagger(ast.NodeVisitor):
                 return lt | {"SQ"}  # squared entries, summed: a norm written by hand ((x - mean) ** 2: a variance)
             if "A" in lt:
                 return lt | {"CSQ"}  # (a - a.mean()) ** 2: attention's squared deviations, a variance once averaged
-        if isinstance(node.op, ast.Mult) and "S" in (lt | rt) and (
-                self._literal(node.left) is not None or self._literal(node.right) is not None) and not any(
+        factor = self._literal(node.left) if self._literal(node.left) is not None else self._literal(node.right)
+        if isinstance(node.op, ast.Mult) and "S" in (lt | rt) and factor is not None and not any(
                 isinstance(x, ast.Call) and callee(x.func)[0] in ("float", "int", "item")
-                for x in (node.left, node.right)):
-            self.add("decay", node.lineno)  # the state scaled; a scalar taken out of it (float(s[h])) is not
+                for x in (node.left, node.right)) and not (abs(factor) >= 1e3 or 0 < abs(factor) <= 1e-4):
+            # the state scaled; a scalar taken out of it (float(s[h])) is not, nor a tier lifted by 1e6 or a
+            # tie-break scaled by 1e-6 (a lexicographic order of two scores)
+            self.add("decay", node.lineno)
         if isinstance(node.op, (ast.Mult, ast.Sub, ast.Add)) and "L" in (lt | rt) and self.current == "layer_budgets":
             self.add("pyramid", node.lineno)
         if isinstance(node.op, ast.Add) and ("P" in lt and "P" not in rt and _ahead(node.right) or
@@ -2449,6 +2451,8 @@ class FeatureTagger(ast.NodeVisitor):
                 name not in ("min", "amin", "minimum") and not (isinstance(node.func, ast.Name) and name == "max"):
             # the least attention (an agreement) is not the most; the builtin max(0, n) clamps a number
             self.add("max_attention", line)
+        if name == "diff" and "P" in t and "DD" not in t:
+            return t | {"EL"}  # successive steps differenced (steps at which a token was hit): the time between them
         if name in ("maximum", "fmax", "max") and len(arg_tags) >= 2 and any("S" in a and "EL" not in a for a in arg_tags) \
                 and any("EL" in a for a in arg_tags):
             self.add("recurrence_interval", line)  # a remembered value raised to the time since a stamp: the longest gap

@@ -11,7 +11,7 @@ for _names, _op in [
     ("matmul bmm mm einsum baddbmm addmm addbmm addmv tensordot inner dot vdot vecdot outer", "matmul"),
     ("softmax log_softmax", "softmax"),
     ("sum mean nansum nanmean", "reduce"),
-    ("cumsum cumprod", "cumsum"),
+    ("cumsum cumprod logcumsumexp", "cumsum"),
     ("amax amin max min maximum minimum", "extreme"),
     ("max_pool1d avg_pool1d max_pool2d avg_pool2d adaptive_max_pool1d adaptive_avg_pool1d conv1d", "pool"),
     ("topk argsort kthvalue argmax argmin", "rank"),
@@ -30,7 +30,7 @@ for _names, _op in [
     ("log log2 log1p", "log"),
     ("pow square", "pow"),
     ("scatter scatter_ scatter_add scatter_add_ index_add index_add_ bincount index_put_ index_put "
-     "masked_scatter scatter_reduce", "scatter"),
+     "masked_scatter scatter_reduce sparse_coo_tensor", "scatter"),
     ("var std cov var_mean std_mean", "var"),
     ("fill_diagonal_ diagonal diag diag_embed", "diag"),
     ("nonzero argwhere", "nonzero"),
