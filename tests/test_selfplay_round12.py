@@ -1,7 +1,8 @@
 """Self-play round 12 (issue 23): the reader operations its ports needed, each with an honest near-neighbour that
 must not be read as that operation. The ports are in tests/selfplay_ports.py ("(round 12)" keys) and run through
 test_selfplay_ports.py; before these changes the reader read 1 of the 15 as its rule (5 more flagged under another
-paper's name), after them 5 (the same 5 flagged under another name; ten left in OPEN with the gap named). Three of
+paper's name), after them 5, and 8 after the changes at the end of this file (log space, a sparse tensor's sums,
+steps between hits); the others flagged under another paper's name or left in OPEN with the gap named. Three of
 these changes also clear held-out set 22's false flag and two of its misses, found after its key was read (not held
 out): keys averaged over a sliding neighbourhood (stride 1) are no blocks (s11, honest), keys viewed as (-1, b, d) are
 blocks of b (s02 Quest, s15 ShadowKV), a class constant squared is no squared data (s19 KVMerger)."""
