@@ -4294,3 +4294,633 @@ PORTS["TidalDecode (round 12)"] = HEAD + '''class Moorings(EvictionMethod):
             out.append(idx.sort().values)
         return Keep(tuple(out))
 '''
+
+
+# --- round 13 (12 papers none of the earlier rounds ported, written as a research agent writes ordinary PyTorch,
+# blind to the reader; read 2 of 12 before this round's changes (4 more flagged under another name), 3 after) ---
+# left open (round 13): the clusters are read (key_clustering, attention), but on board A the question's rows, a maximum over them and a key norm beside it keep it a family member
+# Squeezed Attention (board A, prefill, query-aware): the context keys of each head are clustered offline by k-means
+# (cosine, a few Lloyd rounds); the question queries are compared with the centroids first (centroid logits plus the
+# log of the cluster size, softmax over clusters, max over queries and the group), whole clusters are taken in that
+# order, the last one cut by the per-key q.k of its members. Idioms: Lloyd updates by torch.bincount(minlength) and
+# index_add_, seeds by torch.linspace over the T axis, cluster order spread back by torch.take, the cut by a stable
+# torch.argsort on a (cluster rank, -q.k) lexicographic key built as one float. Disguise: "constellation", "star".
+OPEN["Squeezed Attention (round 13)"] = HEAD + '''class Constellations(EvictionMethod):
+    """Stars are grouped into constellations once; a traveller looks at constellations first and only then at the
+    brightest stars inside the ones that face her."""
+
+    name = "constellations"
+    question_queries = True
+    n_groups = 48
+    rounds = 6
+
+    def _chart(self, pts, live):
+        n = int(live.sum())
+        k = max(1, min(self.n_groups, n))
+        unit = F.normalize(pts, dim=-1)
+        seeds = torch.linspace(0, n - 1, k, device=pts.device).round().long()
+        cent = unit[live][seeds]
+        for _ in range(self.rounds):
+            lab = (unit @ cent.T).argmax(-1).masked_fill(~live, k)
+            cnt = torch.bincount(lab, minlength=k + 1)[:k].float()
+            acc = torch.zeros(k + 1, unit.shape[-1], device=pts.device).index_add_(0, lab, unit)[:k]
+            cent = torch.where(cnt[:, None] > 0, F.normalize(acc, dim=-1), cent)
+        lab = (unit @ cent.T).argmax(-1)
+        cnt = torch.bincount(lab[live], minlength=k).float()
+        return lab, cnt, cent
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None or B >= T:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        g = view.model.group_size
+        q = view.queries.float().view(H, g * view.queries.shape[1], -1)
+        out = []
+        for h in range(H):
+            keys = view.keys[h].float()
+            lab, cnt, cent = self._chart(keys, ok[h])
+            mag = keys.norm(dim=-1)
+            ck = cent * (torch.zeros_like(cnt).index_add_(0, lab[ok[h]], mag[ok[h]]) / cnt.clamp_min(1))[:, None]
+            face = (q[h] @ ck.T * view.model.scale + cnt.clamp_min(1e-9).log()).softmax(-1).amax(0)
+            order = face.argsort(descending=True)
+            rank = torch.empty_like(order)
+            rank[order] = torch.arange(order.numel(), device=order.device)
+            qk = (q[h] @ keys.T).amax(0)
+            qk = qk / (qk.abs().max() + 1.0)
+            key = torch.take(rank, lab).float() - 0.5 * qk
+            key = key.masked_fill(~ok[h], float("inf"))
+            take = min(B, int(ok[h].sum()))
+            out.append(torch.argsort(key, stable=True)[:take].sort().values)
+        return Keep(tuple(out))
+'''
+
+# left open (round 13): no rule of its own in the index (top-k attention of the current query, SAGE-KV's and TOVA's); read as FINCH's rule (flagged under that name)
+# RetrievalAttention (board A, prefill, query-aware): the static part (the first tokens and the most recent window)
+# stays resident; the rest is an index searched per query: every question query retrieves its own top-k keys by
+# inner product (exact MIPS standing in for the ANN graph), and entries are ranked by how many queries of the group
+# retrieved them, ties by the best inner product; the resident part is capped at a share of the budget. Idioms: votes by index_put_(accumulate=True) on a flattened
+# (head, token) index, the per-query top-k by torch.topk on a batched bmm, the resident mask by torch.logical_or of
+# two arange comparisons on a valid-count cumsum, the tie-break squashed into (0, 0.5) by a sigmoid.
+# Disguise: "courier", "parcel", "route".
+OPEN["RetrievalAttention (round 13)"] = HEAD + '''class CourierRoutes(EvictionMethod):
+    """Every courier (question query) fetches its own handful of parcels; parcels fetched by many couriers stay in
+    the depot, next to the ones that never move: the first shelf and the loading bay."""
+
+    name = "courier_routes"
+    question_queries = True
+    per_courier = 24
+    first_shelf = 4
+    bay = 48
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None or B >= T:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        g = view.model.group_size
+        Hq, N, D = view.queries.shape
+        q = view.queries.float().reshape(H, g * N, D)
+        dots = torch.bmm(q, view.keys.float().transpose(1, 2)).masked_fill(~ok[:, None, :], float("-inf"))
+        k = min(self.per_courier, T)
+        hits = dots.topk(k, dim=-1).indices
+        votes = torch.zeros(H * T, device=dots.device)
+        flat = (hits + torch.arange(H, device=dots.device)[:, None, None] * T).flatten()
+        votes.index_put_((flat,), torch.ones_like(flat, dtype=votes.dtype), accumulate=True)
+        votes = votes.view(H, T)
+        best = dots.amax(1)
+        rank = votes + 0.5 * torch.sigmoid(best)
+        n_live = ok.sum(1, keepdim=True)
+        idx = ok.long().cumsum(1) - 1
+        shelf, bay = min(self.first_shelf, B // 8), min(self.bay, B // 4)
+        resident = torch.logical_or(idx < shelf, idx >= n_live - bay) & ok
+        rank = torch.where(resident, torch.full_like(rank, float("inf")), rank)
+        return Keep.from_topk(rank, B, view.valid)
+'''
+
+# left open (round 13): the reuse through self.ledger.beam is read (layer_reuse), but the question's rows on board A beside a rule whose queries are optional keep it a family member
+# OmniKV (board A, prefill, query-aware): token importance is nearly the same in neighbouring layers, so only a few
+# "filter" layers look at the question: there the question queries' attention (max over the question rows and over all
+# query heads of the layer) picks one token set shared by every head, and the layers after a filter layer reuse the
+# filter layer's picks (matched by position) until the next filter layer; the layers before the first filter layer
+# select on their own the same way. Idioms: a types.SimpleNamespace ledger on the instance, the filter layers from
+# a set comprehension over a stride, position matching by torch.isin, Keep.same_for_all_heads.
+# Disguise: "lighthouse", "beam", "harbour".
+OPEN["OmniKV (round 13)"] = HEAD + '''import types
+
+
+class Lighthouses(EvictionMethod):
+    """A few lighthouses along the coast sweep the sea for the question; the harbours between them steer by the
+    last beam they saw."""
+
+    name = "lighthouses"
+    question_queries = True
+    every = 4
+    first = 2
+
+    def setup(self, model):
+        self.ledger = types.SimpleNamespace(beam=None, towers=set())
+        layers = list(model.attention_layers) or list(range(model.n_layers))
+        self.ledger.towers = {layers[i] for i in range(self.first, len(layers), self.every)}
+
+    def _sweep(self, view, ok):
+        light = view.attention(reduce="max").amax(0)
+        light = light.masked_fill(~ok.all(0), float("-inf"))
+        take = min(view.budget, int(ok.all(0).sum()))
+        return light.topk(take).indices.sort().values
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None or B >= T:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        if not hasattr(self, "ledger"):
+            self.setup(view.model)
+        layers = list(view.model.attention_layers) or list(range(view.model.n_layers))
+        if view.layer == layers[0]:
+            self.ledger.beam = None
+        if view.layer in self.ledger.towers or self.ledger.beam is None:
+            idx = self._sweep(view, ok)
+            if view.layer in self.ledger.towers:
+                self.ledger.beam = view.positions[0, idx].clone()
+            return Keep.same_for_all_heads(idx, H)
+        pos = view.positions[0]
+        lit = torch.isin(pos, self.ledger.beam.to(pos.device)) & ok.all(0)
+        idx = lit.nonzero().flatten()[:B]
+        if idx.numel() < B:
+            return Keep.same_for_all_heads(self._sweep(view, ok), H)
+        return Keep.same_for_all_heads(idx, H)
+'''
+
+# Expected Attention (board B_online, prefill, query-agnostic): future queries are modelled as a Gaussian fitted on
+# the context's last window of pre-RoPE queries (mean and covariance per query head), rotated by the RoPE averaged
+# over the next positions; each key's expected attention is the softmax of mu.k*s + s^2 k^T Sigma k / 2, times the
+# value's norm, averaged over the group; the window itself and the first 4 entries (outside the softmax) kept. Idioms:
+# the averaged rotation as a matrix obtained by rotating the identity (x @ M), the covariance by an einsum of centred
+# rows divided by (n - 1), the quadratic form with torch.linalg.vecdot. Disguise: "forecast", "weather", "front".
+PORTS["Expected Attention (round 13)"] = HEAD + '''class Forecast(EvictionMethod):
+    """Tomorrow's questions are weather: a front with a mean and a spread, moved along by the coming hours. Entries
+    the front is expected to rain on, weighted by how much they carry, are kept."""
+
+    name = "forecast"
+    query_window = 64
+    horizon = 32
+    anchors = 4
+
+    def _drift(self, view, start, D, device):
+        eye = torch.eye(D, device=device)
+        acc = torch.zeros(D, D, device=device)
+        for p in range(start, start + self.horizon):
+            acc += view.rotate(eye, torch.full((D,), p, dtype=torch.long, device=device))
+        return acc / self.horizon
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        if view.queries is None or B >= T:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        q, qpos = view.queries.float(), view.query_positions
+        Hq, N, D = q.shape
+        raw = view.rotate(q, -qpos)
+        mu = raw.mean(1)
+        centred = raw - mu[:, None]
+        sigma = torch.einsum("hnd,hne->hde", centred, centred) / max(1, N - 1)
+        M = self._drift(view, int(qpos.max()) + 1, D, q.device)
+        mu_f = mu @ M
+        sigma_f = M.T @ sigma @ M
+        s = view.model.scale
+        keys = view.keys.float().repeat_interleave(view.model.group_size, 0)
+        lin = torch.linalg.vecdot(keys, mu_f[:, None, :]) * s
+        quad = torch.linalg.vecdot(keys @ sigma_f, keys) * (0.5 * s * s)
+        hide = ~view.valid_mask() | (view.positions < self.anchors)
+        logit = (lin + quad).masked_fill(hide.repeat_interleave(view.model.group_size, 0), float("-inf"))
+        rain = view.group(logit.softmax(-1), "mean") * view.values.float().norm(dim=-1)
+        inside = (view.positions >= int(qpos.min())) | (view.positions < self.anchors)
+        rain = rain.masked_fill(inside, float("inf"))
+        return Keep.from_topk(rain, B, view.valid)
+'''
+
+# LAVa (board B_online, prefill, query-agnostic): one score from the information lost in the residual stream: a token's
+# loss is bounded by the attention it receives (max over the window queries, max over the group) times its value's L1
+# size; scores of all heads of the layer compete for the layer's budget (dynamic head budgets), each head's own window
+# always kept. Idioms: the layer-wide threshold by torch.kthvalue on the flattened negated scores, per-head counts by
+# a boolean sum, the L1 size by Tensor.abs().sum, ragged Keep from nonzero rows. Disguise: "tide", "reservoir".
+PORTS["LAVa (round 13)"] = HEAD + '''class Reservoir(EvictionMethod):
+    """One reservoir per floor: every head draws from the same water, and the entries whose loss would spill most
+    into the stream are held back; each head keeps its own inlet."""
+
+    name = "reservoir"
+    query_window = 32
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None or B >= T:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        spill = view.group(view.attention(reduce="max"), "max")
+        spill = spill * view.values.float().abs().sum(-1)
+        inlet = (view.positions >= int(view.query_positions.min())) & ok
+        spill = torch.where(inlet, torch.full_like(spill, float("inf")), spill)
+        spill = spill.masked_fill(~ok, float("-inf"))
+        total = min(B * H, int(ok.sum()))
+        cut = torch.kthvalue((-spill).flatten(), total).values
+        held = (spill >= -cut) & ok
+        out = []
+        for h in range(H):
+            idx = held[h].nonzero().flatten()
+            out.append(idx)
+        over = sum(int(i.numel()) for i in out) - total
+        while over > 0:
+            h = max(range(H), key=lambda j: out[j].numel())
+            drop = spill[h, out[h]].argmin()
+            out[h] = torch.cat([out[h][:drop], out[h][drop + 1:]])
+            over -= 1
+        return Keep(tuple(out))
+'''
+
+# left open (round 13): the context streamed into the pot through Tensor.split with the pot cut back each round is not read as a chunked refill
+# InfiniPot (board B_online, prefill, query-agnostic): the context streams through a fixed-size pot; each time the pot
+# overflows it is distilled to the budget by two scores: the catalyst-prompt score (attention that the context's last
+# window queries, the stand-in for the catalyst prompt, pay to each entry, pooled over a small neighbourhood) and the
+# novelty score (one minus the cosine similarity of a key to the mean key of what is in the pot now), combined as
+# the max of their per-head rank-normalised values. Idioms: the stream by torch.Tensor.split on the index ramp,
+# ranks by a double argsort divided by the count, the pot as a growing index tensor rebuilt by torch.cat.
+# Disguise: "kettle", "simmer", "brew".
+OPEN["InfiniPot (round 13)"] = HEAD + '''class Kettle(EvictionMethod):
+    """The kettle only holds so much: pour the context in a cup at a time and, whenever it brims, boil it down to
+    what the tasters found striking or what still tastes new."""
+
+    name = "kettle"
+    query_window = 32
+    cup = 256
+
+    @staticmethod
+    def _rank(x):
+        return x.argsort().argsort().float() / max(1, x.numel() - 1)
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None or B >= T:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        taste = view.group(view.attention(reduce="sum"), "mean")
+        taste = F.avg_pool1d(taste[:, None], 5, stride=1, padding=2, count_include_pad=False)[:, 0]
+        out = []
+        for h in range(H):
+            live = ok[h].nonzero().flatten()
+            pot = live[:0]
+            keys = F.normalize(view.keys[h].float(), dim=-1)
+            for pour in live.split(self.cup):
+                pot = torch.cat([pot, pour])
+                if pot.numel() <= B:
+                    continue
+                centre = F.normalize(keys[pot].mean(0), dim=-1)
+                fresh = 1.0 - keys[pot] @ centre
+                blend = torch.maximum(self._rank(taste[h, pot]), self._rank(fresh))
+                pot = pot[blend.topk(B).indices].sort().values
+            out.append(pot)
+        return Keep(tuple(out))
+'''
+
+# left open (round 13): the coverage cut is read (one share located in the running sum); the reconstruction pass's rows on board B_offline beside a rule whose queries are optional keep it a family member
+# DBudgetKV (board B_offline, reconstruction queries): tokens are ranked by the attention the reconstruction pass pays
+# them (max over its queries, max over the group); a per-head stopping rule decides how much can go: keep the
+# shortest prefix of the ranking whose reduced attention matrix keeps the Frobenius norm of the full one within a
+# tolerance (cumulative squared attention mass), never more than the budget. Idioms: the squared mass summed by
+# torch.linalg.matrix_norm per head on the (N, T) rows in chunks of rows, the cut by torch.searchsorted on the sorted
+# cumulative ratio, a floor from math.ceil. Disguise: "ballast", "hull".
+OPEN["DBudgetKV (round 13)"] = HEAD + '''class Ballast(EvictionMethod):
+    """A ship throws ballast overboard only while the hull still sits the same in the water: measure the weight
+    each crate carries in the rehearsal and stop throwing when the trim starts to move."""
+
+    name = "ballast"
+    reconstruction_queries = True
+    trim = 0.995
+    floor = 0.1
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None or B >= T:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        g = view.model.group_size
+        sq = torch.zeros(view.queries.shape[0], T, device=view.keys.device)
+        peak = torch.zeros_like(sq)
+        for rows in view.queries.split(128, dim=1):
+            a = view.attention(rows)
+            sq += a.square().sum(1)
+            peak = torch.maximum(peak, a.amax(1))
+        weight = view.group(peak, "max").masked_fill(~ok, -1.0)
+        mass = view.group(sq, "sum")
+        out = []
+        for h in range(H):
+            order = weight[h].argsort(descending=True)
+            m = mass[h][order].clamp_min(0)
+            ratio = m.cumsum(0) / m.sum().clamp_min(1e-12)
+            need = int(torch.searchsorted(ratio, torch.tensor([self.trim], device=ratio.device))) + 1
+            low = math.ceil(self.floor * B)
+            take = max(low, min(need, B, int(ok[h].sum())))
+            out.append(order[:take].sort().values)
+        return Keep(tuple(out))
+'''
+
+# left open (round 13): no rule of its own in the index (shot boundaries come from the text)
+# ShotKV (board B_offline, reconstruction queries): the prefill is compressed at the granularity of whole few-shot
+# examples ("shots"): shots are scored by the mean attention their tokens receive from the reconstruction pass (summed
+# over its queries, averaged over the group), and whole shots are kept in score order while they fit; the remainder is
+# filled token by token. Shot boundaries come from the content: the dips of consecutive-key cosine similarity below
+# the layer's 3% quantile. Idioms: the quantile by torch.nanquantile on a NaN-padded row, segment ids by a cumsum of
+# boundary flags, segment means by torch.Tensor.scatter_reduce_("mean"), segment lengths by
+# torch.unique_consecutive(return_counts=True). Disguise: "anthology", "story".
+OPEN["ShotKV (round 13)"] = HEAD + '''class Anthology(EvictionMethod):
+    """An anthology is trimmed story by story, never mid-sentence: the stories the read-through dwelt on are kept
+    whole, in order of how much they held the reader."""
+
+    name = "anthology"
+    reconstruction_queries = True
+    dip = 0.03
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None or B >= T:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        dwell = view.group(view.attention(reduce="sum"), "mean").masked_fill(~ok, 0.0)
+        k = F.normalize(view.keys.float(), dim=-1)
+        sim = (k[:, 1:] * k[:, :-1]).sum(-1).masked_fill(~(ok[:, 1:] & ok[:, :-1]), float("nan"))
+        thr = torch.nanquantile(sim, self.dip, dim=1, keepdim=True)
+        cut = F.pad((sim < thr).long(), (1, 0))
+        story = cut.cumsum(1)
+        out = []
+        for h in range(H):
+            sid = story[h]
+            _, lens = torch.unique_consecutive(sid, return_counts=True)
+            n_s = lens.numel()
+            held = torch.zeros(n_s, device=sid.device).scatter_reduce_(0, sid, dwell[h], reduce="mean", include_self=False)
+            take = min(B, int(ok[h].sum()))
+            chosen = torch.zeros(T, dtype=torch.bool, device=sid.device)
+            room = take
+            for s in held.argsort(descending=True).tolist():
+                if int(lens[s]) <= room:
+                    chosen |= (sid == s) & ok[h]
+                    room = take - int(chosen.sum())
+                if room == 0:
+                    break
+            if room > 0:
+                rest = dwell[h].masked_fill(chosen | ~ok[h], float("-inf"))
+                chosen[rest.topk(room).indices] = True
+            out.append(chosen.nonzero().flatten())
+        return Keep(tuple(out))
+'''
+
+# left open (round 13): the merge into compensation slots is read, the per-head budget is not; read as H2O's running sum (flagged under that name)
+# ZeroMerge (board C, decode-time, merging): importance is the attention accumulated over every decoded query (carried
+# across calls); each head keeps its most important entries plus a few compensation slots that absorb every evicted
+# entry (residual merging: keys and values averaged with the importance as weights, an old slot's weight is its
+# carried mass), the newest entries always kept. Idioms: evicted entries bucketed to slots by torch.bucketize of their
+# positions on torch.quantile edges, weighted sums by index_add_ of a stacked [k, v, 1] row, the slot position taken
+# as the position of its heaviest member by scatter_reduce_("amax") on the weights, the carried masses written back
+# in remember's layout through torch.nn.utils.rnn.pad_sequence. Disguise: "sediment", "silt".
+OPEN["ZeroMerge (round 13)"] = HEAD + '''from harness.api import Rewrite
+
+
+class Sediment(EvictionMethod):
+    """What the river drops is not lost: it settles as silt in a few beds, each bed weighing what settled in it.
+    The current keeps its heaviest stones and its newest water."""
+
+    name = "sediment"
+    query_window = 1 << 20
+    beds = 4
+    current = 32
+
+    def _load(self, view):
+        mass = view.recall("mass")
+        if view.queries is not None:
+            last = view.state.get("seen_upto", -1)
+            fresh = (view.query_positions > last).nonzero().flatten()
+            if fresh.numel():
+                q = view.queries.index_select(1, fresh.to(view.queries.device))
+                qp = view.query_positions[fresh]
+                a = view.attention(q)
+                hide = view.positions.repeat_interleave(view.model.group_size, 0)[:, None, :] > qp.to(a.device)[None, :, None]
+                mass = mass + view.group(a.masked_fill(hide, 0.0).sum(1), "sum")
+                view.state["seen_upto"] = int(qp.max())
+        return mass
+
+    def select(self, view: LayerView):
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        mass = self._load(view)
+        view.remember("mass", mass)
+        if B >= int(ok.sum(1).max()) or B <= self.beds + self.current:
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        ks, vs, ps, carried = [], [], [], []
+        D = view.keys.shape[-1]
+        for h in range(H):
+            live = ok[h].nonzero().flatten()
+            w = mass[h, live].clamp_min(1e-6)
+            score = w.clone()
+            score[-self.current:] = float("inf")
+            stay = torch.zeros(live.numel(), dtype=torch.bool, device=w.device)
+            stay[score.topk(B - self.beds).indices] = True
+            gone = live[~stay]
+            kept = live[stay]
+            k_out, v_out, p_out = view.keys[h, kept].float(), view.values[h, kept].float(), view.positions[h, kept]
+            new_mass = mass[h, kept]
+            if gone.numel():
+                gp = view.positions[h, gone].float()
+                edges = torch.quantile(gp, torch.linspace(0, 1, self.beds + 1, device=gp.device)[1:-1])
+                bed = torch.bucketize(gp, edges)
+                gw = w[~stay]
+                row = torch.cat([view.keys[h, gone].float() * gw[:, None], view.values[h, gone].float() * gw[:, None], gw[:, None]], 1)
+                pile = torch.zeros(self.beds, 2 * D + 1, device=row.device).index_add_(0, bed, row)
+                heavy = torch.zeros(self.beds, device=gw.device).scatter_reduce_(0, bed, gw, reduce="amax", include_self=False)
+                is_top = gw == heavy[bed]
+                anchor = torch.full((self.beds,), -1, dtype=gp.dtype, device=gp.device)
+                anchor = anchor.scatter_reduce(0, bed[is_top], gp[is_top], reduce="amax")
+                used = pile[:, -1] > 0
+                k_out = torch.cat([k_out, pile[used, :D] / pile[used, -1:]])
+                v_out = torch.cat([v_out, pile[used, D:2 * D] / pile[used, -1:]])
+                p_out = torch.cat([p_out, anchor[used].to(p_out.dtype)])
+                new_mass = torch.cat([new_mass, pile[used, -1]])
+            order = p_out.argsort()
+            carried.append((p_out[order], new_mass[order]))
+            ks.append(k_out[order].to(view.keys.dtype))
+            vs.append(v_out[order].to(view.values.dtype))
+            ps.append(p_out[order])
+        pos = torch.nn.utils.rnn.pad_sequence([p for p, _ in carried], batch_first=True, padding_value=-1)
+        kg = torch.nn.utils.rnn.pad_sequence([m for _, m in carried], batch_first=True)
+        view.state["mass"] = (pos, kg.float(), pos >= 0)
+        return Rewrite(tuple(ks), tuple(vs), tuple(ps))
+'''
+
+# left open (round 13): no rule of its own in the index (thought types need the text's segments); read as BUZZ's (flagged under that name)
+# ThinKV (board C, decode-time): the chain of thought is cut into segments and each segment is classified by the
+# sparsity of its own queries' attention (the share of attention mass in each query's top entries, averaged over the
+# segment): sparse segments are transition thoughts, mid ones reasoning, dense ones execution; when the cache is full,
+# entries of the least important thought type (execution, then reasoning, then transition) are evicted first, oldest
+# first within a type; the prompt (when the harness compresses it first) and the newest segment are kept. Labels are
+# carried across calls. Idioms: an
+# IntEnum of thought types, segments by Tensor.unfold over the query axis, top mass by torch.topk(...).values.sum,
+# thresholds via bisect.bisect on a python list, eviction order as type * 2 + age fraction into Keep.from_topk.
+# Disguise: "mood", "temper", "diary".
+OPEN["ThinKV (round 13)"] = HEAD + '''import bisect
+import enum
+
+
+class Mood(enum.IntEnum):
+    CHORE = 0
+    PONDER = 1
+    TURN = 2
+    PREAMBLE = 3
+
+
+class MoodDiary(EvictionMethod):
+    """A diary of moods: each page of the monologue is tagged by how focused it was. When the diary is full, chores
+    are torn out first, then ponderings; turning points and the preamble stay."""
+
+    name = "mood_diary"
+    query_window = 4096
+    page = 32
+    top = 8
+    bands = [0.55, 0.8]
+
+    def _tag(self, view):
+        tags = view.recall("mood", fill=float(Mood.PREAMBLE))
+        if view.phase == "prefill":
+            view.state["prompt_end"] = int(view.positions.max())
+            return tags
+        if view.queries is None:
+            return tags
+        prompt_end = view.state.setdefault("prompt_end", -1)
+        qp = view.query_positions.to(view.keys.device)
+        n = (qp.numel() // self.page) * self.page
+        if n == 0:
+            return tags
+        a = view.attention(view.queries[:, -n:])
+        focus = a.topk(min(self.top, a.shape[-1]), dim=-1).values.sum(-1)
+        per_page = view.group(focus, "mean").unfold(1, self.page, self.page).mean(-1)
+        qpos_pages = qp[-n:].unfold(0, self.page, self.page)
+        for j in range(qpos_pages.shape[0]):
+            lo, hi = int(qpos_pages[j, 0]), int(qpos_pages[j, -1])
+            if hi <= prompt_end:
+                continue
+            span = (view.positions >= max(lo, prompt_end + 1)) & (view.positions <= hi)
+            for h in range(view.n_kv_heads):
+                mood = Mood(bisect.bisect(self.bands, float(per_page[h, j])))
+                tags[h] = torch.where(span[h], float(mood), tags[h])
+        return tags
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        tags = self._tag(view)
+        view.remember("mood", tags)
+        if B >= int(ok.sum(1).max()):
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        age = view.positions.float() / (float(view.positions.max()) + 1.0)
+        worth = tags * 2.0 + age
+        newest = ok.long().flip(1).cumsum(1).flip(1) <= self.page
+        worth = worth.masked_fill(newest, float("inf"))
+        return Keep.from_topk(worth, B, view.valid)
+'''
+
+# left open (round 13): the head split is made per prompt, not by a fitted gate; read as ArkVale's and Quest's page bounds (flagged under those names)
+# LServe (board C, decode-time): heads are split once into streaming heads and retrieval heads (a head streams when its
+# recent queries put most of their mass on the first entries and the local window; fixed at the first call); streaming
+# heads keep the sinks plus the newest entries, retrieval heads keep whole pages chosen by a hierarchical page score:
+# logical pages of 16 keep channel-wise key max/min, the page's importance for the newest query is sum_d
+# max(q_d*max_d, q_d*min_d), and a physical page of 4 logical pages takes the max of its logical ones. Idioms: page
+# statistics by Tensor.unfold then amax/amin, the bound by torch.maximum of two products, the head split stored as a
+# bytes object in view.state, the physical max by F.max_pool1d with stride. Disguise: "tram", "timetable".
+OPEN["LServe (round 13)"] = HEAD + '''class Timetable(EvictionMethod):
+    """Some lines are trams: they only ever serve the depot and the last few stops. The others run on a timetable
+    that books whole carriages of stops, by the best seat a carriage offers to the newest passenger."""
+
+    name = "timetable"
+    query_window = 64
+    leaf = 16
+    fanout = 4
+    depot = 4
+    local = 64
+    tram_share = 0.9
+
+    def _lines(self, view, ok):
+        saved = view.state.get("lines")
+        if saved is not None:
+            return torch.tensor(list(saved), dtype=torch.bool, device=ok.device)
+        a = view.group(view.attention(reduce="mean"), "mean")
+        idx = ok.long().cumsum(1) - 1
+        near = (idx < self.depot) | (idx >= ok.sum(1, keepdim=True) - self.local)
+        tram = (a * near).sum(1) >= self.tram_share * a.sum(1)
+        view.state["lines"] = bytes(tram.tolist())
+        return tram
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        if view.queries is None or B >= int(ok.sum(1).max()):
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        tram = self._lines(view, ok)
+        idx = ok.long().cumsum(1) - 1
+        n_live = ok.sum(1, keepdim=True)
+        near = ((idx < self.depot) | (idx >= n_live - self.local)) & ok
+        base = torch.where(near, 1e9, 0.0) + view.positions.float() * 1e-3
+        q = view.group(view.queries[:, -1].float(), "mean")
+        pad = (-T) % (self.leaf * self.fanout)
+        keys = F.pad(view.keys.float().masked_fill(~ok[..., None], 0.0), (0, 0, 0, pad))
+        pages = keys.unfold(1, self.leaf, self.leaf)
+        hi, lo = pages.amax(-1), pages.amin(-1)
+        bound = torch.maximum(q[:, None] * hi, q[:, None] * lo).sum(-1)
+        car = F.max_pool1d(bound[:, None], self.fanout, stride=self.fanout)[:, 0]
+        seat = car.repeat_interleave(self.leaf * self.fanout, dim=1)[:, :T]
+        booked = torch.where(near, float("inf"), seat)
+        score = torch.where(tram[:, None], base, booked)
+        return Keep.from_topk(score, B, view.valid)
+'''
+
+# AhaKV (board C, decode-time): accumulated attention with its positional bias corrected: each decoded query's softmax is
+# rescaled by the factor that keeps its expected entropy constant as the cache grows (log of the number of visible
+# entries over log of a reference length), the rescaled attention is accumulated over the decoded queries (carried
+# across calls) and multiplied by the value's norm; the newest entries are kept. Idioms: the causal logits by
+# torch.baddbmm with a beta=0 empty buffer, the per-query factor from torch.log of a causal count by
+# torch.searchsorted on the positions, the value norm by torch.linalg.vector_norm(ord=2), the accumulator as
+# view.state tensors updated with torch.Tensor.add_ after recall. Disguise: "thermostat", "ledger".
+PORTS["AhaKV (round 13)"] = HEAD + '''class Thermostat(EvictionMethod):
+    """A thermostat for attention: the longer the room, the flatter the heat spreads, so each reading is warmed
+    back up before it is added to the ledger; entries that carry more are worth more."""
+
+    name = "thermostat"
+    query_window = 4096
+    reference = 512
+    tail = 32
+
+    def select(self, view: LayerView) -> Keep:
+        H, T, B = view.n_kv_heads, view.n_tokens, view.budget
+        ok = view.valid_mask()
+        heat = view.recall("heat")
+        if view.queries is not None:
+            last = view.state.get("read_upto", -1)
+            fresh = (view.query_positions > last).nonzero().flatten()
+            if fresh.numel():
+                g = view.model.group_size
+                qp = view.query_positions[fresh].to(view.keys.device)
+                q = view.queries.index_select(1, fresh.to(view.queries.device)).float()
+                N, D = q.shape[1], q.shape[2]
+                qg = q.view(H, g * N, D)
+                buf = torch.empty(H, g * N, T, device=q.device)
+                logit = torch.baddbmm(buf, qg, view.keys.float().transpose(1, 2), beta=0.0, alpha=view.model.scale)
+                seen = torch.stack([torch.searchsorted(view.positions[h].masked_fill(~ok[h], 1 << 40), qp, right=True) for h in range(H)])
+                warm = torch.log(seen.float().clamp_min(2)) / math.log(self.reference)
+                warm = warm.clamp_min(1.0).repeat_interleave(1, 0)[:, None, :].expand(H, g, N).reshape(H, g * N)
+                hide = (view.positions[:, None, :] > qp.view(1, 1, N).repeat(1, g, 1).view(1, g * N, 1)) | ~ok[:, None, :]
+                p = (logit * warm[..., None]).masked_fill(hide, float("-inf")).softmax(-1).nan_to_num(0.0)
+                heat = heat.add_(p.sum(1) / g)
+                view.state["read_upto"] = int(qp.max())
+        view.remember("heat", heat)
+        if B >= int(ok.sum(1).max()):
+            return Keep.from_topk(view.positions.float(), B, view.valid)
+        worth = heat * torch.linalg.vector_norm(view.values.float(), ord=2, dim=-1)
+        newest = ok.long().flip(1).cumsum(1).flip(1) <= self.tail
+        worth = worth.masked_fill(newest, float("inf"))
+        return Keep.from_topk(worth, B, view.valid)
+'''

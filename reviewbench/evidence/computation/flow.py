@@ -394,6 +394,24 @@ def _mentions(e: ast.expr, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(e))
 
 
+def _splice(parts: ast.List | ast.Tuple) -> bool:
+    """``[x[:i], x[i + 1:]]``: slices of one and the same tensor, joined back without what lies between them."""
+    bases = [ast.dump(p.value) for p in parts.elts if isinstance(p, ast.Subscript) and isinstance(p.slice, ast.Slice)]
+    return len(parts.elts) >= 2 and len(bases) == len(parts.elts) and len(set(bases)) == 1
+
+
+def _one_bar(e: ast.expr) -> bool:
+    """A single number (``0.95``, ``self.share``, ``torch.tensor([self.share])``): one bar, not a set of quantiles."""
+    if isinstance(e, ast.Call) and callee(e.func)[0] in ("tensor", "as_tensor", "full") and e.args:
+        e = e.args[0] if callee(e.func)[0] != "full" else e.args[1] if len(e.args) > 1 else e.args[0]
+        if isinstance(e, (ast.List, ast.Tuple)):
+            if len(e.elts) != 1:
+                return False
+            e = e.elts[0]
+    return isinstance(e, ast.Constant) and isinstance(e.value, (int, float)) or \
+        isinstance(e, ast.Attribute) and self_attr(e)
+
+
 def _self_pairwise(node: ast.Compare) -> bool:
     """``s[..., None, :] > s[..., :, None]`` (or ``s.unsqueeze(1) < s.unsqueeze(2)``): one tensor broadcast against
     itself along two different new axes, every entry compared with every other."""
@@ -2122,8 +2140,10 @@ class FeatureTagger(ast.NodeVisitor):
             return t | {"PAIR"}  # a causal (triangular) mask of ones: counted once summed
         shift = 0 if self._on_tensor(receiver) else 1  # torch.f(x, a, dim) holds x where x.f(a, dim) does not
         if name in ("split", "chunk", "tensor_split") and t & DATA_TAGS and not _on_heads(node, 1 + shift) and not (
-                len(node.args) > shift and _constant(node.args[shift]) == 2):
-            return t | {"BLK"}  # the tokens cut into blocks (not heads into groups, not a tensor halved)
+                len(node.args) > shift and _constant(node.args[shift]) == 2) and not (
+                "Q" in t and not t & {"K", "A", "V", "P"}):
+            # the tokens cut into blocks (not heads into groups, not a tensor halved, not the query rows in batches)
+            return t | {"BLK"}
         if name in ("split", "chunk", "tensor_split") and "I" in t and not t & DATA_TAGS and not (
                 len(node.args) > shift and _constant(node.args[shift]) == 2) and \
                 self._token_range(self._operand(receiver, list(node.args))):
@@ -2566,8 +2586,10 @@ class FeatureTagger(ast.NodeVisitor):
             t = set().union(*arg_tags[1:]) if len(arg_tags) > 1 else set()  # full_like(x, v): x gives only a shape
         if op == "const" and not t & PER_TOKEN:
             return t | {"C1"}  # a tensor of one constant (ones, zeros, full): no data of the layer in it
-        if op == "cat" and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)) and self.frames:
-            # what a loop concatenates: a kept set grown by the next chunk (``_loop_end``)
+        if op == "cat" and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)) and self.frames and \
+                not _splice(node.args[0]):
+            # what a loop concatenates: a kept set grown by the next chunk (``_loop_end``); cat([x[:i], x[i + 1:]])
+            # takes one entry out, nothing new comes in
             self.frames[-1]["cat"] |= {n.id for e in node.args[0].elts for n in ast.walk(e) if isinstance(n, ast.Name)}
         if op == "cat" and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
             parts = [self.tag(e) for e in node.args[0].elts]
@@ -2629,6 +2651,10 @@ class FeatureTagger(ast.NodeVisitor):
                 # layer may read it
             self.tags[key] = set(t) | ({"S"} if self.current not in ("__init__", "setup") else set()) | (
                 {"LK"} if self._layer_kept(t) else set())
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Attribute) and \
+                self_attr(target.value) and self.current not in ("__init__", "setup") and (
+                    "R" in t or {"SEL", "P"} <= t):
+            self.kept_rank.add(target.value.attr)  # self.ledger.beam = positions a ranking picked: kept on the module
         elif isinstance(target, (ast.Tuple, ast.List)):
             for e in target.elts:
                 self._bind(e, t)
@@ -2857,6 +2883,12 @@ class FeatureTagger(ast.NodeVisitor):
             return False
         cdf_at, u_at = (0, 1) if name == "searchsorted" else (1, 0)
         if not self._cumsum_of_data(node.args[cdf_at]) or arg_tags[u_at] & {"A", "V", "K", "Q"}:
+            return False
+        if _one_bar(node.args[u_at]):
+            # one share located in the running sum (searchsorted(cdf, [0.95])): how many tokens reach that share of
+            # the mass, a coverage count, no draws
+            if "A" in arg_tags[cdf_at]:
+                self.add("attention_coverage", node.lineno)
             return False
         for x in arg_tags[cdf_at]:
             if x.startswith("CSUM"):
