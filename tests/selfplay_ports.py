@@ -3119,7 +3119,7 @@ OPEN["TokenSelect (round 11)"] = HEAD + '''class PrecinctTally(EvictionMethod):
         return Keep.same_for_all_heads(torch.sort(seats).values, H)
 '''
 
-# left open (round 11): on board A the port reads the question's rows where the rule names the last query or a window as optional (question_queries an extra: family); admitting the question for optional window rules flagged four honest methods when tried
+# read on board A only (test_selfplay_round13.py: the question's rows beside a rule whose queries are optional, where the rule's own operation is a structure, not one more score term); this file's test passes no board
 # Double Sparsity (board A, prefill, query-aware): a few outlier channels (those with the largest |q| * |k| mass) stand
 # in for the full dot product; the approximate attention from those channels alone (softmax, summed over the
 # question's rows and the group) picks the top entries per KV head. The paper calibrates the channels offline; here
@@ -3164,7 +3164,7 @@ OPEN["Double Sparsity (round 11)"] = HEAD + '''class TracerDye(EvictionMethod):
         return Keep(tuple(out))
 '''
 
-# left open (round 11): as Double Sparsity's, the question's rows on board A where the rule names the last query or a window as optional (family)
+# read on board A only (test_selfplay_round13.py: the question's rows beside a rule whose queries are optional, where the rule's own operation is a structure, not one more score term); this file's test passes no board
 # ClusterKV (board A, prefill, query-aware): cluster each head's keys semantically (cosine k-means), score clusters
 # by the question rows' similarity to their centroids, and keep whole clusters in score order until the budget is
 # full (the last cluster cut by per-token q.k); the question's own entries are kept first. Idioms: k-means with

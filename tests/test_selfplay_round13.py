@@ -83,3 +83,42 @@ class Counted(EvictionMethod):
 
 def test_a_counter_kept_on_a_record_is_no_reuse() -> None:
     assert "layer_reuse" not in _features(HONEST_RECORD_COUNTER)
+
+
+# --- board A: the question's rows for a rule whose queries are optional, where the rule's own operation is a
+# structure (channels, clusters, reuse, a coverage cut), not one more term of a score ---------------------------
+
+def _same_on_a(src: str, description: str = "") -> set[str]:
+    from reviewbench.evidence.priorart_evidence import computation_matches
+
+    c = computation(src)
+    return {m.short_name for m in computation_matches(c.features, description, c.paths, board="A")
+            if m.level == "same" and not m.credited}
+
+
+def test_a_channel_selection_or_clustering_read_off_the_question_on_board_a_is_that_rule() -> None:
+    assert "Double Sparsity" in _same_on_a(OPEN["Double Sparsity (round 11)"])
+    assert "ClusterKV" in _same_on_a(OPEN["ClusterKV (round 11)"])
+
+
+HONEST_QUESTION_PLUS_TERM = HEAD + '''class Distinct(EvictionMethod):
+    """Question attention (FINCH's) lifted for keys unlike their neighbours."""
+
+    question_queries = True
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention(reduce="sum"), "mean")
+        k = torch.nn.functional.normalize(view.keys.float(), dim=-1)
+        sim = (k @ k.transpose(1, 2)).mean(dim=-1)
+        return Keep.from_topk(a * (1.5 - sim), view.budget, view.valid)
+'''
+DESCRIPTION_CREDITING_FINCH = """# Distinct
+
+## Method summary
+Tokens are ranked by the question's attention, as in FINCH (Corallo and Papotti, 2024), multiplied by how unlike
+the other keys each key is.
+"""
+
+
+def test_the_question_attention_credited_plus_one_score_term_is_no_port_on_board_a() -> None:
+    assert not _same_on_a(HONEST_QUESTION_PLUS_TERM, DESCRIPTION_CREDITING_FINCH)

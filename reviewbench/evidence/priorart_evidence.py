@@ -598,10 +598,15 @@ def _matches(features: dict[str, int], description: str, board: str | None = Non
 # cosmetic change. Which queries score is not among them (a question's queries on board A are how an honest method
 # and a port both read the board).
 AGGREGATION = frozenset({"head_average", "max_attention"})
+# Operations a method adds to a score as one more term (a redundancy, a norm, a bar, an output change): an honest
+# method that credits the question's attention and adds one of them is no port of the paper that names the term.
+SCORE_TERMS = frozenset({"key_similarity", "mean_key", "key_norm", "value_norm", "count_normalised",
+                         "attention_output", "attention_threshold", "attention_variance", "entropy", "exp_logit",
+                         "accumulate", "decay", "pooling", "recent", "sinks"})
 
 
 def _aggregation_only(extra: list[str], ops: list[str], features: Mapping[str, int] | None = None,
-                      board: str | None = None) -> bool:
+                      board: str | None = None, optional: list[str] | None = None) -> bool:
     """The code computes the rule and only aggregates its scores otherwise: the same rule, where the rule has an
     operation of its own (beyond attention, a choice of queries, protection) that names it. Where the code reads
     every prompt query (``all_queries``), the question's queries are among them: handing them over too is no other
@@ -614,7 +619,8 @@ def _aggregation_only(extra: list[str], ops: list[str], features: Mapping[str, i
         allowed |= {"window_queries"}  # the question with the closing rows beside it: how board A hands both over
     if "last_query" in rule_alternatives(ops):
         allowed |= {"question_queries"}  # on board A the prompt's last query is the question's last row
-    if board == "A" and "window_queries" in rule_alternatives(ops):
+    if board == "A" and ("window_queries" in rule_alternatives(ops) or own and not own & SCORE_TERMS and (
+            {"window_queries", "last_query"} & set(optional or ()))):
         allowed |= {"question_queries"}  # on board A the closing rows are the question's: a window rule read off the
         # question (with the closing rows beside it) is that rule where the board hands the question over
     if board == "C" and own == {"accumulate"}:
@@ -714,7 +720,7 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
     return ComputationMatch(short_name=p.short_name, title=p.title, arxiv=p.arxiv, baseline=p.baseline,
                             rule=sentence, which="rule" if which == "rule" else "training-free port",
                             required=list(ops), matched=matched, extra=extra,
-                            level="same" if not extra or _aggregation_only(extra, ops, features, board) else "family",
+                            level="same" if not extra or _aggregation_only(extra, ops, features, board, optional) else "family",
                             credited=c.credited, credit=c)
 
 
