@@ -326,17 +326,12 @@ def _even_edges(e: ast.expr) -> bool:
 def _last_axis_norm(node: ast.expr) -> bool:
     """A norm of each vector (along the last axis, ``dim=-1``, or of a whole vector), not of each channel over the
     tokens (``dim=1``): through the casts and clamps around it."""
-    if not _norm_call(node):
+    call = _norm_of(node)
+    if call is None:
         return False
-    while isinstance(node, ast.Call) and CANON.get(callee(node.func)[0] or "") != "norm":
-        f = node.func
-        node = node.args[0] if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
-            f.value.id in ("torch", "np", "numpy") and node.args else f.value if isinstance(f, ast.Attribute) else node
-        if not isinstance(node, ast.Call):
-            return False
-    dim = kwarg(node, "dim") if isinstance(node, ast.Call) else None
+    dim = kwarg(call, "dim")
     if dim is None:
-        return isinstance(node, ast.Call) and len(node.args) <= 1
+        return len(call.args) <= 1
     return isinstance(dim, ast.UnaryOp) and isinstance(dim.op, ast.USub) and isinstance(dim.operand, ast.Constant) \
         and dim.operand.value == 1
 
@@ -346,16 +341,21 @@ def _rate(t: set[str]) -> bool:
     return bool(t & {"K", "V"}) and not t & {"A", "Q", "P", "S"}
 
 
-def _norm_call(node: ast.expr) -> bool:
-    """A norm taken per row (``x.norm(dim=-1)``, ``torch.linalg.vector_norm(x, dim=-1)``), through the casts and
-    clamps around it (``.float()``, ``.clamp_min(eps)``)."""
+def _norm_of(node: ast.expr) -> ast.Call | None:
+    """The norm call under the casts and clamps around it (``.float()``, ``.clamp_min(eps)``), if ``node`` is one."""
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
             "float", "double", "clamp", "clamp_min", "clip", "to", "detach"):
         module = isinstance(node.func.value, ast.Name) and node.func.value.id in ("torch", "np", "numpy")
         if module and not node.args:
             break
         node = node.args[0] if module else node.func.value  # torch.clamp_min(x, eps) as x.clamp_min(eps)
-    return isinstance(node, ast.Call) and CANON.get(callee(node.func)[0] or "") == "norm"
+    return node if isinstance(node, ast.Call) and CANON.get(callee(node.func)[0] or "") == "norm" else None
+
+
+def _norm_call(node: ast.expr) -> bool:
+    """A norm taken per row (``x.norm(dim=-1)``, ``torch.linalg.vector_norm(x, dim=-1)``), through the casts and
+    clamps around it (``.float()``, ``.clamp_min(eps)``)."""
+    return _norm_of(node) is not None
 
 
 def _const_axis(e: ast.expr | None) -> int | None:
@@ -392,6 +392,11 @@ def _einsum_token_letter(sub: str) -> str | None:
 
 def _mentions(e: ast.expr, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(e))
+
+
+def _queries_only(t: set[str]) -> bool:
+    """Tags of the queries alone (their rows, their Gram matrix): no keys, attention or values in them."""
+    return "Q" in t and not t & {"K", "A", "V"}
 
 
 def _splice(parts: ast.List | ast.Tuple) -> bool:
@@ -896,8 +901,11 @@ class FeatureTagger(ast.NodeVisitor):
                 return lt | {"SQ"}  # squared entries, summed: a norm written by hand ((x - mean) ** 2: a variance)
             if "A" in lt:
                 return lt | {"CSQ"}  # (a - a.mean()) ** 2: attention's squared deviations, a variance once averaged
-        factor = self._literal(node.left) if self._literal(node.left) is not None else self._literal(node.right)
-        if isinstance(node.op, ast.Mult) and "S" in (lt | rt) and factor is not None and not any(
+        factor = None
+        if isinstance(node.op, ast.Mult) and "S" in (lt | rt):
+            factor = self._literal(node.left)
+            factor = self._literal(node.right) if factor is None else factor
+        if factor is not None and not any(
                 isinstance(x, ast.Call) and callee(x.func)[0] in ("float", "int", "item")
                 for x in (node.left, node.right)) and not (abs(factor) >= 1e3 or 0 < abs(factor) <= 1e-4):
             # the state scaled; a scalar taken out of it (float(s[h])) is not, nor a tier lifted by 1e6 or a
@@ -976,8 +984,7 @@ class FeatureTagger(ast.NodeVisitor):
                                                                    "query_positions")
                        or isinstance(x, ast.Subscript) and isinstance(x.value, ast.Attribute) and
                        x.value.attr == "shape" and (isinstance(x.slice, ast.Constant) and x.slice.value == 0 or
-                                                    "Q" in self.tag(x.value.value) and
-                                                    not self.tag(x.value.value) & {"K", "A", "V"})
+                                                    _queries_only(self.tag(x.value.value)))
                        for x in ast.walk(n))
 
     def _step_compare(self, node: ast.Call, receiver: ast.expr | None) -> ast.Compare | None:
