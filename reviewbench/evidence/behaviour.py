@@ -116,6 +116,19 @@ class HeadRoles(_Closed):
     summary: str
 
 
+class Allocation(_Closed):
+    """How the method shares its budget out, read off its kept sets: whether the heads of a call keep different
+    numbers of tokens, and whether the layers of one prompt do. Measured, so a description that says budgets vary
+    across heads or layers can be checked against what the method keeps in any idiom (``flags.misstated``)."""
+
+    source: Literal["benchmark", "bank"]
+    head_views: int  # (budget, view) calls with two heads or more, not every head keeping every token
+    head_uneven: int  # of those, calls whose heads keep different numbers of tokens
+    layer_groups: int  # (budget, prompt) groups with two layers or more, not every layer keeping every token
+    layer_uneven: int  # of those, groups whose layers keep different numbers of tokens
+    summary: str
+
+
 class BehaviourEvidence(_Closed):
     matches: list[BehaviourMatch]  # from ``source``: the benchmark's scored calls when measured, else the bank
     errors: dict[str, str]
@@ -129,6 +142,7 @@ class BehaviourEvidence(_Closed):
     bank_budgets: list[float] = []
     divergence: BehaviourDivergence | None = None
     head_roles: list[HeadRoles] = []  # per source measured (the scored calls first)
+    allocation: list[Allocation] = []  # per source measured (the scored calls first)
 
 
 # --- the measures ------------------------------------------------------------------------------------------------
@@ -278,6 +292,35 @@ def head_roles(b: Behaviour, source: Literal["benchmark", "bank"]) -> HeadRoles:
                f"stream on average")
     return HeadRoles(source=source, views=len(split), split_share=round(share, 3), streaming_heads=round(streaming, 3),
                      summary=summary)
+
+
+def _prompt_layer(view: str) -> tuple[str, str]:
+    """A view's prompt (or hidden item) and layer: the bank names views "p0/L13", the scored calls "item|layer"."""
+    head, sep, tail = view.rpartition("|")
+    if not sep:
+        head, sep, tail = view.rpartition("/")
+    return head, tail
+
+
+def allocation(b: Behaviour, source: Literal["benchmark", "bank"]) -> Allocation:
+    """``Allocation`` of one behaviour: per (budget, view), whether its heads keep different numbers of tokens;
+    per (budget, prompt), whether its layers do. A call where every head keeps every token says nothing."""
+    head_views = head_uneven = 0
+    per_prompt: dict[tuple[str, str], list[tuple[int, bool]]] = {}
+    for (budget, view), m in b.masks.items():
+        counts = m.sum(axis=1)
+        partial = int(counts.min()) < int(m.shape[1])
+        if len(counts) >= 2 and partial:
+            head_views += 1
+            head_uneven += int(counts.min() != counts.max())
+        prompt, _ = _prompt_layer(view)
+        per_prompt.setdefault((budget, prompt), []).append((int(counts.sum()), partial))
+    groups = [[n for n, _ in c] for c in per_prompt.values() if len(c) >= 2 and any(p for _, p in c)]
+    layer_uneven = sum(1 for c in groups if min(c) != max(c))
+    summary = (f"heads keep different numbers of tokens in {head_uneven} of {head_views} calls; layers keep "
+               f"different numbers in {layer_uneven} of {len(groups)} (budget, prompt) groups")
+    return Allocation(source=source, head_views=head_views, head_uneven=head_uneven, layer_groups=len(groups),
+                      layer_uneven=layer_uneven, summary=summary)
 
 
 def _pair_jaccard(a: np.ndarray, b: np.ndarray, a_law: bool, b_law: bool) -> np.ndarray:
@@ -594,13 +637,15 @@ def behaviour_evidence(candidate_dir: Path, earlier: dict[str, Path], top: int =
     refs = {label: list(specs) for label, specs in reference_families().items()} | {k: [v] for k, v in earlier_specs.items()}
     bank_all = compare(merged, cand, refs) if cand in merged["kept"] else []
     probes = candidate_probes(merged, cand)
-    bank_roles = [head_roles(Behaviour(merged["kept"][cand], merged["views"], budgets), "bank")] \
-        if cand in merged["kept"] else []
+    bank_me = Behaviour(merged["kept"][cand], merged["views"], budgets) if cand in merged["kept"] else None
+    bank_roles = [head_roles(bank_me, "bank")] if bank_me is not None else []
+    bank_alloc = [allocation(bank_me, "bank")] if bank_me is not None else []
     measured = _scored_behaviours(scored, merged, cand, earlier_specs, errors) if scored is not None else None
     if measured is None:
         return BehaviourEvidence(matches=bank_all[:top], errors=errors, budgets=budgets,
                                  bank_version=result["bank_version"], probes=probes, bank=bank_words(),
-                                 where=f"the behaviour bank ({bank_words()})", head_roles=bank_roles)
+                                 where=f"the behaviour bank ({bank_words()})", head_roles=bank_roles,
+                                 allocation=bank_alloc)
     me, scored_refs, board_budgets = measured
     on_board = compare_behaviours(me, scored_refs)
     n_items = len({v.rpartition("|")[0] for v in me.views})
@@ -612,4 +657,5 @@ def behaviour_evidence(candidate_dir: Path, earlier: dict[str, Path], top: int =
                                    f"layers at the board's budgets",
                              bank_matches=bank_all[:top], bank_budgets=budgets,
                              divergence=divergence(on_board, bank_all, same, related),
-                             head_roles=[head_roles(me, "benchmark"), *bank_roles])
+                             head_roles=[head_roles(me, "benchmark"), *bank_roles],
+                             allocation=[allocation(me, "benchmark"), *bank_alloc])

@@ -294,16 +294,38 @@ CONCEPTS: list[Concept] = [
        ["per layer budget*", "layer wise budget*", "layerwise budget*",
         "budget* that|which vary|varies|differ|differs|fall|falls|shrink|shrinks|grow|grows by|across|with ~ "
         "layer*|depth", "budget* vary|varies|differ|differs|fall|falls|shrink|shrinks|grow|grows by|across|with ~ "
-        "layer*|depth", "fewer tokens in deeper layers", "deeper layers keep fewer"],
+        "layer*|depth", "fewer tokens in deeper layers", "deeper layers keep fewer",
+        "different|unequal|varying|variable|uneven number*|count*|share*|budget*|rate*|ratio* per|across|between|among ~ "
+        "layer*", "variable|adaptive|uneven|nonuniform compression rate*|ratio*|budget* per|across|for ~ layer*",
+        "layers ~ keep|retain|hold|get|receive ~ different|unequal|"
+        "varying|more|fewer"],
        "layer_budget pyramid", "", "a budget computed per layer", budget=True),
     _c("per-head budgets",
        ["head wise budget*", "headwise budget*", "per head budget*",
         "budget* that|which vary|varies|differ|differs by|across heads",
         "budget* vary|varies|differ|differs by|across heads",
-        "adaptive|allocat* ~ per|across|over|between heads", "adaptive|allocat* ~ per|across|over|between kv heads"],
+        "adaptive|allocat* ~ per|across|over|between heads", "adaptive|allocat* ~ per|across|over|between kv heads",
+        "different|unequal|varying|variable|uneven number*|count*|share*|budget*|rate*|ratio* per|across|between|among ~ "
+        "head*", "variable|adaptive|uneven|nonuniform compression rate*|ratio*|budget* per|across|for ~ head*",
+        "rank*|select*|chosen|compet* jointly|together across|over|among ~ head*",
+        "head s budget*|share*|quota*|allocation*", "heads ~ keep|retain|hold|get|receive ~ different|unequal|"
+        "varying|more|fewer"],
        "head_budget", "", "a budget computed per head", budget=True),
 ]
 BY_LABEL = {c.label: c for c in CONCEPTS}
+
+# A budget concept stated as varying (across heads or layers), not only applied per head or layer: "a per-layer budget,
+# no global threshold" applies one budget in each layer, "per-head budgets proportional to entropy" shares it out
+_VARIES = re.compile(r"(?<![a-z0-9])(?:var(?:y|ies|ying|iable)|differ\w*|adaptive\w*|allocat\w*|uneven\w*|unequal\w*|"
+                     r"non ?uniform\w*|dynamic\w*|proportion\w*|jointly|together|more|fewer|larger|smaller|"
+                     r"redistribut\w*|rebalanc\w*|shares? out|shared out|shrink\w*|grows?|falls?|decreas\w*|"
+                     r"increas\w*)(?![a-z0-9])")
+
+
+def states_variation(sentence: str) -> bool:
+    """Whether a sentence stating a budget concept says the budget varies (across heads or layers): what a measured
+    allocation can contradict."""
+    return bool(_VARIES.search(normalise(sentence)))
 
 
 # --- what the description says the method does NOT read (a denial), against a score that reads it ---------------
@@ -429,7 +451,9 @@ OTHER_WORK = re.compile(
     r"conventional|traditional|recent|known|published|competing|alternative)\s+(?:work|works|methods?|approaches|"
     r"papers?|systems|techniques|schemes|baselines?|designs|evictors|policies)\b|\bet al\b|"
     r"\bthe literature\b|\bbaselines?\b|\[\d+\]|\((?:[^()]*,\s*)?(?:19|20)\d\d\)|\barxiv\b|\bmethods (?:that|which)\b"
-    r"|\bapproaches (?:that|which)\b|\bsystems (?:that|which)\b", re.I)
+    r"|\bapproaches (?:that|which)\b|\bsystems (?:that|which)\b"
+    # "entropy has been used before for budget allocation": what others did, said in the passive
+    r"|\b(?:has|have|had) been (?:\w+ )?(?:used|proposed|applied|explored|studied|introduced|tried|done)\b", re.I)
 CONTRAST = re.compile(r"\b(unlike|in contrast|contrary to|as opposed to|compared (?:to|with)|versus|vs|whereas"
                       r"|than)\b", re.I)
 OURS = re.compile(r"\b(we|our|ours|us|this method|this work|the method|here|itself)\b", re.I)
@@ -447,6 +471,10 @@ INTERPRETIVE = re.compile(
     r"reflect|track)|aims?|goals?|objectives?|so that|in order to|hypothes\w*|conjectur\w*|sense of|flavou?r of|"
     r"kind of|sort of|cheap(?:er)? version|cheaper|because|since|given that|due to|tends? to|typically|usually|"
     r"often|generally|empirically|observ\w*|well-known|is known|are known|resembles|mirrors|reflects)\b", re.I)
+# the mention as the subject of what others did: "entropy has been used before", "clustering was proposed by"
+_USED_BEFORE = re.compile(r"\W*(?:[\w-]+\s+){0,3}?(?:has|have|had|was|were)\s+(?:been\s+)?(?:\w+\s+)?(?:used|proposed|"
+                          r"applied|explored|studied|introduced|tried)\s+(?:before|previously|earlier|already|by|in\s+"
+                          r"(?:prior|previous|earlier|related)|elsewhere)\b", re.I)
 _HARD = re.compile(r"[;:\u2014]|\s-\s")
 CONNECTOR = re.compile(r"\b(by|with|using|via|through)\b", re.I)
 
@@ -511,6 +539,8 @@ def stated(sentence: str, mention: Mention, own_names: tuple[str, ...] = ()) -> 
     others += [m.end() for m in OTHER_WORK.finditer(part)] + [m.end() for m in CONTRAST.finditer(part)]
     if others and not OURS.search(part[max(others):]):
         return False, "another work's mechanism, or a contrast"
+    if _USED_BEFORE.match(after):
+        return False, "another work's mechanism, or a contrast"  # "entropy has been used before for ..."
     return True, ""
 
 

@@ -25,9 +25,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from reviewbench.description import parse_description
-from reviewbench.evidence.behaviour import BehaviourMatch
+from reviewbench.evidence.behaviour import Allocation, BehaviourMatch
 from reviewbench.evidence.computation import called_names, computation
-from reviewbench.evidence.stated import BY_LABEL, QUERY_CHOICE, denials, denied, mentions, stated, structures
+from reviewbench.evidence.stated import (BY_LABEL, QUERY_CHOICE, denials, denied, mentions, stated, states_variation,
+                                         structures)
 from reviewbench.rubric import EvidenceRules
 from reviewbench.verdict import FlagClaim
 
@@ -44,6 +45,7 @@ class Misstatement:
     needs: str = ""  # the operation the mechanism requires, in words
     phrase: str = ""  # the words that state it
     absent: bool = True  # no operation called and no shape of the code could compute it (strict but for the section)
+    summary: bool = False  # stated in the Method summary (not the Idea alone)
 
 
 def _line_of(text: str, sentence: str) -> int:
@@ -102,7 +104,7 @@ def misstatements(description: str, method_src: str) -> list[Misstatement]:
             prev = found.get(c.label)
             if prev is None or (strict and not prev.strict):
                 found[c.label] = Misstatement(c.label, sent.strip(), _line_of(description, sent.strip()), strict,
-                                              c.needs, m.text, absent)
+                                              c.needs, m.text, absent, key == "method_summary")
     # a mechanism the data flow shows for any concept stated alongside is not contradicted by its siblings
     return list(found.values())
 
@@ -180,11 +182,35 @@ def _same_baseline_lacking(mechanism: str, behaviour: Sequence[BehaviourMatch], 
     return None
 
 
+# the fewest measured calls (or prompt groups) with one allocation that may contradict a stated variation: fixed from
+# what a measurement is (one call can be a coincidence of one prompt), not from any case
+ALLOCATION_MIN_CALLS = 4
+_ALLOCATED = {"per-head budgets": "heads", "per-layer budgets": "layers"}
+
+
+def _uniform_allocation(m: Misstatement, allocation: Sequence[Allocation]) -> str | None:
+    """Where the Method summary says budgets vary across heads (or layers) and every measured source shows the
+    method's heads (layers) keeping the same number of tokens in every call (prompt) it measured, at least
+    ``ALLOCATION_MIN_CALLS`` of them: what it keeps contradicts the words, in any idiom. The measurement, in words."""
+    axis = _ALLOCATED.get(m.mechanism)
+    if axis is None or not m.summary or not states_variation(m.sentence):
+        return None
+    seen = [(a.source, a.head_views if axis == "heads" else a.layer_groups,
+             a.head_uneven if axis == "heads" else a.layer_uneven) for a in allocation]
+    seen = [x for x in seen if x[1] >= ALLOCATION_MIN_CALLS]
+    if not seen or any(uneven for _, _, uneven in seen):
+        return None
+    where = " and ".join(f"{n} {'calls' if axis == 'heads' else '(budget, prompt) groups'} on the "
+                         f"{'scored calls' if src == 'benchmark' else 'behaviour bank'}" for src, n, _ in seen)
+    return f"its {axis} keep the same number of tokens in every one of {where}"
+
+
 def misstated_flags(description: str, method_src: str, behaviour: Sequence[BehaviourMatch] = (),
-                    rules: EvidenceRules | None = None) -> list[FlagClaim]:
-    """One MISSTATED_METHOD candidate per stated mechanism the code lacks, proofs first (a proof when strict or
-    when the method behaves as a baseline whose rule lacks the mechanism too); each quotes its sentence and names
-    the operation the mechanism needs."""
+                    rules: EvidenceRules | None = None, allocation: Sequence[Allocation] = ()) -> list[FlagClaim]:
+    """One MISSTATED_METHOD candidate per stated mechanism the code lacks, proofs first (a proof when strict, when
+    the method behaves as a baseline whose rule lacks the mechanism too, or when budgets said to vary across heads
+    or layers are the same in every measured call); each quotes its sentence and names the operation the mechanism
+    needs."""
     found = misstatements(description, method_src)
     denied_ = contradicted_denials(description, method_src)
     if not found and not denied_:
@@ -213,13 +239,16 @@ def misstated_flags(description: str, method_src: str, behaviour: Sequence[Behav
         base = _same_baseline_lacking(m.mechanism, behaviour, rules,
                                       rules.behaviour_same if m.absent else rules.behaviour_identical)
         same = [b for b in behaviour if base and b.reference.split(":", 1)[-1].split("?")[0] == base]
-        proof = m.strict or base is not None
+        uniform = _uniform_allocation(m, allocation)
+        proof = m.strict or base is not None or uniform is not None
         why = (f"the description states {m.mechanism} (DESCRIPTION.md:{m.line}: \"{m.phrase}\"), which the code does "
                f"not compute: it requires {m.needs}, and no such operation is in method.py; it computes {computes} "
                f"({code_quote})")
         if base:
             why += f"; and it keeps the same tokens as the baseline {base} (Jaccard {same[0].jaccard:.2f})"
-        if not m.strict:
+        if uniform:
+            why += f"; and what it keeps shows none: {uniform}"
+        elif not m.strict:
             why += ("; stated in the Idea only, or some operation it calls could compute it, or words alone cannot "
                     "show it in code, so a judge must confirm")
         out.append(FlagClaim(flag="MISSTATED_METHOD", quote=m.sentence[:300], location=f"DESCRIPTION.md:{m.line}",

@@ -123,7 +123,8 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
             flags = [f for f in flags if f.flag != "UNDISCLOSED_PRIOR_ART"] + roles
         elif not any(f.flag == "UNDISCLOSED_PRIOR_ART" for f in flags):
             flags += roles
-    flags += misstated_flags(desc, b.method.source, matches, ctx.rubric.evidence)
+    flags += misstated_flags(desc, b.method.source, matches, ctx.rubric.evidence,
+                             behaviour.allocation if behaviour is not None else ())
     flags += evasion_flags(behaviour, class_line, desc)
     for c in citations:
         if c.status in ("not_found", "wrong_metadata"):
@@ -141,6 +142,7 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
             digest.append("nearest by behaviour on the review's bank (second source): " + ", ".join(
                 f"{m.reference} Jaccard {m.jaccard:.2f}" for m in behaviour.bank_matches[:3]))
         digest += [f"head roles ({r.source}): {r.summary}" for r in behaviour.head_roles if r.split_share]
+        digest += [f"budget allocation ({a.source}): {a.summary}" for a in behaviour.allocation]
         if behaviour.divergence is not None:
             digest.append(f"bank vs scored calls: {behaviour.divergence.summary}")
     digest.append("nearest by code (token and operation fingerprints, incl. the baselines' public code): " + ", ".join(
