@@ -26,7 +26,8 @@ from reviewbench.logs.events import ParseStats
 from reviewbench.logs.reader import raw_lines
 from reviewbench.logs import rules
 from reviewbench.logs.rules import Auditor
-from reviewbench.logs.static.common import _B64, _HEREDOC, _HEX_RUN, b64_runs, hex_run
+from reviewbench.logs.static.common import (_B64, _HEREDOC, _HEX_ESC, _HEX_RUN, _b64_candidate, b64_runs,
+                                           has_payload, hex_run)
 from reviewbench.logs.synth import ClaudeSession, Step
 
 HOME = "/arena/agents/agent1"
@@ -240,6 +241,51 @@ def test_runs_found_by_translation_are_those_the_patterns_find():
         assert list(b64_runs(t)) == [m.group(0) for m in _B64.finditer(t)], t
 
 
+def _has_payload_before(text: str) -> bool:
+    """``has_payload`` before hex runs were looked for in the base64 runs only (the reference)."""
+    if not text.islower() and any(_b64_candidate(run) for run in b64_runs(text)):
+        return True
+    return bool(_HEX_RUN.search(text)) or ("\\x" in text and bool(_HEX_ESC.search(text)))
+
+
+def _payload_pieces_before(literals: list[str]) -> bool:
+    text = "\n".join(literals)
+    for piece in b64_runs(text):
+        if not (piece.islower() or piece.isupper()) and static_python._B64_STRICT.fullmatch(piece) \
+                and not static_python._IDENTIFIER.fullmatch(piece):
+            return True
+    return bool(_HEX_RUN.search(text)) or ("\\x" in text and bool(_HEX_ESC.search(text)))
+
+
+def test_payload_tests_find_hex_runs_in_base64_runs_as_the_whole_text_did():
+    """A hex run hides in a lower-case text, next to "=", "/" or "+", in a run of other base64 characters, or
+    split by a character of neither alphabet: the same answers as the scans of the whole text."""
+    rng = random.Random(77)
+    alphabet = "0123456789abcdefABCDEF" * 3 + "gxZQ+/=.-_ \n\\\u00e9"
+    for _ in range(60_000):
+        s = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        if rng.random() < 0.2:
+            s = s.lower()
+        assert has_payload(s) == _has_payload_before(s), s
+        lits = s.split(" ")
+        assert static_python._payload_pieces(lits) == _payload_pieces_before(lits), s
+
+
+def test_code_words_found_through_probes_are_the_words_themselves():
+    """``_has_code_word`` scans for probes first: every word is looked for alone or under a probe it holds, and
+    the answer is ``any(word in text)`` on texts holding each word, its probe alone, or pieces of words."""
+    words = static_python._PY_CODE_WORDS
+    alone, groups = static_python._CODE_WORDS_ALONE, static_python._CODE_WORD_PROBES
+    for w in words:
+        assert any(o in w for o in alone) or any(o in w for _, held in groups for o in held), w
+    assert all(probe in w for probe, held in groups for w in held)
+    rng = random.Random(5)
+    pieces = [*words, *(p for p, _ in groups), *(w[:-1] for w in words), *(w[1:] for w in words), " ", "x", "\n"]
+    for _ in range(20_000):
+        s = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 4)))
+        assert static_python._has_code_word(s) == any(w in s for w in words), s
+
+
 def test_absolute_path_pattern_finds_what_the_lookbehind_first_pattern_found():
     """``rules._ABS_PATH`` starts with the "/" (searched for fast) and tests the character before it after; the
     pattern it replaces started with that test (tried at every position): the same matches."""
@@ -380,3 +426,15 @@ def test_near_protected_keeps_only_what_the_rules_decide():
         state = rng.choice([st, None])
         assert auditor.near_protected(path, agent, state) == _near_protected_uncached(auditor, path, agent, state), \
             (path, agent)
+
+
+def test_a_call_key_tells_apart_what_the_log_tells_apart():
+    """Copies with their input's keys in another order share a key; values equal in Python but not in the log
+    (1, 1.0, True; "1" and 1) do not; a list among the values falls back to the sorted JSON."""
+    from reviewbench.logs.claude import _call_key
+    assert _call_key("Bash", {"command": "ls", "timeout": 5}) == _call_key("Bash", {"timeout": 5, "command": "ls"})
+    keys = {_call_key("X", {"a": v, "b": "s"}) for v in (1, 1.0, True, "1", None, 0, False, 0.0)}
+    assert len(keys) == 8
+    assert _call_key("X", {"a": 1}) != _call_key("Y", {"a": 1})
+    assert _call_key("X", {"a": [1, 2]}) == _call_key("X", {"a": [1, 2]}) != _call_key("X", {"a": [2, 1]})
+    assert _call_key("X", {"a": 1, "b": 2}) != _call_key("X", {"a": 2, "b": 1})

@@ -126,11 +126,11 @@ def _whole(line: bytes) -> bool:
 
 def _call_key(name: str, inp: object) -> int:
     """A tool call's content, for telling a copy from an edit: its input's items as a set when they are all
-    hashable (the usual flat input: no serialising of a script written whole), with their types (1, 1.0 and True
-    are equal in Python, not in the log), else its sorted JSON."""
+    hashable (the usual flat input: no serialising of a script written whole), each with its value's type (1, 1.0
+    and True are equal in Python, not in the log; paired in C, no generator), else its sorted JSON."""
     if isinstance(inp, dict):
         try:
-            return hash((name, frozenset(inp.items()), frozenset((k, type(v)) for k, v in inp.items())))
+            return hash((name, frozenset(zip(inp.items(), map(type, inp.values())))))
         except TypeError:  # a list or an object among the values
             pass
     return hash((name, orjson.dumps(inp, option=orjson.OPT_SORT_KEYS)))

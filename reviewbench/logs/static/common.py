@@ -385,10 +385,16 @@ def b64_runs(text: str) -> Iterator[str]:
 
 
 def has_payload(text: str) -> bool:
-    """Whether ``text`` may hold a base64/hex payload (``decode_payloads`` decides); cheap on plain commands."""
-    if not text.islower() and any(_b64_candidate(run) for run in b64_runs(text)):
-        return True
-    return hex_run(text) or ("\\x" in text and bool(_HEX_ESC.search(text)))
+    """Whether ``text`` may hold a base64/hex payload (``decode_payloads`` decides); cheap on plain commands.
+    Hex digits are of the base64 alphabet, so a hex run lies in one of the base64 runs of 16 characters or more:
+    looked for there (one mapping of the text, not two; most texts have no such run)."""
+    b64 = not text.islower()
+    for run in b64_runs(text):
+        if b64 and _b64_candidate(run):
+            return True
+        if len(run) >= 16 and hex_run(run):
+            return True
+    return "\\x" in text and bool(_HEX_ESC.search(text))
 
 
 
