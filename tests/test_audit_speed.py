@@ -438,3 +438,14 @@ def test_a_call_key_tells_apart_what_the_log_tells_apart():
     assert _call_key("X", {"a": 1}) != _call_key("Y", {"a": 1})
     assert _call_key("X", {"a": [1, 2]}) == _call_key("X", {"a": [1, 2]}) != _call_key("X", {"a": [2, 1]})
     assert _call_key("X", {"a": 1, "b": 2}) != _call_key("X", {"a": 2, "b": 1})
+
+
+def test_the_python_word_pattern_finds_what_the_word_loop_found():
+    """``rules._PYTHON_WORD`` on the command's text against its words' ``startswith`` (blanks of every kind
+    ``str.split`` splits on: tabs, newlines, no-break and other Unicode spaces, file separators)."""
+    rng = random.Random(59)
+    pieces = ["python", "ipython", "pypy", "py", "thon", "x", "3", " ", "\t", "\n", "\u00a0", "\u2028", "\x1c",
+              "\x85", "\u3000", "\u200b", "/", "=", "-", "i"]
+    for _ in range(40_000):
+        s = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        assert (rules._PYTHON_WORD.search(s) is not None) == any(w.startswith(rules._PYTHONS) for w in s.split()), s

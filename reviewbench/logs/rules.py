@@ -157,6 +157,9 @@ _TRIGGER_SET = frozenset({"curl", "wget", "aria2c", "http", "https", "httpie", "
                           "source", "ln", "base64", "xxd", "R", "Rscript", *SHELLS,
                           *(k for k in RUNTIMES if len(k) > 1)})
 _PYTHONS = ("python", "ipython", "pypy")
+# a word of a command that starts with one of them: ``any(w.startswith(_PYTHONS) for w in text.split())`` in one
+# search (``\\s`` and ``str.split`` share the one list of blanks)
+_PYTHON_WORD = re.compile(r"(?<!\S)(?:python|ipython|pypy)")
 # a program piped into Python, alone on its line (after at most a cd to an absolute path): see _heredoc_matters
 _PY_HEREDOC = re.compile(r"((?:cd (/[\w./-]*) && )?python3? -) <<(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\3\n")
 _COMMAND_STARTS = re.compile(r"[;&|()\n]+")
@@ -235,7 +238,12 @@ def _written_inert(paths: Iterable[str], cwds: Iterable[str | None], st: AgentSt
     for path in paths:
         code = st.files.get(path)
         if code is not None:
-            inert = all(inert_verdict(code, cwd, rel, path, st.changes.get(path)) for cwd in cwds)
+            changed = st.changes.get(path)
+            inert = True
+            for cwd in cwds:  # (a loop, not ``all`` over a generator: this runs at each ``python x.py``)
+                if not inert_verdict(code, cwd, rel, path, changed):
+                    inert = False
+                    break
             st.judged(path, code)
             if not inert:
                 return False
@@ -542,11 +550,12 @@ class Auditor:
             return True  # (str "in" tests: a regex alternation costs several times more per command)
         if ". " in cmd and _SOURCE_DOT.search(cmd):
             return True
-        words = cmd.replace("/", " ").replace(";", " ").replace("(", " ").replace(")", " ").replace(
-            "|", " ").replace("&", " ").replace("=", " ").split()
+        flat = cmd.replace("/", " ").replace(";", " ").replace("(", " ").replace(")", " ").replace(
+            "|", " ").replace("&", " ").replace("=", " ")
+        words = flat.split()
         if not _TRIGGER_SET.isdisjoint(words):
             return True
-        python = ("python" in cmd or "pypy" in cmd) and any(w.startswith(_PYTHONS) for w in words)
+        python = ("python" in cmd or "pypy" in cmd) and _PYTHON_WORD.search(flat) is not None
         if python and "-c" in cmd:  # python -c CODE
             return True
         if st.basenames and not st.basenames.isdisjoint(words) and (python or self._runs_a_written_file(cmd, st)):

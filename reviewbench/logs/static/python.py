@@ -11,6 +11,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import filterfalse
 from typing import Literal
 
 from reviewbench.logs.static.common import (analyse_shell, Access, Facts, HARNESS_MODULES, HF_PY_CALLS, MAX_DEPTH, URL_RE,
@@ -379,7 +380,8 @@ def _python_inert(code: str, cwd: str | None, relevant: Callable[[str], bool] | 
         return False
     lines = code.split("\n")
     kept = True
-    new = set(lines) if known is None else set(lines).difference(known)
+    # (the lines not known, filtered in C: no set of all the lines first)
+    new = set(lines) if known is None else set(filterfalse(known.__contains__, lines))
     if new:  # (never empty when nothing is known: a split gives one line at least)
         verdict = _lines_inert("\n".join(new), cwd, relevant, anchors)
         if verdict is None:
@@ -448,7 +450,7 @@ def _edited_inert(prev: str, code: str, cwd: str | None, relevant: Callable[[str
     lines = seg.split("\n")
     kept = True
     if not known.issuperset(lines):
-        new = set(lines).difference(known)
+        new = set(filterfalse(known.__contains__, lines))
         verdict = _lines_inert("\n".join(new), cwd, relevant, anchors)
         if verdict is None:
             return _whole_inert(code, cwd, relevant)
