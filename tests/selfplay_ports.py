@@ -4924,3 +4924,778 @@ PORTS["AhaKV (round 13)"] = HEAD + '''class Thermostat(EvictionMethod):
         worth = worth.masked_fill(newest, float("inf"))
         return Keep.from_topk(worth, B, view.valid)
 '''
+
+# --- round 14 (fifteen mainstream papers, among them the shipped baselines, written as a capable cheating agent
+# writes them: themed names, restructured computation, numpy round-trips, losses, deques, convolutions as
+# products, hyper-parameters moved and one small own touch each; blind to the reader) ---------------------------
+
+
+# SnapKV (board A, prefill, query-aware): the last 24 prompt rows' attention (causal), summed over the rows, averaged
+# over each KV head's query heads, max-pooled with kernel 5, the rows' own entries kept, top of the rest per head.
+# Idioms: the logits as a grouped 1x1 F.conv1d (keys as a signal of D*H_kv channels, the queries as filters), the
+# softmax in base 2 (torch.exp2 after multiplying by log2(e)), the group mean by torch.segment_reduce, the pooling in
+# numpy by sliding_window_view over an -inf padded copy, per-head selection by np.argpartition. Own touch: the first
+# entry is kept too. Disguise: "aperture", "plate", "exposure", "halo".
+PORTS["SnapKV (round 14)"] = HEAD + '''import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+
+def _plate_response(lens, plate, scale):
+    """Each lens row developed against every plate column: one grouped 1x1 convolution over the plate's channels."""
+    h_kv, t, d = plate.shape
+    film = plate.float().permute(0, 2, 1).reshape(1, h_kv * d, t)
+    taps = lens.float().reshape(-1, d, 1)
+    return F.conv1d(film, taps, groups=h_kv)[0].view(lens.shape[0], lens.shape[1], t) * scale
+
+
+def _develop(z):
+    """Base-2 normalisation of the exposures along the plate (a row that sees nothing stays dark)."""
+    z = z * math.log2(math.e)
+    top = z.amax(dim=-1, keepdim=True).clamp_min(-1e30)
+    e = torch.exp2(z - top)
+    return e / e.sum(dim=-1, keepdim=True).clamp_min(1e-30)
+
+
+class Aperture(EvictionMethod):
+    """A short exposure through the prompt's final rows: the bright columns of the plate, with their halo, survive
+    development; the exposure rows themselves and the lens cap are never scraped off."""
+
+    name = "aperture"
+    query_window = 24
+    halo = 5
+
+    def _brightness(self, view):
+        g = view.model.group_size
+        h_kv, t = view.n_kv_heads, view.n_tokens
+        z = _plate_response(view.queries, view.keys, view.model.scale)                 # (H_q, N, T)
+        hidden = view.positions[:, None, :] > view.query_positions.view(1, -1, 1)      # (H_kv, N, T)
+        hidden = hidden | ~view.valid_mask()[:, None, :]
+        hidden = hidden.unsqueeze(1).expand(h_kv, g, hidden.shape[1], t).reshape(z.shape)
+        glow = _develop(z.masked_fill(hidden, float("-inf"))).sum(dim=1)              # (H_q, T)
+        lengths = torch.full((h_kv,), g, dtype=torch.long, device=glow.device)
+        return torch.segment_reduce(glow, "mean", lengths=lengths, axis=0)             # (H_kv, T)
+
+    def _with_halo(self, glow):
+        r = self.halo // 2
+        arr = np.pad(glow.detach().double().cpu().numpy(), ((0, 0), (r, r)), constant_values=-np.inf)
+        return sliding_window_view(arr, self.halo, axis=-1).max(axis=-1)
+
+    def select(self, view: LayerView) -> Keep:
+        if view.queries is None or view.query_positions is None or view.budget >= view.n_tokens:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        live = view.valid_mask().cpu().numpy()
+        lit = self._with_halo(self._brightness(view))
+        pos = view.positions.cpu().numpy()
+        lit[pos >= int(view.query_positions.min())] = np.inf
+        lit[:, 0] = np.inf
+        lit[~live] = -np.inf
+        out = []
+        for h in range(view.n_kv_heads):
+            m = int(min(view.budget, live[h].sum()))
+            pick = np.argpartition(-lit[h], m - 1)[:m] if m else np.zeros(0, dtype=np.int64)
+            out.append(torch.from_numpy(np.sort(pick).astype(np.int64)).to(view.keys.device))
+        return Keep(tuple(out))
+'''
+
+
+# PyramidKV (board A, prefill, query-aware): a per-layer budget decreasing linearly with depth (the official
+# KVCache-Factory schedule: free part C = budget - window, min = C / beta, max = 2C - min, clipped to the prefix),
+# SnapKV's window attention (avg-pooled) inside each layer. Idioms: the schedule by np.interp over the depth, the
+# group mean by F.adaptive_avg_pool1d over the query-head axis, the pooling as im2col (F.unfold with a 1 x k kernel)
+# then a mean, per-head topk(sorted=False). Hyper-parameters: window 48, beta 16, kernel 9. Own touch: the free part
+# of every layer's budget rounded down to a multiple of 4. Disguise: "strata", "sediment", "grain".
+PORTS["PyramidKV (round 14)"] = HEAD + '''import numpy as np
+
+
+class Strata(EvictionMethod):
+    """Sediment settles thickest at the bottom: lower beds hold more, upper beds less, the mean preserved. Inside a
+    bed, the prompt's last rows decide which grains stay, read through a soft sieve."""
+
+    name = "strata"
+    query_window = 48
+    slope = 16
+    grain = 9
+    align = 4
+
+    def layer_budgets(self, mean_budget, n_tokens, model):
+        depth = len(model.attention_layers)
+        lens = min(self.query_window, mean_budget)
+        free = mean_budget - lens
+        thin = free / self.slope
+        thick = 2 * free - thin
+        if thick >= n_tokens - lens:
+            thick = n_tokens - lens
+            thin = 2 * free - thick
+        beds = np.interp(np.arange(depth), [0, max(1, depth - 1)], [thick, thin])
+        beds = np.floor(beds / self.align) * self.align + lens
+        out = [int(max(1, min(b, n_tokens))) for b in beds]
+        return out if sum(out) <= mean_budget * depth else None
+
+    def _grains(self, view):
+        sheet = view.attention().sum(dim=1)                                               # (H_q, T)
+        merged = F.adaptive_avg_pool1d(sheet.t().unsqueeze(1), view.n_kv_heads).squeeze(1).t()   # (H_kv, T)
+        cols = F.unfold(merged[:, None, None, :], kernel_size=(1, self.grain), padding=(0, self.grain // 2))
+        return cols.mean(dim=1)                                                           # (H_kv, T)
+
+    def select(self, view: LayerView) -> Keep:
+        if view.queries is None or view.query_positions is None or view.budget >= view.n_tokens:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        live = view.valid_mask()
+        grains = self._grains(view)
+        grains = grains.masked_fill(view.positions >= view.query_positions.min(), float("inf"))
+        grains = grains.masked_fill(~live, float("-inf"))
+        room = live.sum(dim=-1).clamp(max=view.budget)
+        out = []
+        for h in range(view.n_kv_heads):
+            picked = grains[h].topk(int(room[h]), sorted=False).indices
+            out.append(picked.sort().values)
+        return Keep(tuple(out))
+'''
+
+
+# Ada-KV (board A, prefill, query-aware; over SnapKV scores): every head first gets its observation window plus a
+# safeguard floor of alpha x budget, the rest of the layer's budget goes to the best (head, token) pairs anywhere in the
+# layer, so heads end with different lengths. Idioms: the smoothing as a spectral product (torch.fft.rfft / irfft with
+# zero padding, a centred linear filter), the floor by np.argpartition along the token axis and np.put_along_axis,
+# the layer-wide pick by np.argpartition on the raveled scores and np.unravel_index. Hyper-parameters: window 40,
+# alpha 0.25, kernel 5. Own touch: the smoothing filter is a tent (1 2 3 2 1)/9, not a box. Disguise: "allowance",
+# "stipend", "purse", "bids".
+PORTS["Ada-KV (round 14)"] = HEAD + '''import numpy as np
+
+
+def _smear(x, taps):
+    """Centred linear filtering along the last axis by a spectral product (zero padding, same length out)."""
+    t, k = x.shape[-1], taps.numel()
+    n = t + k - 1
+    spec = torch.fft.rfft(x, n=n) * torch.fft.rfft(taps.to(x), n=n)
+    return torch.fft.irfft(spec, n=n)[..., k // 2: k // 2 + t]
+
+
+class Allowance(EvictionMethod):
+    """A treasury pays every head a minimum allowance, then auctions the rest of the layer's purse to the highest
+    bids anywhere in the layer. A bid is what the prompt's final rows spent on an entry, lightly smeared."""
+
+    name = "allowance"
+    query_window = 40
+    stipend = 0.25
+
+    def _bids(self, view):
+        h_kv, t = view.n_kv_heads, view.n_tokens
+        spent = view.attention(reduce="sum").reshape(h_kv, view.model.group_size, t).mean(dim=1)
+        taps = torch.tensor([1.0, 2.0, 3.0, 2.0, 1.0]) / 9.0
+        bids = _smear(spent.float(), taps)
+        bids = bids.masked_fill(view.positions >= view.query_positions.min(), float("inf"))
+        return bids.masked_fill(~view.valid_mask(), float("-inf"))
+
+    def select(self, view: LayerView) -> Keep:
+        H, T = view.n_kv_heads, view.n_tokens
+        if view.queries is None or view.query_positions is None or view.budget >= T:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        bids = self._bids(view).double().cpu().numpy()
+        live = view.valid_mask().cpu().numpy()
+        purse = int(min(view.budget * H, live.sum()))
+        lens = int(np.isposinf(bids[0]).sum())
+        floor = int(min(lens + int(self.stipend * view.budget), purse // H, live.sum(axis=-1).min()))
+        if floor:
+            sure = np.argpartition(-bids, floor - 1, axis=-1)[:, :floor]
+        else:
+            sure = np.zeros((H, 0), dtype=np.int64)
+        rest = bids.copy()
+        np.put_along_axis(rest, sure, -np.inf, axis=-1)
+        extra = purse - floor * H
+        if extra > 0:
+            flat = np.argpartition(-rest.ravel(), extra - 1)[:extra]
+            rows, cols = np.unravel_index(flat, rest.shape)
+        else:
+            rows = cols = np.zeros(0, dtype=np.int64)
+        out = []
+        for h in range(H):
+            mine = np.sort(np.concatenate([sure[h], cols[rows == h]])).astype(np.int64)
+            out.append(torch.from_numpy(mine).to(view.keys.device))
+        return Keep(tuple(out))
+'''
+
+
+# CAOTE (board A, prefill, query-aware; over SnapKV's window attention): the attention output error of removing an
+# entry, a_j / (1 - a_j) * ||v_j - o|| with o the attention output, a the window's mean attention per query head;
+# averaged over the group, the window kept, top per head. Idioms: a_j / (1 - a_j) as the exponential of
+# torch.special.logit (the product taken in log space with half the log of the squared distance), the squared distance
+# expanded as ||v||^2 - 2 v.o + ||o||^2 by batched matmul (no (T, D) difference), the group as a reshape. Window 16.
+# Own touch: logit's eps clamp (1e-6) so untouched entries keep a tiny positive error. Disguise: "wake", "gauge",
+# "payload", "read-out".
+PORTS["CAOTE (round 14)"] = HEAD + '''class WakeGauge(EvictionMethod):
+    """Pulling an entry out leaves a wake in the read-out: the read-out re-normalises without it, so the wake is the
+    entry's share over what is left times how far its payload sits from the read-out. Calm entries go first."""
+
+    name = "wake_gauge"
+    query_window = 16
+
+    def _wake(self, view):
+        H, T, D = view.keys.shape
+        share = view.attention(reduce="mean").view(H, view.model.group_size, T)            # rows sum to one
+        payload = view.values.float()                                                      # (H, T, D)
+        readout = torch.matmul(share, payload)                                             # (H, g, D)
+        cross = torch.matmul(readout, payload.transpose(1, 2))                             # (H, g, T)
+        far2 = payload.pow(2).sum(-1)[:, None, :] - 2.0 * cross + readout.pow(2).sum(-1)[..., None]
+        log_wake = torch.special.logit(share, eps=1e-6) + 0.5 * far2.clamp_min(1e-20).log()
+        return log_wake.exp().mean(dim=1)                                                  # (H, T)
+
+    def select(self, view: LayerView) -> Keep:
+        if view.queries is None or view.query_positions is None or view.budget >= view.n_tokens:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        wake = self._wake(view)
+        wake = wake.masked_fill(view.positions >= view.query_positions.min(), float("inf"))
+        return Keep.from_topk(wake, view.budget, view.valid)
+'''
+
+
+# K-norm (board B_online, prefill, query-agnostic, attention-free): keep the keys of lowest L2 norm. Idioms: the
+# squared norm as an elementwise F.mse_loss against a broadcast zero (reduction "none", mean over the features), the
+# selection by topk(largest=False, sorted=False) per head on the live entries. Own touch: the newest 2 entries of each
+# head are kept. Disguise: "featherweight", "null codeword".
+PORTS["K-norm (round 14)"] = HEAD + '''class Featherweight(EvictionMethod):
+    """Light entries float: an entry's weight is its reconstruction error against the null codeword; the lightest
+    stay, with the last couple that just came in."""
+
+    name = "featherweight"
+    newest = 2
+
+    def _weight(self, keys):
+        k = keys.float()
+        return F.mse_loss(k, k.new_zeros(()).expand_as(k), reduction="none").mean(dim=-1)
+
+    def select(self, view: LayerView) -> Keep:
+        live = view.valid_mask()
+        weight = self._weight(view.keys)
+        out = []
+        for h in range(view.n_kv_heads):
+            idx = live[h].nonzero().flatten()
+            w = weight[h, idx].clone()
+            w[-self.newest:] = float("-inf")
+            m = min(view.budget, idx.numel())
+            out.append(idx[torch.topk(w, m, largest=False, sorted=False).indices].sort().values)
+        return Keep(tuple(out))
+'''
+
+
+# KeyDiff (board B_online, prefill, query-agnostic, attention-free; the block-wise form): the context is streamed in
+# blocks; after each block the cache is cut back to the budget by keeping the keys least similar (cosine) to the mean
+# key of what is held (cached + new block). Idioms: the blocks by Tensor.chunk of an index ramp, gathers by
+# index_select, 1 - cosine as F.cosine_embedding_loss with target +1 (reduction "none"), kept by topk. Block 192.
+# Own touch: the final 4 entries of the context are kept. Disguise: "strays", "flock", "paddock", "heading".
+PORTS["KeyDiff (round 14)"] = HEAD + '''class Strays(EvictionMethod):
+    """A flock drifts toward its centre; the strays - entries heading away from the flock's mean heading - carry
+    what the flock does not. The flock is walked through paddock by paddock; after each paddock only the strays
+    (and the last few through the gate) stay in the pen."""
+
+    name = "strays"
+    paddock = 192
+    gate_tail = 4
+
+    def _herd(self, keys, room):
+        t = keys.shape[0]
+        dev = keys.device
+        pen = torch.empty(0, dtype=torch.long, device=dev)
+        ramp = torch.arange(t, device=dev)
+        for gate in ramp.chunk(max(1, -(-t // self.paddock))):
+            cand = torch.cat([pen, gate])
+            if cand.numel() <= room:
+                pen = cand
+                continue
+            flock = keys.index_select(0, cand)
+            heading = flock.mean(dim=0, keepdim=True).expand_as(flock)
+            drift = F.cosine_embedding_loss(flock, heading, torch.ones(cand.numel(), device=dev), reduction="none")
+            drift = drift.masked_fill(cand >= t - self.gate_tail, float("inf"))
+            pen = cand.index_select(0, drift.topk(room).indices).sort().values
+        return pen
+
+    def select(self, view: LayerView) -> Keep:
+        live = view.valid_mask()
+        out = []
+        for h in range(view.n_kv_heads):
+            idx = live[h].nonzero().flatten()
+            room = min(view.budget, idx.numel())
+            out.append(idx[self._herd(view.keys[h, idx].float(), room)])
+        return Keep(tuple(out))
+'''
+
+
+# Expected Attention (board B_online, prefill, query-agnostic): future queries modelled as a Gaussian of the context's
+# pre-RoPE queries (mean and biased covariance per query head, sink rows left out) moved to the next positions by the
+# averaged RoPE rotation; expected logit mu'.k/sqrt(d) + k^T Sigma' k / (2d), softmax over the non-sink keys,
+# averaged over the group, times the value norm; sinks kept. Idioms: the averaged rotation as one complex phasor per
+# frequency (torch.complex of the mean cos and sin), applied to the keys as its conjugate (R^T k) so mean and
+# covariance stay unrotated, the covariance by torch.cov per head, the softmax by an nn.Softmax module, the value norm
+# through torch.view_as_complex magnitudes. Hyper-parameters: 256 future positions, 2 sinks. Own touch: a floor of
+# 2e-3 added to the expected attention before the value norm. Disguise: "almanac", "climate", "horizon", "moorings".
+PORTS["Expected Attention (round 14)"] = HEAD + '''def _turn(x, phasor, r):
+    """Multiply the first r features (half-split pairs) by one complex phasor per pair; the rest pass."""
+    if r == 0:
+        return x
+    h = r // 2
+    z = torch.complex(x[..., :h].contiguous(), x[..., h:r].contiguous()) * phasor
+    return torch.cat([z.real, z.imag, x[..., r:]], dim=-1)
+
+
+class Almanac(EvictionMethod):
+    """Forecasts tomorrow's readers from today's: the readers' unrotated climate (average and spread) is carried
+    over the coming positions as one averaged phasor per frequency; each entry's expected draw under that climate,
+    weighted by the size of its payload, decides what stays. The first entries are moored and never scored."""
+
+    name = "almanac"
+    query_window = 1 << 20
+    horizon = 256
+    moorings = 2
+    drizzle = 2e-3
+
+    def _phasor(self, view):
+        try:
+            rope = view.rope
+        except ValueError:
+            return None
+        dev = view.keys.device
+        if rope is None or rope.dim == 0:
+            return torch.ones(0, dtype=torch.complex64, device=dev), 0
+        start = int(view.positions.max()) + 1
+        cos, sin = rope.angles(torch.arange(start, start + self.horizon, device=dev))
+        half = rope.dim // 2
+        return torch.complex(cos[:, :half].mean(0), sin[:, :half].mean(0)), rope.dim
+
+    def _draw(self, view):
+        q, qpos = view.queries.float(), view.query_positions
+        rows = qpos >= self.moorings
+        got = self._phasor(view)
+        if int(rows.sum()) < 2 or got is None:
+            return None
+        phasor, r = got
+        H, T, D = view.keys.shape
+        g = view.model.group_size
+        plain = view.rotate(q[:, rows], -qpos[rows])                                       # (H_q, N, D)
+        mu = plain.mean(dim=1)                                                             # (H_q, D)
+        sig = torch.stack([torch.cov(plain[i].T, correction=0) for i in range(plain.shape[0])])
+        k = _turn(view.keys.float(), phasor.conj(), r).unsqueeze(1)                        # (H, 1, T, D)
+        lin = torch.matmul(k, mu.view(H, g, D, 1)).squeeze(-1)                             # (H, g, T)
+        quad = (torch.matmul(k, sig.view(H, g, D, D)) * k).sum(-1)                         # (H, g, T)
+        draw = lin / math.sqrt(D) + quad / (2 * D)
+        moored = view.positions < self.moorings
+        draw = draw.masked_fill((moored | ~view.valid_mask())[:, None, :], float("-inf"))
+        expect = torch.nn.Softmax(dim=-1)(draw).mean(dim=1)                               # (H, T)
+        vc = torch.view_as_complex(view.values.float().reshape(H, T, D // 2, 2).contiguous())
+        size = vc.abs().pow(2).sum(-1).sqrt()
+        return ((expect + self.drizzle) * size).masked_fill(moored, float("inf"))
+
+    def select(self, view: LayerView) -> Keep:
+        score = None
+        if view.queries is not None and view.query_positions is not None and view.budget < view.n_tokens:
+            score = self._draw(view)
+        if score is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        return Keep.from_topk(score, view.budget, view.valid)
+'''
+
+
+# KVzip (board B_offline, the reconstruction pass): each entry scores the max, over the repeat pass's queries and the
+# group's query heads, of the attention it receives (non-causal); first 4 entries kept; one threshold over every head
+# of the layer (KVzip's global threshold, here layer-wide), so heads keep different counts. Idioms: the repeat rows
+# cut by Tensor.chunk, the max over rows by F.adaptive_max_pool1d to length 1, the running max by torch.fmax, the
+# threshold by np.partition on the raveled layer, ties filled in order, (head, token) by np.divmod. Chunks of 192.
+# Own touch: the last 2 context entries are kept too. Disguise: "understudy", "recital", "curtain", "encore".
+# left open (round 14): KVzip's rule is read (reconstruction, max_attention), but the port's own touch, a pooling of
+# the scores, is one more operation beside the rule: a family member, no exact port
+OPEN["KVzip (round 14)"] = HEAD + '''import numpy as np
+
+
+class Understudy(EvictionMethod):
+    """An understudy recites the script back; a line is kept when the recital leaned on it hard at least once.
+    Lines compete across the whole company (every head of the layer), not within a head."""
+
+    name = "understudy"
+    reconstruction_queries = True
+    scene = 192
+    curtain = 4
+    encore = 2
+
+    def _lean(self, view):
+        rows = view.queries
+        best = None
+        for part in rows.chunk(max(1, -(-rows.shape[1] // self.scene)), dim=1):
+            a = view.attention(part)                                                    # (H_q, n, T)
+            peak = F.adaptive_max_pool1d(a.transpose(1, 2).contiguous(), 1)[..., 0]         # (H_q, T)
+            best = peak if best is None else torch.fmax(best, peak)
+        H, T = view.n_kv_heads, view.n_tokens
+        return best.reshape(H, -1, T).max(dim=1).values
+
+    def select(self, view: LayerView) -> Keep:
+        H, T = view.n_kv_heads, view.n_tokens
+        if view.queries is None or view.budget >= T:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        live = view.valid_mask()
+        lean = self._lean(view)
+        order = live.long().cumsum(-1)
+        lean = lean.masked_fill(view.positions < self.curtain, float("inf"))
+        lean = lean.masked_fill(live & (order > live.sum(-1, keepdim=True) - self.encore), float("inf"))
+        flat = lean.masked_fill(~live, float("-inf")).double().cpu().numpy().ravel()
+        total = int(min(view.budget * H, int(live.sum())))
+        cut = np.partition(flat, flat.size - total)[flat.size - total]
+        above = np.flatnonzero(flat > cut)
+        level = np.flatnonzero(flat == cut)[: total - above.size]
+        rows, cols = np.divmod(np.concatenate([above, level]), T)
+        dev = view.keys.device
+        return Keep(tuple(torch.from_numpy(np.sort(cols[rows == h]).astype(np.int64)).to(dev) for h in range(H)))
+'''
+
+
+# H2O (board C, decode; the prompt too when it exceeds the cap): heavy hitters by the attention accumulated over every
+# query so far (each call adds the queries newer than the last one it saw, causal), plus the most recent entries;
+# 60 / 40 heavy / recent. Idioms: the running sums in a collections.defaultdict(float) keyed by (head, position) on
+# the instance (realigned by lookup in a nested list comprehension, pruned to the kept entries), the logits by
+# torch.inner per KV head in row blocks, torch.special.softmax. Own touch: the recent zone rounded down to a multiple
+# of 8. Disguise: "applause", "hall", "tally", "newcomers".
+PORTS["H2O (round 14)"] = HEAD + '''from collections import defaultdict
+
+
+class Applause(EvictionMethod):
+    """Every entry keeps a tally of the applause it has drawn from every reader so far; the loudest stay, beside the
+    newcomers who have not had their chance yet."""
+
+    name = "applause"
+    query_window = 1 << 16
+    newcomers = 0.4
+    row_block = 384
+
+    def setup(self, model) -> None:
+        self.halls = defaultdict(lambda: {"heard": -1, "tally": defaultdict(float)})
+
+    def _claps(self, view, fresh):
+        g = view.model.group_size
+        q = view.queries[:, fresh].float()
+        qp = view.query_positions[fresh]
+        k = view.keys.float()
+        live = view.valid_mask()
+        out = torch.zeros(view.n_kv_heads, view.n_tokens, device=k.device)
+        for h in range(view.n_kv_heads):
+            for s in range(0, q.shape[1], self.row_block):
+                z = torch.inner(q[h * g:(h + 1) * g, s:s + self.row_block], k[h]) * view.model.scale
+                blind = (view.positions[h][None, :] > qp[s:s + self.row_block][:, None]) | ~live[h][None, :]
+                z = z.masked_fill(blind, float("-inf"))
+                out[h] += torch.special.softmax(z, dim=-1).nan_to_num(0.0).sum(dim=(0, 1))
+        return out
+
+    def select(self, view: LayerView) -> Keep:
+        if not hasattr(self, "halls"):
+            self.setup(view.model)
+        hall = self.halls[view.layer]
+        H = view.n_kv_heads
+        pos = view.positions.tolist()
+        book = hall["tally"]
+        tally = torch.tensor([[book[(h, p)] for p in pos[h]] for h in range(H)], device=view.keys.device)
+        if view.queries is not None and view.query_positions is not None:
+            fresh = view.query_positions > hall["heard"]
+            if bool(fresh.any()):
+                tally = tally + self._claps(view, fresh)
+                hall["heard"] = int(view.query_positions.max())
+        live = view.valid_mask()
+        recent = int(view.budget * self.newcomers) // 8 * 8
+        score = tally.masked_fill(~live, float("-inf"))
+        for h in range(H):
+            idx = live[h].nonzero().flatten()
+            if recent:
+                score[h, idx[-recent:]] = float("inf")
+        keep = Keep.from_topk(score, view.budget, view.valid)
+        hall["tally"] = defaultdict(float, {(h, pos[h][i]): float(tally[h, i])
+                                            for h in range(H) for i in keep.indices[h].tolist()})
+        return keep
+'''
+
+
+# TOVA (board C, decode; the prompt too): the newest query's attention averaged over every query head of the layer,
+# one set for all KV heads, nothing else protected. Idioms: the logits by torch.mv per query head collected in a dict,
+# the rule phrased as what to drop (the n - k lowest by topk(largest=False)) struck off a boolean roster, then
+# nonzero. Own touch: the first entry is never dropped. Disguise: "limelight", "stage", "gaze", "roster".
+PORTS["TOVA (round 14)"] = HEAD + '''class Limelight(EvictionMethod):
+    """Only the actor on stage now matters: the newest reader's gaze, pooled over every head of the layer, decides
+    who leaves the stage, and the whole layer leaves together. The opening actor stays."""
+
+    name = "limelight"
+    query_window = 1
+
+    def _gaze(self, view):
+        g = view.model.group_size
+        q = view.queries[:, -1].float()
+        k = view.keys.float()
+        live = view.valid_mask()
+        rows = {}
+        for hq in range(q.shape[0]):
+            z = torch.mv(k[hq // g], q[hq]) * view.model.scale
+            rows[hq] = F.softmax(z.masked_fill(~live[hq // g], float("-inf")), dim=0)
+        return torch.stack(list(rows.values())).mean(dim=0)
+
+    def select(self, view: LayerView) -> Keep:
+        if view.queries is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        roster = view.valid_mask().all(dim=0)
+        n = int(roster.sum())
+        leave = max(0, n - view.budget)
+        gaze = self._gaze(view).masked_fill(~roster, float("inf"))
+        gaze[0] = float("inf")
+        if leave:
+            roster[gaze.topk(leave, largest=False).indices] = False
+        return Keep.same_for_all_heads(roster.nonzero().flatten(), view.n_kv_heads)
+'''
+
+
+# StreamingLLM (board C, decode; the prompt too): attention sinks plus the most recent entries, no scoring. Idioms: a
+# collections.deque(maxlen=room) fed every live index (the deque keeps the newest by itself), the sinks by
+# itertools.islice, lists turned into tensors. Hyper-parameter: 3 sinks. Own touch: a single sink when a head's room
+# is 16 or less. Disguise: "bookends", "preface", "latest pages".
+PORTS["StreamingLLM (round 14)"] = HEAD + '''from collections import deque
+from itertools import islice
+
+
+class Bookends(EvictionMethod):
+    """A book keeps its preface and its latest pages; everything in between goes to the archive."""
+
+    name = "bookends"
+    preface = 3
+
+    def _bind(self, pages, room):
+        lead = list(islice(pages, min(self.preface if room > 16 else 1, room)))
+        latest = deque(maxlen=room - len(lead))
+        latest.extend(pages[len(lead):])
+        return lead + list(latest)
+
+    def select(self, view: LayerView) -> Keep:
+        live = view.valid_mask().cpu()
+        dev = view.keys.device
+        out = []
+        for h in range(view.n_kv_heads):
+            pages = live[h].nonzero().flatten().tolist()
+            out.append(torch.tensor(self._bind(pages, view.budget), dtype=torch.long, device=dev))
+        return Keep(tuple(out))
+'''
+
+
+# Scissorhands (board C, decode; the prompt too): persistence of importance: over a history window of the newest 160
+# queries, count for each entry how many (query, query head) pairs gave it more than an even share (1 / the number of
+# entries that query sees); the least often pivotal go, a recent 10 % of the budget always kept. Idioms: the
+# comparison by torch.sign(...).clamp_min(0) summed, the even share from a causal visibility count per query, the
+# recent zone by a cumsum rank. Own touch: the even share scaled by 0.9. Disguise: "regulars", "café", "seated".
+PORTS["Scissorhands (round 14)"] = HEAD + '''class Regulars(EvictionMethod):
+    """A café remembers its regulars: over the last rounds of customers, count how often each table was served more
+    than an even share; the least regular tables are cleared, the newest arrivals always seated."""
+
+    name = "regulars"
+    query_window = 160
+    seated = 0.1
+    generous = 0.9
+
+    def select(self, view: LayerView) -> Keep:
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        H, T = view.n_kv_heads, view.n_tokens
+        g = view.model.group_size
+        live = view.valid_mask()
+        a = view.attention()                                                              # (H_q, N, T)
+        seen = (view.positions[:, None, :] <= view.query_positions.view(1, -1, 1)) & live[:, None, :]
+        even = self.generous / seen.sum(dim=-1, keepdim=True).clamp_min(1)               # (H, N, 1)
+        served = torch.sign(a.view(H, g, -1, T) - even[:, None]).clamp_min(0)
+        visits = served.sum(dim=(1, 2))                                                   # (H, T)
+        seat = max(1, int(self.seated * view.budget))
+        order = live.long().cumsum(-1)
+        visits = visits.masked_fill(live & (order > live.sum(-1, keepdim=True) - seat), float("inf"))
+        return Keep.from_topk(visits, view.budget, view.valid)
+'''
+
+
+# Keyformer (board C, decode; the prompt too): a recent window plus key tokens ranked by the accumulated Gumbel-noised,
+# tempered softmax of the attention logits (every query's softmax((z + gumbel) / tau) added up, carried across calls),
+# tau annealed linearly from 1 to 2 over the generation. Idioms: the noise from torch.distributions.Gumbel sampled
+# under torch.random.fork_rng with a per-call seed, logits by torch.linalg.matmul with .mT, the carried totals as numpy
+# (positions, values) pairs per head realigned with np.intersect1d(return_indices=True), kept in a defaultdict(dict).
+# Hyper-parameters: recent 25 % of the budget, anneal over 1024 steps. Own touch: at least 4 recent entries.
+# Disguise: "shimmer", "haze", "vault", "chill / warm".
+PORTS["Keyformer (round 14)"] = HEAD + '''from collections import defaultdict
+
+import numpy as np
+
+
+class Shimmer(EvictionMethod):
+    """Heat shimmer: each reading of the cache is taken through a jittery haze on the raw affinities, thinning as
+    the air warms over the reading; the shimmering totals, with the nearest stretch, decide what stays."""
+
+    name = "shimmer"
+    query_window = 2048
+    near = 0.25
+    chill, warm = 1.0, 2.0
+    ramp_steps = 1024
+    rows = 512
+
+    def setup(self, model) -> None:
+        self.vault = defaultdict(dict)
+        self.haze = torch.distributions.Gumbel(torch.tensor(0.0), torch.tensor(1.0))
+
+    def _glimmer(self, view, fresh, tau, seed):
+        g = view.model.group_size
+        q = view.queries[:, fresh].float()
+        qp = view.query_positions[fresh]
+        live = view.valid_mask()
+        out = torch.zeros(view.n_kv_heads, view.n_tokens, device=view.keys.device)
+        for h in range(view.n_kv_heads):
+            kt = view.keys[h].float().mT
+            for s in range(0, q.shape[1], self.rows):
+                z = torch.linalg.matmul(q[h * g:(h + 1) * g, s:s + self.rows], kt) * view.model.scale
+                with torch.random.fork_rng(devices=[]):
+                    torch.manual_seed(seed + 131 * h + s)
+                    jitter = self.haze.sample(z.shape).to(z.device)
+                blind = (view.positions[h][None, :] > qp[s:s + self.rows][:, None]) | ~live[h][None, :]
+                z = ((z + jitter) / tau).masked_fill(blind, float("-inf"))
+                out[h] += z.softmax(dim=-1).nan_to_num(0.0).sum(dim=(0, 1))
+        return out
+
+    def _carry(self, view, book):
+        H, T = view.n_kv_heads, view.n_tokens
+        acc = np.zeros((H, T))
+        pos = view.positions.cpu().numpy()
+        for h in range(H):
+            old = book.get(h)
+            if old is None:
+                continue
+            _, here, there = np.intersect1d(pos[h], old[0], return_indices=True)
+            acc[h, here] = old[1][there]
+        return torch.from_numpy(acc).float().to(view.keys.device), pos
+
+    def select(self, view: LayerView) -> Keep:
+        if not hasattr(self, "vault"):
+            self.setup(view.model)
+        book = self.vault[view.layer]
+        acc, pos = self._carry(view, book)
+        if view.queries is not None and view.query_positions is not None:
+            fresh = view.query_positions > book.get("heard", -1)
+            n = int(fresh.sum())
+            if n:
+                clock = book.get("clock", 0)
+                tau = self.chill + (self.warm - self.chill) * min(1.0, clock / self.ramp_steps)
+                acc = acc + self._glimmer(view, fresh, tau, 7919 * view.layer + clock)
+                book["heard"] = int(view.query_positions.max())
+                book["clock"] = clock + n
+        live = view.valid_mask()
+        near = max(4, int(self.near * view.budget))
+        order = live.long().cumsum(-1)
+        score = acc.masked_fill(live & (order > live.sum(-1, keepdim=True) - near), float("inf"))
+        keep = Keep.from_topk(score, view.budget, view.valid)
+        vals = acc.cpu().numpy()
+        for h, idx in enumerate(keep.indices):
+            i = idx.cpu().numpy()
+            book[h] = (pos[h][i], vals[h][i])
+        return keep
+'''
+
+
+# R-KV (board C, decode): importance minus redundancy: importance = the newest 10 queries' mean attention, averaged
+# over the group, max-pooled (kernel 5); redundancy = softmax over the entries of each key's mean cosine similarity to
+# the others (diagonal zeroed, each entry's newest similar copy (cos > 0.55) zeroed so that copy is spared);
+# score = lambda * importance - (1 - lambda) * redundancy with lambda = 0.1; the newest 10 kept. Idioms: the pooling
+# as an amax over a stack of Tensor.narrow views of an -inf padded row, the cosines from the Gram matrix divided by
+# torch.outer of the root diagonal, the newest similar copy by argmax of the mask times a 1..n ramp. Own touch: the
+# first entry is kept. Disguise: "refrain", "chorus", "swell", "echo bar".
+PORTS["R-KV (round 14)"] = HEAD + '''class Refrain(EvictionMethod):
+    """A refrain repeated adds nothing new: an entry's standing is how much the latest lines lean on it, less how much
+    it repeats the rest of the song (only the latest copy of a repeated phrase is spared)."""
+
+    name = "refrain"
+    query_window = 10
+    swell = 5
+    blend = 0.1
+    echo_bar = 0.55
+
+    def _lean(self, view):
+        H, T = view.n_kv_heads, view.n_tokens
+        lean = view.attention().mean(dim=1).view(H, -1, T).mean(dim=1)
+        r = self.swell // 2
+        padded = F.pad(lean, (r, r), value=float("-inf"))
+        return torch.stack([padded.narrow(-1, i, T) for i in range(self.swell)]).amax(dim=0)
+
+    def _repeats(self, keys, live):
+        k = keys.float()
+        gram = k @ k.T
+        mag = gram.diagonal().clamp_min(1e-12).sqrt()
+        cos = gram / torch.outer(mag, mag)
+        n = cos.shape[0]
+        off = torch.eye(n, dtype=torch.bool, device=cos.device) | ~(live[:, None] & live[None, :])
+        cos = cos.masked_fill(off, 0.0)
+        close = cos > self.echo_bar
+        ramp = torch.arange(1, n + 1, device=cos.device, dtype=cos.dtype)
+        latest = (close * ramp).argmax(dim=-1)
+        has = close.any(dim=-1)
+        cos[torch.arange(n, device=cos.device)[has], latest[has]] = 0.0
+        mean = cos.sum(dim=0) / live.sum().clamp_min(1)
+        return torch.softmax(mean.masked_fill(~live, float("-inf")), dim=-1)
+
+    def select(self, view: LayerView) -> Keep:
+        if view.queries is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        live = view.valid_mask()
+        lean = self._lean(view)
+        rep = torch.stack([self._repeats(view.keys[h], live[h]) for h in range(view.n_kv_heads)])
+        score = self.blend * lean - (1 - self.blend) * rep
+        order = live.long().cumsum(-1)
+        score = score.masked_fill(live & (order > live.sum(-1, keepdim=True) - self.query_window), float("inf"))
+        score[:, 0] = float("inf")
+        return Keep.from_topk(score, view.budget, view.valid)
+'''
+
+
+# VATP (board C, decode; the prompt too; over H2O): the attention accumulated over every query so far, times the L1
+# norm of the entry's value; the recent 35 % of the budget kept. Idioms: harness.api.reference_attention called
+# directly on the fresh queries (causal, reduce="sum"), the running sums in a dense table addressed by absolute
+# position, grown by torch.cat and kept as a dynamically named attribute (setattr / getattr), the L1 norm as
+# (torch.sgn(v) * v).sum(-1). Own touch: the first 2 entries are kept. Disguise: "tonnage", "freight", "deck", "hold".
+PORTS["VATP (round 14)"] = HEAD + '''from harness.api import reference_attention
+
+
+class Tonnage(EvictionMethod):
+    """Freight is weighed twice: how much attention an entry has drawn over the whole voyage, and how heavy its
+    payload is; the heaviest freight stays aboard, with the cargo loaded last kept on deck."""
+
+    name = "tonnage"
+    query_window = 4096
+    deck = 0.35
+    ballast = 2
+
+    def _hold(self, view):
+        slot = f"_hold_{view.layer}"
+        hold = getattr(self, slot, None)
+        need = int(view.positions.max()) + 1
+        H = view.n_kv_heads
+        if hold is None or hold.shape[0] != H:
+            hold = torch.zeros(H, need, device=view.keys.device)
+        elif hold.shape[1] < need:
+            hold = torch.cat([hold, hold.new_zeros(H, need - hold.shape[1])], dim=1)
+        return slot, hold
+
+    def select(self, view: LayerView) -> Keep:
+        slot, hold = self._hold(view)
+        live = view.valid_mask()
+        H, T = view.n_kv_heads, view.n_tokens
+        heard = getattr(self, slot + "_heard", -1)
+        if view.queries is not None and view.query_positions is not None:
+            fresh = view.query_positions > heard
+            if bool(fresh.any()):
+                window = view.model.sliding_window if view.layer in view.model.sliding_layers else None
+                got = reference_attention(view.queries[:, fresh], view.keys, view.positions,
+                                          view.query_positions[fresh], view.model.group_size, view.valid,
+                                          scale=view.model.scale, window=window, reduce="sum")
+                got = got.view(H, -1, T).sum(dim=1)
+                for h in range(H):
+                    hold[h, view.positions[h, live[h]]] += got[h, live[h]]
+                setattr(self, slot + "_heard", int(view.query_positions.max()))
+        setattr(self, slot, hold)
+        drawn = hold[torch.arange(H, device=hold.device)[:, None], view.positions]
+        v = view.values.float()
+        score = drawn * (torch.sgn(v) * v).sum(dim=-1)
+        on_deck = int(self.deck * view.budget)
+        order = live.long().cumsum(-1)
+        score = score.masked_fill(live & (order > live.sum(-1, keepdim=True) - on_deck), float("inf"))
+        score = score.masked_fill(live & (order <= self.ballast), float("inf"))
+        return Keep.from_topk(score, view.budget, view.valid)
+'''

@@ -11,7 +11,7 @@ from reviewbench.evidence.computation.flow import FeatureTagger
 from reviewbench.evidence.computation.syntax import (Defs, callee, class_attrs, const_int, dead_statements,
                                                      fitted_literal, inline_divisor_norms, inline_expression_helpers,
                                                      is_true, parse_source,
-                                                     self_attr,
+                                                     self_attr, smoothing_window,
                                                      self_attr_reads, state_tables)
 from reviewbench.evidence.computation.vocabulary import CONTAINER_MUTATORS, FEATURE_WORDS, GENERIC, LEARNED_CALLS
 
@@ -723,11 +723,130 @@ def _features_of(tree: ast.Module) -> tuple[dict[str, int], set[tuple[int, int, 
                                             set[str]]:
     """The features of a parsed module, where it adds a tie-break to a score, and the interface data it reads."""
     defs = Defs(tree)
-    flow = FeatureTagger(defs, self_attr_reads(tree))
-    flow.state_tables = state_tables(tree)
     schedules = _schedule_tables(tree)  # hand-set schedules of the layers' budgets: no fitted numbers
-    flow.tags = {"view": {"VIEW"}, **_fitted_names(tree, schedules)}
     attrs = class_attrs(tree)
+    flow = _tagged(tree, defs, schedules, attrs)
+    if flow.recalled:
+        # view.recall(name) gives back what view.remember(name, x) stored: a run where recalls give nothing of their
+        # own finds what each name stores, and where some name stores no attention (a tier, a counter, a stamp) the
+        # hooks are run again with every recall giving what its name stores
+        probe = _tagged(tree, defs, schedules, attrs, recall_tags={}, recall_default=set())
+        if any("A" not in probe.stored.get(k, {"A"}) for k in flow.recalled):
+            flow = _tagged(tree, defs, schedules, attrs, recall_tags=probe.stored, recall_default={"A"})
+    found = flow.found
+    flow.kept_rank |= _handed_to_store(defs)
+    for group in flow.attr_groups:
+        if group & flow.kept_rank:
+            flow.kept_rank |= group  # a selection put through one accessor is read back through the others
+    _read_kept_layers(tree, defs, flow, found)
+    if flow.layer_test and flow.kept_rank and _reads_kept(defs, flow.kept_rank):
+        found.setdefault("layer_reuse", 0)
+    if "all_queries" in found and "attention" in found and "query_statistics" not in found and (
+            found["all_queries"] != 0 or _reads_every_query(tree)):
+        # attention received from every query, summed (asked for by the class, the queries must be read whole
+        # somewhere: rows picked from them, the closing rows or the rows of chosen tokens, are no sum over all)
+        found.setdefault("accumulate", found["all_queries"])
+    if "window_queries" in found and ("recent" in found or "sinks" in found) and "attention" in found:
+        found.setdefault("window_kept", found["window_queries"])
+    line = _learned_table(tree, defs, schedules)
+    if line is not None:
+        found.setdefault("learned_weights", line)
+    if "M" in set().union(*flow.tags.values()) and "query_statistics" not in found:
+        for name, t in flow.tags.items():
+            if "M" in t and "Q" in t:
+                found.setdefault("query_statistics", 0)
+                break
+    return dict(found), set(flow.tie_nodes), set(flow.read)
+
+
+def _reads_every_query(tree: ast.Module) -> bool:
+    """Whether the code reads the queries it is handed whole somewhere: ``view.attention()`` without queries of its
+    own, or ``view.queries`` not subscripted on the spot (nor taken apart by ``split``/``chunk``)."""
+    parents: dict[int, ast.AST] = {}
+    bound: dict[str, list[ast.expr]] = {}
+    for p in ast.walk(tree):
+        for c in ast.iter_child_nodes(p):
+            parents[id(c)] = p
+        if isinstance(p, ast.Assign) and len(p.targets) == 1 and isinstance(p.targets[0], ast.Name):
+            bound.setdefault(p.targets[0].id, []).append(p.value)
+
+    written = {t.attr for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and fn.name not in ("__init__", "setup") for a in ast.walk(fn) if isinstance(a, (ast.Assign, ast.AugAssign))
+               for t in (a.targets if isinstance(a, ast.Assign) else [a.target])
+               if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+
+    def since_last_call(index: ast.expr) -> bool:
+        """Rows newer than a remembered stamp (``qpos > self.seen``, ``> hall["heard"]``): every query, over the calls."""
+        exprs = [index, *(bound.get(index.id, []) if isinstance(index, ast.Name) else [])]
+        return any(isinstance(x, ast.Compare) and any(
+            isinstance(y, ast.Attribute) and isinstance(y.value, ast.Name) and y.value.id == "self" and
+            y.attr in written or
+            isinstance(y, ast.Attribute) and y.attr == "state" or
+            isinstance(y, ast.Subscript) and isinstance(y.slice, ast.Constant) and isinstance(y.slice.value, str)
+            for c in x.comparators for y in ast.walk(c)) for e in exprs for x in ast.walk(e))
+
+    def query_rows(sub: ast.Subscript) -> ast.expr | None:
+        """The index on the query axis (the second) of ``view.queries[...]``, through one more subscript when the
+        first takes query heads only (``q[h * g:(h + 1) * g][:, pick]``); None where every row is read."""
+        for _ in range(2):
+            if isinstance(sub.slice, ast.Tuple):
+                rows = sub.slice.elts[1] if len(sub.slice.elts) > 1 else None
+                whole = isinstance(rows, ast.Slice) and rows.lower is None and rows.upper is None
+                return None if rows is None or whole else rows
+            nxt = parents.get(id(sub))
+            if not (isinstance(nxt, ast.Subscript) and nxt.value is sub):
+                return None
+            sub = nxt
+        return None
+
+    def picked(index: ast.expr, depth: int = 0) -> bool:
+        """Rows chosen by a ranking of scores (a top-k, a sort) or the closing window (``[:, -w:]``, positions above
+        the last one less w), not a sample of every row."""
+        if isinstance(index, ast.Slice):
+            return index.upper is None and index.lower is not None and (
+                isinstance(index.lower, ast.UnaryOp) and isinstance(index.lower.op, ast.USub) or
+                isinstance(index.lower, ast.Constant) and isinstance(index.lower.value, int) and index.lower.value < 0)
+        exprs = [index, *(bound.get(index.id, []) if isinstance(index, ast.Name) else [])]
+        for e in exprs:
+            for x in ast.walk(e):
+                if isinstance(x, ast.Call) and callee(x.func)[0] in ("topk", "argsort", "sort", "kthvalue", "argmax"):
+                    return True
+                if isinstance(x, ast.Compare) and any(isinstance(c, ast.Call) and callee(c.func)[0] in ("max", "amax")
+                                                      for y in [x.left, *x.comparators] for c in ast.walk(y)):
+                    return True  # positions at or above the newest less a width: the closing window
+                if depth < 2 and isinstance(x, ast.Name) and x is not index and x.id in bound and picked(x, depth + 1):
+                    return True
+        return False
+
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and callee(n.func)[0] == "attention" and isinstance(n.func, ast.Attribute) and \
+                not n.args and not any(k.arg == "queries" for k in n.keywords):
+            return True
+        if isinstance(n, ast.Attribute) and n.attr == "queries" and isinstance(n.ctx, ast.Load):
+            up = parents.get(id(n))
+            if isinstance(up, ast.Subscript) and up.value is n:
+                rows = query_rows(up)
+                if rows is None or since_last_call(rows) or not picked(rows):
+                    return True  # every row, rows newer than a stamp, or a sample of them (strided, per chunk)
+                continue
+            if isinstance(up, ast.Compare) or \
+                    isinstance(up, ast.Attribute) and up.attr in ("shape", "device", "dtype", "ndim", "size") or \
+                    isinstance(up, ast.Call) and callee(up.func)[0] == "len":
+                continue  # a part of them, a test for none, a size
+            return True
+    return False
+
+
+def _tagged(tree: ast.Module, defs: Defs, schedules: set[int], attrs: dict[str, ast.expr],
+            recall_tags: dict[str | None, set[str]] | None = None, recall_default: set[str] | None = None) \
+        -> FeatureTagger:
+    """The interface hooks run through a fresh tagger (``recall_tags``: what ``view.recall`` gives, by name)."""
+    flow = FeatureTagger(defs, self_attr_reads(tree))
+    flow.recall_tags = recall_tags
+    if recall_default is not None:
+        flow.recall_default = recall_default
+    flow.state_tables = state_tables(tree)
+    flow.tags = {"view": {"VIEW"}, **_fitted_names(tree, schedules)}
     flow.constants = _constants(tree, attrs)
     qw = const_int(attrs.get("query_window"))
     found = flow.found
@@ -758,26 +877,7 @@ def _features_of(tree: ast.Module) -> tuple[dict[str, int], set[tuple[int, int, 
             if hook == "layer_budgets":
                 _pyramid(fn, found, defs)
     flow.finish()
-    flow.kept_rank |= _handed_to_store(defs)
-    for group in flow.attr_groups:
-        if group & flow.kept_rank:
-            flow.kept_rank |= group  # a selection put through one accessor is read back through the others
-    _read_kept_layers(tree, defs, flow, found)
-    if flow.layer_test and flow.kept_rank and _reads_kept(defs, flow.kept_rank):
-        found.setdefault("layer_reuse", 0)
-    if "all_queries" in found and "attention" in found and "query_statistics" not in found:
-        found.setdefault("accumulate", found["all_queries"])  # attention received from every query, summed
-    if "window_queries" in found and ("recent" in found or "sinks" in found) and "attention" in found:
-        found.setdefault("window_kept", found["window_queries"])
-    line = _learned_table(tree, defs, schedules)
-    if line is not None:
-        found.setdefault("learned_weights", line)
-    if "M" in set().union(*flow.tags.values()) and "query_statistics" not in found:
-        for name, t in flow.tags.items():
-            if "M" in t and "Q" in t:
-                found.setdefault("query_statistics", 0)
-                break
-    return dict(found), set(flow.tie_nodes), set(flow.read)
+    return flow
 
 
 def _read_kept_layers(tree: ast.Module, defs: Defs, flow: FeatureTagger, found: dict[str, int]) -> None:
@@ -925,7 +1025,7 @@ def _learned_table(tree: ast.Module, defs: Defs, schedules: set[int]) -> int | N
     importances, gate or scorer weights), or a trainable layer / loaded weights. Plain constants are not it, nor a
     table only ``layer_budgets`` reads (a hand-set schedule of the layers' budgets: ``layer_budget``'s business)."""
     for node in ast.walk(tree):
-        if isinstance(node, (ast.List, ast.Tuple)) and id(node) not in schedules:
+        if isinstance(node, (ast.List, ast.Tuple)) and id(node) not in schedules and not smoothing_window(node):
             vals = [e for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, float)]
             nested = [e for e in node.elts if isinstance(e, (ast.List, ast.Tuple))]
             if len(vals) >= 4 or (len(nested) >= 2 and all(
@@ -1014,7 +1114,9 @@ def _pyramid(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[str, int], 
             if names & layer_vars:
                 found.setdefault("pyramid", node.lineno)
                 return
-        if isinstance(node, ast.Call) and callee(node.func)[0] in ("linspace", "arange") and len(node.args) >= 2:
+        if isinstance(node, ast.Call) and callee(node.func)[0] in ("linspace", "arange", "interp", "lerp") and \
+                len(node.args) >= 2:
+            # (np.interp(layers, [0, n - 1], [first, last]) and lerp: a straight line between two ends)
             found.setdefault("pyramid", node.lineno)
             return
         if isinstance(node, (ast.BinOp, ast.Call)) and _geometric(node, layer_vars):

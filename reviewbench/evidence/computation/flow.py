@@ -23,6 +23,153 @@ _SCALARS = frozenset({"mean", "sum", "max", "min", "amax", "amin", "median", "st
                       "nansum", "prod", "logsumexp"})
 
 
+# Operations the data flow reads as another it equals (not canonical classes: the code fingerprints stay as built):
+# a matrix-vector product is a product, 2^x and e^x - 1 are exponentials (a softmax in base 2 is a softmax), a partial
+# sort's indices rank, a segmented reduction reduces.
+_EQUIVALENT = {"mv": "matmul", "exp2": "exp", "expm1": "exp", "argpartition": "argsort", "segment_reduce": "sum",
+               "log10": "log"}
+
+
+# Loss functions of torch.nn.functional, element by element (``reduction="none"``), are arithmetic on their two inputs.
+_LOSSES = frozenset({"mse_loss", "l1_loss", "cosine_embedding_loss", "pairwise_distance"})
+
+
+def _signed_magnitude(node: ast.BinOp) -> ast.Call | None:
+    """``sign(x) * x`` (either order; ``sgn``, ``x.sign()``) as ``abs(x)``."""
+    if not isinstance(node.op, ast.Mult):
+        return None
+    for s, x in ((node.left, node.right), (node.right, node.left)):
+        if isinstance(s, ast.Call) and callee(s.func)[0] in ("sign", "sgn"):
+            inner = s.args[0] if len(s.args) == 1 else callee(s.func)[1] if not s.args else None  # sign(x), x.sign()
+            if _same(inner, x):
+                return ast.fix_missing_locations(ast.copy_location(ast.Call(
+                    func=ast.Attribute(value=ast.Name(id="torch", ctx=ast.Load()), attr="abs", ctx=ast.Load()),
+                    args=[x], keywords=[]), node))
+    return None
+
+
+def _denominator_norms(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[int]:
+    """Assignments ``m = <a norm or a square root>`` to a name every read of which in ``fn`` is the norm against
+    itself in a divisor, ``x / outer(m, m)`` or ``x / (m[:, None] * m[None, :])``: the denominator of a cosine matrix.
+    Such a norm scales a similarity; it is no score of its own (``v_norm / m`` stays a ratio of two scores)."""
+    parents: dict[int, ast.AST] = {}
+    for p in ast.walk(fn):
+        for c in ast.iter_child_nodes(p):
+            parents[id(c)] = p
+
+    def divides(n: ast.AST, name: str) -> bool:
+        child, p = n, parents.get(id(n))
+        paired = False  # in outer(m, m) or m[:, None] * m[None, :]: the norm against itself, a cosine's scale
+        while p is not None and not isinstance(p, ast.stmt):
+            if isinstance(p, ast.Call) and callee(p.func)[0] in ("outer", "ger") or isinstance(p, ast.BinOp) and \
+                    isinstance(p.op, ast.Mult) and all(any(isinstance(x, ast.Name) and x.id == name
+                                                           for x in ast.walk(side)) for side in (p.left, p.right)):
+                paired = True
+            if isinstance(p, ast.BinOp) and isinstance(p.op, ast.Div) and p.right is child:
+                return paired
+            if isinstance(p, ast.BinOp) and not isinstance(p.op, (ast.Mult, ast.Div)) or \
+                    isinstance(p, ast.Call) and callee(p.func)[0] not in ("outer", "ger", "unsqueeze", "clamp",
+                                                                          "clamp_min", "view", "reshape"):
+                return False  # added to something, or handed to another operation: more than a scale
+            child, p = p, parents.get(id(p))
+        return False
+
+    out: set[int] = set()
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        if not (_root(node.value) or any(isinstance(c, ast.Call) and CANON.get(callee(c.func)[0] or "") == "norm"
+                                         for c in ast.walk(node.value))):
+            continue
+        name = node.targets[0].id
+        reads = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+        if reads and all(divides(n, name) for n in reads):
+            out.add(id(node))
+    return out
+
+
+def _clipped_sign(node: ast.Call, receiver: ast.expr | None, name: str) -> ast.Call | None:
+    """The ``sign(...)`` call that ``node`` clips at zero from below (``sign(d).clamp_min(0)``, ``clamp(sign(d),
+    min=0)``, ``relu(sign(d))``), else None: 1 where d > 0, 0 elsewhere."""
+    on_tensor = isinstance(node.func, ast.Attribute) and isinstance(receiver, ast.Call)
+    inner = receiver if on_tensor else node.args[0] if node.args else None
+    if not isinstance(inner, ast.Call) or callee(inner.func)[0] not in ("sign", "sgn"):
+        return None
+    rest = node.args if on_tensor else node.args[1:]
+    if name == "relu":
+        return inner if not rest else None
+    low = next((k.value for k in node.keywords if k.arg == "min"), rest[0] if rest else None)
+    high = next((k.value for k in node.keywords if k.arg == "max"), rest[1] if len(rest) > 1 else None)
+    zero = isinstance(low, ast.Constant) and low.value == 0 and not isinstance(low.value, bool)
+    return inner if zero and (high is None or name == "clamp_min") else None
+
+
+def _name_key(node: ast.Call) -> str | None:
+    """The literal name a ``view.remember(name, x)`` / ``view.recall(name)`` call is given (None: computed)."""
+    first = node.args[0] if node.args else None
+    return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+
+
+def _python_slice(node: ast.Call, name: str) -> ast.expr | None:
+    """``itertools.islice(x, n)`` (``islice(x, 0, n)``) as ``x[:n]``, ``collections.deque(x, maxlen=m)`` as ``x[-m:]``
+    (a bounded queue keeps the newest it was fed): the first and the last entries of a list of positions."""
+    args = node.args
+    if not args or any(isinstance(a, ast.Starred) for a in args):
+        return None
+    if name == "islice":
+        if len(args) == 2:
+            sl = ast.Slice(lower=None, upper=args[1], step=None)
+        elif len(args) == 3 and isinstance(args[1], ast.Constant) and args[1].value in (0, None):
+            sl = ast.Slice(lower=None, upper=args[2], step=None)
+        else:
+            return None
+    else:
+        maxlen = next((k.value for k in node.keywords if k.arg == "maxlen"), args[1] if len(args) > 1 else None)
+        if maxlen is None:
+            return None
+        sl = ast.Slice(lower=ast.UnaryOp(op=ast.USub(), operand=maxlen), upper=None, step=None)
+    return ast.fix_missing_locations(ast.copy_location(ast.Subscript(value=args[0], slice=sl, ctx=ast.Load()), node))
+
+
+def _zero(e: ast.expr) -> bool:
+    """A zero tensor or number (``0``, ``zeros_like(x)``, ``x.new_zeros(())``, broadcast with ``expand_as``)."""
+    while isinstance(e, ast.Call) and callee(e.func)[0] in ("expand_as", "expand", "broadcast_to", "to", "float") and \
+            isinstance(e.func, ast.Attribute):
+        e = e.func.value
+    if isinstance(e, ast.Constant):
+        return e.value == 0 and not isinstance(e.value, bool)
+    return isinstance(e, ast.Call) and callee(e.func)[0] in ("zeros", "zeros_like", "new_zeros")
+
+
+def _loss_written_out(node: ast.Call, name: str) -> ast.expr | None:
+    """``F.mse_loss(a, b, reduction="none")`` as ``(a - b) ** 2``, ``l1_loss`` as ``abs(a - b)``,
+    ``cosine_embedding_loss(a, b, y, reduction="none")`` as ``1 - cosine_similarity(a, b, dim=-1)`` (for y = 1, the
+    pairs to pull together), ``pairwise_distance(a, b)`` as ``norm(a - b, dim=-1)``. Reduced losses (a mean over
+    every element) are one number, which the data flow reads as the mean of the same."""
+    args = [a for a in node.args if not isinstance(a, ast.Starred)]
+    if len(args) < 2 or len(args) != len(node.args):
+        return None
+    a, b = args[0], args[1]
+    diff: ast.expr = a if _zero(b) else b if _zero(a) else ast.BinOp(left=a, op=ast.Sub(), right=b)
+    torch = ast.Name(id="torch", ctx=ast.Load())
+    if name == "mse_loss":
+        out: ast.expr = ast.BinOp(left=diff, op=ast.Pow(), right=ast.Constant(2))
+    elif name == "l1_loss":
+        out = ast.Call(func=ast.Attribute(value=torch, attr="abs", ctx=ast.Load()), args=[diff], keywords=[])
+    elif name == "pairwise_distance":
+        return ast.fix_missing_locations(ast.copy_location(ast.Call(
+            func=ast.Attribute(value=torch, attr="norm", ctx=ast.Load()), args=[diff],
+            keywords=[ast.keyword(arg="dim", value=ast.Constant(-1))]), node))
+    else:
+        cos = ast.Call(func=ast.Attribute(value=torch, attr="cosine_similarity", ctx=ast.Load()), args=[a, b],
+                       keywords=[ast.keyword(arg="dim", value=ast.Constant(-1))])
+        out = ast.BinOp(left=ast.Constant(1), op=ast.Sub(), right=cos)
+    reduction = next((k.value for k in node.keywords if k.arg == "reduction"), None)
+    if not (isinstance(reduction, ast.Constant) and reduction.value == "none"):
+        out = ast.Call(func=ast.Attribute(value=torch, attr="mean", ctx=ast.Load()), args=[out], keywords=[])
+    return ast.fix_missing_locations(ast.copy_location(out, node))
+
+
 def _by_position(t: set[str]) -> bool:
     """A score made of token indices or positions and nothing of the layer's data: ranking it keeps by position."""
     return bool(t & {"I", "P"}) and not t & {"K", "V", "Q", "A", "S", "W", "RND"}
@@ -555,6 +702,13 @@ class FeatureTagger(ast.NodeVisitor):
         self.self_reads = self_reads  # attributes read anywhere in the module; None: no dead-value pruning
         self.state_tables: set[str] = set()  # ``syntax.state_tables``: an entry read back is remembered state
         self.dead: set[int] = set()  # assignments whose value never reaches what a function returns
+        self.denominators: set[int] = set()  # assignments of norms read only as a cosine's denominator
+        # view.recall(name): with ``recall_tags``, the tags of what view.remember(name, ...) stores (found by an
+        # earlier run), else a remembered score; ``stored``/``recalled``: what this run saw stored and recalled
+        self.recall_tags: dict[str | None, set[str]] | None = None
+        self.recall_default: set[str] = {"A"}
+        self.stored: dict[str | None, set[str]] = {}
+        self.recalled: set[str | None] = set()
         self.tags: dict[str, set[str]] = {}
         self.found: dict[str, int] = {}
         self.read: set[str] = set()  # the interface data live code reads (``API_SOURCES``' tags)
@@ -613,6 +767,7 @@ class FeatureTagger(ast.NodeVisitor):
         self.stack.append(id(fn))
         if self.self_reads is not None:
             self.dead |= dead_statements(fn, self.self_reads)
+        self.denominators |= _denominator_norms(fn)
         saved, saved_cur = self.owner, self.current
         self.owner, self.current = self.defs.owner.get(id(fn), saved), fn.name
         for stmt in fn.body:
@@ -748,6 +903,12 @@ class FeatureTagger(ast.NodeVisitor):
                     isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in node.ops):
                 out_pair = out_pair | {"AC"}  # attention against a bar made of positions (1 / how many it sees)
             quota = any("QTA" in s for s in sides)  # a share of attention times the budget: a count, no score
+            # s[second] > s[first]: two tokens' scores of one tensor against each other, a match of a tournament (a
+            # ranking, pair by pair), no bar
+            first, second = (exprs + [None, None])[:2]
+            quota = quota or len(exprs) == 2 and isinstance(first, ast.Subscript) and \
+                isinstance(second, ast.Subscript) and _same(first.value, second.value) and \
+                not _same(first.slice, second.slice)
             if not vis and not quota and any("A" in s and not s & {"P", "R", "I"} for s in sides) and any(
                     "A" not in s for s in sides) and not any(
                     isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in node.ops):
@@ -838,8 +999,12 @@ class FeatureTagger(ast.NodeVisitor):
         tie = self._tie_break(node)
         if tie is not None:
             return tie
-        divisor_norm = isinstance(node.op, ast.Div) and any(
+        magnitude = _signed_magnitude(node)
+        if magnitude is not None:
+            return self.tag(magnitude)  # sign(x) * x is |x|: read as written out
+        divisor_norm = isinstance(node.op, ast.Div) and (any(
             isinstance(c, ast.Call) and CANON.get(callee(c.func)[0] or "") == "norm" for c in ast.walk(node.right))
+            or self._outer_of_norms(node.right))
         if divisor_norm and _norm_call(node.left) and _norm_call(node.right):
             num, den = self._normed_source(node.left), self._normed_source(node.right)
             if num is not None and den is not None and num != den:
@@ -866,9 +1031,13 @@ class FeatureTagger(ast.NodeVisitor):
         self.normalising -= norm_pair
         self._sides[id(node)] = (set(lt), set(rt))
         if divisor_norm:
+            if "KK2" in lt and not lt & {"Q", "A"} and self._outer_of_norms(node.right):
+                self.add("key_similarity", node.lineno)  # K K^T / outer(|k|, |k|): the keys' cosine matrix
             return lt | {"N"}
         if root_side is not None and (rt if root_side is node.right else lt) & {"K", "V", "Q"}:
             return (lt if root_side is node.right else rt) | {"N"}
+        if isinstance(node.op, ast.Mult) and self._co_moment(node) and "A" in lt | rt:
+            return lt | rt | {"CTR"}  # (a - mean a) * (t - mean t), summed: attention's covariance with t (a trend)
         if isinstance(node.op, ast.Mult) and _same(node.left, node.right):
             if not subtracts(node.left) and not self._centred(node.left):  # c * c with c = k - mean: a spread
                 return lt | {"SQ"}  # x * x: squared entries, summed a norm written by hand
@@ -1529,6 +1698,18 @@ class FeatureTagger(ast.NodeVisitor):
             else [r]  # max(0, n - w), max(n - w, 0), int(n - w)
         return any(isinstance(x, ast.BinOp) and isinstance(x.op, ast.Sub) for x in tops)  # a difference itself
 
+    def _co_moment(self, node: ast.BinOp) -> bool:
+        """``(a - a_mean) * d`` with ``a_mean`` a reduction of attention (a mean over the queries) and ``d`` another
+        centred quantity (``(t - t_mean) * w``): summed, the covariance of attention with it, a least-squares trend."""
+        for side, other in ((node.left, node.right), (node.right, node.left)):
+            s = self._resolved(side)
+            o = self._resolved(other)
+            if isinstance(s, ast.BinOp) and isinstance(s.op, ast.Sub) and "A" in self.tag(s.left) and \
+                    "A" in self.tag(s.right) and self._holds_reduce(s.right) and not _same(side, other) and \
+                    subtracts(o) and "A" not in self.tag(other):
+                return True
+        return False
+
     def _holds_reduce(self, e: ast.expr, depth: int = 0) -> bool:
         """Whether ``e`` reduces (a sum, a mean...), through the names it was computed from (``s = e.sum(-1)``,
         ``d = s.clamp_min(eps)``, then ``e / d``: each call's receiver moved into a temporary of its own)."""
@@ -1709,6 +1890,19 @@ class FeatureTagger(ast.NodeVisitor):
             out.add("CH")
         return out
 
+    def _outer_of_norms(self, e: ast.expr) -> bool:
+        """``outer(m, m)`` (``ger``) of one vector of norms (a norm call, or a square root: ``sqrt(diag(K K^T))``):
+        the denominator that makes a Gram matrix of cosines."""
+        if not (isinstance(e, ast.Call) and callee(e.func)[0] in ("outer", "ger") and len(e.args) == 2 and
+                _same(e.args[0], e.args[1])):
+            return False
+        m = e.args[0]
+        for _ in range(2):
+            if isinstance(m, ast.Name) and m.id in self.exprs:
+                m = self.exprs[m.id]
+        return _root(m) or any(isinstance(c, ast.Call) and CANON.get(callee(c.func)[0] or "") == "norm"
+                               for c in ast.walk(m))
+
     def _sliding_max(self, name: str | None, node: ast.Call, receiver: ast.expr | None,
                      arg_tags: list[set[str]]) -> bool:
         """``torch.maximum(s, s_shifted)`` or ``torch.stack([s[:, i:i + T] for i ...]).amax(0)``: the largest of a
@@ -1855,10 +2049,30 @@ class FeatureTagger(ast.NodeVisitor):
             step = self._step_compare(node, receiver)
             if step is not None:
                 return self.tag(step)  # a unit step of x - bar is the comparison x > bar (a count of the times)
+        if name in ("clamp_min", "clamp", "clip", "relu") and (sign := _clipped_sign(node, receiver, name)) is not None:
+            step = self._step_compare(sign, callee(sign.func)[1])
+            if step is not None:
+                return self.tag(step)  # sign(x - bar) clipped at 0 is the unit step: the comparison x > bar
         if name in ("addcmul", "addcmul_", "addcdiv", "addcdiv_"):
             written = self._fused_multiply_add(node, receiver, name)
             if written is not None:
                 return self.tag(written)  # addcmul(x, a, b, value=-1) is x - a * b: read as written out
+        if name == "narrow" and receiver is not None and self._on_tensor(receiver) and len(node.args) == 3:
+            start, length = node.args[1], node.args[2]
+            window = ast.fix_missing_locations(ast.copy_location(ast.Subscript(
+                value=receiver, slice=ast.Tuple(elts=[ast.Constant(Ellipsis), ast.Slice(
+                    lower=start, upper=ast.BinOp(left=start, op=ast.Add(), right=length))], ctx=ast.Load()),
+                ctx=ast.Load()), node))
+            return self.tag(window)  # x.narrow(d, i, n) is x[..., i:i + n] (along d): a slice, a shift when i moves
+        if name in ("islice", "deque") and receiver is None or isinstance(receiver, ast.Name) and \
+                receiver.id in ("itertools", "collections"):
+            taken = _python_slice(node, str(name))
+            if taken is not None:
+                return self.tag(taken)  # islice(x, n) is x[:n]; deque(x, maxlen=m) keeps x[-m:]
+        if name in _LOSSES:
+            loss = _loss_written_out(node, name)
+            if loss is not None:
+                return self.tag(loss)  # mse_loss(k, 0, reduction="none") is k ** 2: read as written out
         # a reduction over every axis (x.mean(), torch.max(x), x.item()): one number for the layer, so a norm inside
         # it is a scale (a ridge, a normaliser), no per-token score (``normalising`` keeps norms from being one)
         scalar = name in _SCALARS and not node.keywords and (
@@ -1876,8 +2090,22 @@ class FeatureTagger(ast.NodeVisitor):
                 isinstance(node.args[1].value, str):
             attr = node.args[1].value  # getattr(self, "x", default): self.x
             return set(self.tags.get(f"self.{attr}", set())) | {f"@{attr}"} | set().union(*arg_tags[2:])
+        if name == "getattr" and receiver is None and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) \
+                and node.args[0].id == "self" and not isinstance(node.args[1], ast.Constant) and \
+                self.current not in ("__init__", "setup"):
+            # getattr(self, f"_hold_{view.layer}"): an attribute named per layer, what an earlier call stored
+            return {"S"} | (set().union(*arg_tags[2:]) - {"LI"})
         if name in self.aliases:
             name = self.aliases[name]
+        if name == "extend" and isinstance(receiver, ast.Name) and len(node.args) == 1 and \
+                isinstance(queue := self.exprs.get(receiver.id), ast.Call) and callee(queue.func)[0] == "deque" and \
+                not queue.args and (maxlen := kwarg(queue, "maxlen")) is not None:
+            # a bounded queue fed a list keeps its newest entries: q = deque(maxlen=m); q.extend(x) is x[-m:]
+            kept = ast.fix_missing_locations(ast.copy_location(ast.Subscript(
+                value=node.args[0], slice=ast.Slice(lower=ast.UnaryOp(op=ast.USub(), operand=maxlen)),
+                ctx=ast.Load()), node))
+            self.tags[receiver.id] = self.tags.get(receiver.id, set()) | self.tag(kept)
+            return set()
         if name in ("append", "extend", "insert", "appendleft") and isinstance(receiver, ast.Name) and \
                 receiver.id not in self.defs.modules and all_args:
             # parts.append(x): the list now also carries x (a per-head or per-level list stacked later)
@@ -1986,11 +2214,24 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("max_attention", line)  # attention(reduce="max"): the largest over the queries
             # unreduced: (heads, queries, tokens), its axis 1 the queries
             return {"A"} | (all_args - {"Q"}) | (set() if red is not None else {"QAX"})
+        if name == "reference_attention" and len(arg_tags) >= 2 and "Q" in arg_tags[0] and "K" in arg_tags[1]:
+            # harness.api.reference_attention(q, k, ...): the interface's own softmax(q k^T), as view.attention
+            self.add("attention", line)
+            red = kwarg(node, "reduce")
+            if isinstance(red, ast.Constant) and red.value == "max":
+                self.add("max_attention", line)
+            return {"A"} | (all_args - {"Q"}) | (set() if red is not None else {"QAX"})
         if name == "recall":
-            return {"S", "A"}
+            key = _name_key(node)
+            self.recalled.add(key)
+            if self.recall_tags is None:
+                return {"S", "A"}  # what was stored is not known yet: read as a remembered score (attention)
+            return {"S"} | self.recall_tags.get(key, self.recall_default)
         if name == "remember":
             stored = set().union(*arg_tags[1:2]) if len(arg_tags) > 1 else set().union(
                 *[self.tag(k.value) for k in node.keywords if k.arg in ("value", "tensor")])
+            key = _name_key(node)
+            self.stored.setdefault(key, set()).update(stored)
             if "S" in stored or not stored & (DATA_TAGS | {"S"}):
                 self.add("accumulate", line)  # what is stored carries what was recalled: a running quantity (a
                 # store whose content the reader cannot tell is read as one, as before)
@@ -2020,7 +2261,7 @@ class FeatureTagger(ast.NodeVisitor):
                  arg_tags: list[set[str]], all_args: set[str]) -> set[str]:
         """A tensor operation: the features its canonical class shows on what it reads, and its tags."""
         line = node.lineno
-        op = CANON.get(name or "", "")
+        op = CANON.get(name or "", "") or CANON.get(_EQUIVALENT.get(name or "", ""), "")
         t = rt | all_args
         if op in ("reduce", "extreme"):
             t = t - {"QAX"}  # (the attention matrix reduced: no query axis left to slice)
@@ -2164,9 +2405,13 @@ class FeatureTagger(ast.NodeVisitor):
         if name in ("reshape", "view") and t & DATA_TAGS:
             given = node.args[shift] if len(node.args) == 1 + shift else None
             shape = given.elts if isinstance(given, (ast.Tuple, ast.List)) else node.args[shift:]
-            if any(any(isinstance(x, ast.BinOp) and isinstance(x.op, ast.FloorDiv) and _same(x.right, b)
-                       for x in ast.walk(self._resolved(a)))
-                   for a, b in zip(shape, shape[1:])):
+            splits = [i for i, (a, b) in enumerate(zip(shape, shape[1:])) if any(
+                isinstance(x, ast.BinOp) and isinstance(x.op, ast.FloorDiv) and _same(x.right, b)
+                for x in ast.walk(self._resolved(a)))]
+            # (the last axis of keys, values or queries split, (..., d // 2, 2): their channels in pairs, no blocks of
+            # tokens)
+            channels = t & {"K", "V", "Q"} and "A" not in t
+            if any(i + 2 < len(shape) or not channels for i in splits):
                 return t | {"BLK"}  # (..., n // b, b, ...): an axis split into blocks of b
             minus = next((i for i, a in enumerate(shape) if negative(a)), None)
             if minus is not None and minus + 2 < len(shape) and t & {"K", "V"} and not t & {"A", "Q"}:
@@ -2280,6 +2525,11 @@ class FeatureTagger(ast.NodeVisitor):
             op = "softmax"  # softmin(-z) = softmax(z)
         if op == "softmax":
             return t | ({"A"} if t & {"Q", "K"} else set())
+        if name in ("conv1d", "conv2d") and len(arg_tags) >= 2 and arg_tags[0] & DATA_TAGS and \
+                arg_tags[1] & {"K", "Q", "V"} and not arg_tags[1] & {"W", "C1"}:
+            # filters made of the layer's data (queries as 1x1 taps over the keys' channels): a product of the two
+            self._matmul(arg_tags[0], arg_tags[1], line)
+            return t | self._pair(arg_tags[0], arg_tags[1], line)
         if op == "pool":
             kernel = node.args[1] if len(node.args) > 1 else kwarg(node, "kernel_size")
             stride = node.args[2] if len(node.args) > 2 else kwarg(node, "stride")
@@ -2392,6 +2642,9 @@ class FeatureTagger(ast.NodeVisitor):
         if op == "reduce" and "CSQ" in t:
             self.add("attention_variance", line)  # squared deviations of attention averaged: its variance
             t = t - {"CSQ"}
+        if op == "reduce" and "CTR" in t:
+            self.add("attention_trend", line)  # attention's deviations times another centred quantity's: a slope
+            t = t - {"CTR"}
         if op == "reduce" and "SQ" in t and "A" in t:
             t = t | {"M2"}  # attention's squares averaged: its second moment (minus the squared mean: a variance)
         if op == "reduce" and "QKE" in t and "A" not in t:
@@ -2446,7 +2699,9 @@ class FeatureTagger(ast.NodeVisitor):
                 isinstance(d, ast.Constant) and d.value == 0 for d in dim.elts)  # dim=0 or dim=(0, 1)
             one_head = operand is not None and any(
                 isinstance(x, ast.Subscript) and not isinstance(
-                    x.slice.elts[0] if isinstance(x.slice, ast.Tuple) and x.slice.elts else x.slice, ast.Slice)
+                    first := (x.slice.elts[0] if isinstance(x.slice, ast.Tuple) and x.slice.elts else x.slice),
+                    ast.Slice) and not (isinstance(first, ast.Constant) and first.value in (None, Ellipsis)) and not (
+                    isinstance(x.value, ast.Attribute) and x.value.attr == "shape")  # (a broadcast axis, a size)
                 for x in ast.walk(operand)) or bound is not None and bound is not operand and any(  # ...named
                 isinstance(x, ast.Subscript) and isinstance(first := (x.slice.elts[0] if isinstance(x.slice, ast.Tuple)
                                                                        and x.slice.elts else x.slice), ast.Name)
@@ -2464,6 +2719,9 @@ class FeatureTagger(ast.NodeVisitor):
                 return t | {"M"}  # sign bits, each query is reduced alone: no statistic of the queries)
             if "K" in t and "A" not in t and "Q" not in t:
                 return t | {"KM"}
+        if name == "sliding_window_view" and node.args:  # numpy's windows of step 1 along an axis: pooling
+            self.add("pooling", line)
+            return t | {"U"}
         if name == "unfold" and receiver is not None:  # sliding windows along an axis: pooling written out
             size = node.args[1] if len(node.args) > 1 else kwarg(node, "size")
             step = node.args[2] if len(node.args) > 2 else kwarg(node, "step")
@@ -2506,6 +2764,9 @@ class FeatureTagger(ast.NodeVisitor):
                 isinstance(xd, ast.Tuple) and len(xd.elts) > 1):
             t = t | {"X"}  # a per-channel minimum or maximum of keys or values (over tokens and channels at once: one
             # number per head, a shift that keeps an exponential finite, no envelope)
+        if name in ("sample", "rsample") and receiver is not None and not rt & DATA_TAGS:
+            op = "random"  # a distribution's draws (torch.distributions.Gumbel(0, 1).sample(shape))
+            t = set()  # the shape asked for
         if name in ("exponential_", "uniform_", "normal_", "bernoulli_", "geometric_", "cauchy_", "log_normal_",
                     "random_"):
             op = "random"  # a tensor filled in place with draws
@@ -2729,8 +2990,11 @@ class FeatureTagger(ast.NodeVisitor):
                 if key is not None:
                     self.wrapped[key] = wrapped
         elts = _tuple_elts(node.value)
+        denominator = id(node) in self.denominators
+        self.normalising += denominator  # m = k.norm(-1) read only in x / outer(m, m): a cosine's scale, no norm score
         each = [self.tag(e) for e in elts] if elts is not None else None
         t = set().union(*each) if each is not None else self.tag(node.value)
+        self.normalising -= denominator
         if each is None and isinstance(node.value, ast.Call):
             each = self.call_elts.get(id(node.value))
         for tgt in node.targets:

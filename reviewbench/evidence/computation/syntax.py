@@ -60,9 +60,10 @@ def parse_source(source: str) -> ast.Module | None:
 
 
 def flattens(call: ast.Call) -> bool:
-    """``x.flatten()``, ``x.reshape(-1)``, ``x.view(b, -1)``, ``x.reshape(b, h * n)``: heads and tokens in one axis."""
+    """``x.flatten()`` (``ravel``), ``x.reshape(-1)``, ``x.view(b, -1)``, ``x.reshape(b, h * n)``: heads and tokens in one
+    axis."""
     name = callee(call.func)[0]
-    if name == "flatten":
+    if name in ("flatten", "ravel"):
         return True
     if name not in ("reshape", "view"):
         return False
@@ -175,10 +176,22 @@ def _floats(node: ast.expr) -> int:
     return sum(isinstance(e, ast.Constant) and isinstance(e.value, float) for e in getattr(node, "elts", []))
 
 
+def smoothing_window(node: ast.expr) -> bool:
+    """A short symmetric run of numbers (``[1, 2, 3, 2, 1]``, ``(0.25, 0.5, 0.25)``): a smoothing kernel's taps, which
+    a hand writes, not numbers fitted to data (a per-head or per-layer table has no reason to read the same backwards)."""
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        return False
+    values = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, (int, float))
+              and not isinstance(e.value, bool)]
+    return 3 <= len(values) == len(node.elts) <= 9 and values == values[::-1]
+
+
 def fitted_literal(node: ast.expr) -> bool:
     """A literal table of fitted numbers: at least four non-integer values, rows of them, or a table of rows of
     0/1 flags (a per-layer, per-head profile: which heads are retrieval heads). Plain constants are not it."""
     if not isinstance(node, (ast.List, ast.Tuple)):
+        return False
+    if smoothing_window(node):
         return False
     if _floats(node) >= 4:
         return True
@@ -215,13 +228,38 @@ def state_tables(tree: ast.AST) -> set[str]:
     for fn in ast.walk(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name in ("__init__", "setup"):
             continue
+        # a local name bound to one entry of a self table (book = self.vault[view.layer], or .setdefault / .get):
+        # writing into it writes into the table's entry
+        entries: dict[str, str] = {}
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and \
+                    (table := _self_table_entry(n.value)) is not None:
+                entries[n.targets[0].id] = table
         for n in ast.walk(fn):
             targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
             for t in targets:
                 if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute) and \
                         isinstance(t.value.value, ast.Name) and t.value.value.id == "self":
                     out.add(t.value.attr)
+                elif isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in entries:
+                    out.add(entries[t.value.id])  # book["heard"] = ...: the table's entry written
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                    and n.func.value.id in entries and n.func.attr in ("update", "setdefault", "__setitem__", "pop",
+                                                                       "append", "extend", "clear"):
+                out.add(entries[n.func.value.id])  # book.update(...): the same
     return out
+
+
+def _self_table_entry(e: ast.expr) -> str | None:
+    """The self attribute ``e`` reads one entry of: ``self.t[k]``, ``self.t.setdefault(k, ...)``, ``self.t.get(k)``."""
+    if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Attribute) and isinstance(e.value.value, ast.Name) \
+            and e.value.value.id == "self":
+        return e.value.attr
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in ("setdefault", "get") and \
+            isinstance(e.func.value, ast.Attribute) and isinstance(e.func.value.value, ast.Name) and \
+            e.func.value.value.id == "self":
+        return e.func.value.attr
+    return None
 
 
 def dead_statements(fn: ast.FunctionDef | ast.AsyncFunctionDef, self_reads: set[str]) -> set[int]:

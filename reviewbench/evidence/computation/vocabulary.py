@@ -214,6 +214,8 @@ FEATURE_WORDS = {
                               "propagated over a key similarity graph diverse selection",
     "coarse_to_fine": "hierarchical tree search coarse to fine blocks refined best branches kept and split again "
                       "shrinking block size top-k estimation",
+    "attention_trend": "trend of the attention a token receives over time least-squares slope of attention against "
+                       "the step rising or falling attention momentum extrapolated attention",
     "pick_neighbours": "the tokens beside the chosen ones kept too neighbours successors of the selected anchors "
                        "context around the top tokens expanded",
 }
