@@ -1139,9 +1139,11 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                    "(strided queries against reversed strided keys); blocks kept up to a cumulative threshold"),
     "FlexPrefill": (["block_keys|block_scores", "attention_coverage"],
                     ["attention", "last_query", "window_queries", "entropy", "pooling", "block_keys",
-                     "block_scores", "query_statistics", "attention_threshold"],
+                     "block_scores", "query_statistics", "attention_threshold", "diagonal_sums"],
                     "block attention estimated from pooled queries and keys (a per-head pattern test by divergence); "
-                    "blocks kept until their sorted estimated attention reaches a cumulative threshold"),
+                    "blocks kept until their sorted estimated attention reaches a cumulative threshold; the heads that "
+                    "fail the test take the vertical-slash pattern (column and diagonal sums of the last queries' "
+                    "attention)"),
     "CritiPrefill": (["attention", "block_scores", "max_attention"],
                      ["window_queries", "all_queries", "block_keys", "layer_reuse", "head_average"],
                      "queries and keys cut into segments and blocks; a block's criticality for a query segment is the "

@@ -623,6 +623,10 @@ def _aggregation_only(extra: list[str], ops: list[str], features: Mapping[str, i
             {"window_queries", "last_query"} & set(optional or ()))):
         allowed |= {"question_queries"}  # on board A the closing rows are the question's: a window rule read off the
         # question (with the closing rows beside it) is that rule where the board hands the question over
+    if board == "B_offline" and ("window_queries" in rule_alternatives(ops) or own and not own & SCORE_TERMS and (
+            {"window_queries", "last_query"} & set(optional or ()))):
+        allowed |= {"reconstruction"}  # the same on board B_offline, whose queries are the reconstruction pass's:
+        # how a query-agnostic port reads the rule's window there
     if board == "C" and own == {"accumulate"}:
         allowed |= {"window_queries"}  # at decode time each call hands the newest queries: summed over the calls,
         # every query once, the cumulative attention itself (board A's or B's single call reads one window: no running
@@ -669,6 +673,12 @@ def _beside_credited(matches: list[ComputationMatch], description: str, features
             matches[i] = m.model_copy(update={"level": "same", "beside": beside})
 
 
+def _credits_the_pass(description: str) -> bool:
+    """Whether the description credits a paper whose rule requires the reconstruction pass (KVzip)."""
+    return any("reconstruction" in rule_alternatives(req) for p, _ in credited_papers(description)
+               for _, req, _, _ in p.rules())
+
+
 def _closeness(m: ComputationMatch) -> tuple[bool, int, int]:
     return m.level != "same", len(m.extra), -len(m.matched)
 
@@ -710,6 +720,12 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
     if "all_queries" in explained and derived:
         explained.add("accumulate")  # read off the query window alone: every query's attention, summed
     extra = sorted(set(features) - explained)
+    if board == "B_offline" and _credits_the_pass(description):
+        board = None  # the pass is a credited paper's own operation (KVzip's), not the board's way to ask for queries:
+        # what the code adds beside that credited rule is judged as it would be anywhere
+    if board == "B_offline" and "reconstruction" in extra and _aggregation_only(["reconstruction"], ops, features, board,
+                                                                                optional):
+        extra.remove("reconstruction")  # the board's queries, as the question's are on board A (``_aggregation_only``)
     # the accumulation read off the query window is that (cosmetic) choice of queries, not a mechanism
     own = [e for e in extra if e not in COSMETIC and not (e == "accumulate" and derived)]
     if len(own) > 1:
