@@ -446,6 +446,9 @@ NEGATED_AFTER = re.compile(
     r"^[\s-]*(?:free|less)\b|^\W*(?:[\w-]+\s+){0,4}?(?:is|are|was|were|be)\s+(?:not|never|neither|unnecessary|"
     r"unneeded|avoided|dropped|omitted|removed|skipped)\b|^\W*(?:[\w-]+\s+){0,3}?(?:plays?|has|have)\s+no\b", re.I)
 BUDGET_NEGATED = re.compile(r"\b(same|fixed|uniform|equal|constant|identical)\b", re.I)
+# what others did with a mechanism, said in the passive ("has been used", "was proposed"): one verb list for both
+# the phrase before a mention (``OTHER_WORK``) and the mention as its subject (``_USED_BEFORE``)
+_DONE = "used|proposed|applied|explored|studied|introduced|tried"
 OTHER_WORK = re.compile(
     r"\b(?:prior|previous|existing|earlier|related|other|some|many|several|most|popular|standard|classic(?:al)?|"
     r"conventional|traditional|recent|known|published|competing|alternative)\s+(?:work|works|methods?|approaches|"
@@ -453,7 +456,7 @@ OTHER_WORK = re.compile(
     r"\bthe literature\b|\bbaselines?\b|\[\d+\]|\((?:[^()]*,\s*)?(?:19|20)\d\d\)|\barxiv\b|\bmethods (?:that|which)\b"
     r"|\bapproaches (?:that|which)\b|\bsystems (?:that|which)\b"
     # "entropy has been used before for budget allocation": what others did, said in the passive
-    r"|\b(?:has|have|had) been (?:\w+ )?(?:used|proposed|applied|explored|studied|introduced|tried|done)\b", re.I)
+    r"|\b(?:has|have|had) been (?:\w+ )?(?:" + _DONE + r"|done)\b", re.I)
 CONTRAST = re.compile(r"\b(unlike|in contrast|contrary to|as opposed to|compared (?:to|with)|versus|vs|whereas"
                       r"|than)\b", re.I)
 OURS = re.compile(r"\b(we|our|ours|us|this method|this work|the method|here|itself)\b", re.I)
@@ -472,9 +475,9 @@ INTERPRETIVE = re.compile(
     r"kind of|sort of|cheap(?:er)? version|cheaper|because|since|given that|due to|tends? to|typically|usually|"
     r"often|generally|empirically|observ\w*|well-known|is known|are known|resembles|mirrors|reflects)\b", re.I)
 # the mention as the subject of what others did: "entropy has been used before", "clustering was proposed by"
-_USED_BEFORE = re.compile(r"\W*(?:[\w-]+\s+){0,3}?(?:has|have|had|was|were)\s+(?:been\s+)?(?:\w+\s+)?(?:used|proposed|"
-                          r"applied|explored|studied|introduced|tried)\s+(?:before|previously|earlier|already|by|in\s+"
-                          r"(?:prior|previous|earlier|related)|elsewhere)\b", re.I)
+_USED_BEFORE = re.compile(r"\W*(?:[\w-]+\s+){0,3}?(?:has|have|had|was|were)\s+(?:been\s+)?(?:\w+\s+)?(?:" + _DONE +
+                          r")\s+(?:before|previously|earlier|already|by|in\s+(?:prior|previous|earlier|related)|"
+                          r"elsewhere)\b", re.I)
 _HARD = re.compile(r"[;:\u2014]|\s-\s")
 CONNECTOR = re.compile(r"\b(by|with|using|via|through)\b", re.I)
 
