@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from reviewbench.evidence.computation.flow import FeatureTagger
 from reviewbench.evidence.computation.syntax import (Defs, callee, class_attrs, const_int, dead_statements,
                                                      fitted_literal, inline_divisor_norms, inline_expression_helpers,
-                                                     is_true, parse_source,
+                                                     is_true, parent_map, parse_source,
                                                      self_attr, smoothing_window,
                                                      self_attr_reads, state_tables)
 from reviewbench.evidence.computation.vocabulary import CONTAINER_MUTATORS, FEATURE_WORDS, GENERIC, LEARNED_CALLS
@@ -762,11 +762,9 @@ def _features_of(tree: ast.Module) -> tuple[dict[str, int], set[tuple[int, int, 
 def _reads_every_query(tree: ast.Module) -> bool:
     """Whether the code reads the queries it is handed whole somewhere: ``view.attention()`` without queries of its
     own, or ``view.queries`` not subscripted on the spot (nor taken apart by ``split``/``chunk``)."""
-    parents: dict[int, ast.AST] = {}
+    parents = parent_map(tree)
     bound: dict[str, list[ast.expr]] = {}
     for p in ast.walk(tree):
-        for c in ast.iter_child_nodes(p):
-            parents[id(c)] = p
         if isinstance(p, ast.Assign) and len(p.targets) == 1 and isinstance(p.targets[0], ast.Name):
             bound.setdefault(p.targets[0].id, []).append(p.value)
 

@@ -8,7 +8,8 @@ import re
 from typing import Any
 
 from reviewbench.evidence.computation.syntax import (Defs, callable_alias, callee, dead_statements, fitted_literal,
-                                                     flattens, is_true, kwarg, negative, self_attr, subtracts)
+                                                     flattens, is_true, kwarg, negative, parent_map, self_attr,
+                                                     subtracts)
 from reviewbench.evidence.computation.vocabulary import (ANGLE_CALLS, API_CALLS, API_SOURCES, CANON, CLUSTERING,
                                                          FUNCTION_WRAPPERS,
                                                          FACTORISATIONS, INLINE_DEPTH, INTEGER_CASTS, INTEGER_DTYPES,
@@ -52,10 +53,7 @@ def _denominator_norms(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[int]:
     """Assignments ``m = <a norm or a square root>`` to a name every read of which in ``fn`` is the norm against
     itself in a divisor, ``x / outer(m, m)`` or ``x / (m[:, None] * m[None, :])``: the denominator of a cosine matrix.
     Such a norm scales a similarity; it is no score of its own (``v_norm / m`` stays a ratio of two scores)."""
-    parents: dict[int, ast.AST] = {}
-    for p in ast.walk(fn):
-        for c in ast.iter_child_nodes(p):
-            parents[id(c)] = p
+    parents = parent_map(fn)
 
     def divides(n: ast.AST, name: str) -> bool:
         child, p = n, parents.get(id(n))

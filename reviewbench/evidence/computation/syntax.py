@@ -33,6 +33,11 @@ def negative(node: ast.expr | None) -> bool:
     return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
 
 
+def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
+    """Each node's parent in ``tree``, by the child's id: for tests that read what encloses a node."""
+    return {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+
+
 def subtracts(node: ast.expr | None) -> bool:
     """An index computed as ``n - w`` (the start of the last w), possibly inside ``max(0, n - w)``."""
     return node is not None and any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub) for n in ast.walk(node))
