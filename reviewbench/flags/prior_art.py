@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING
 
 from reviewbench.evidence.behaviour import BehaviourMatch, HeadRoles, told_apart
 from reviewbench.evidence.priorart_evidence import (COSMETIC, PHASE, PROTECTIVE, ComputationMatch, Credit, credit,
-                                                    credit_for, owed_to, papers_for, rule_alternatives, within_credited,
-                                                    source_order)
+                                                    credit_for, credited_papers, owed_to, papers_for, rule_alternatives,
+                                                    within_credited, source_order)
 from reviewbench.evidence.similarity import CodeMatch, Span
 from reviewbench.rubric import EvidenceRules
 from reviewbench.verdict import FlagClaim
@@ -133,6 +133,8 @@ def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], name
             continue
         if c.score <= explained[0] + 1e-9 and c.weighted_containment <= explained[1] + 1e-9:
             continue  # PyramidKV's code holds SnapKV's: a credited SnapKV port matches it no more than SnapKV
+        if _subsumed_by_credit(c, description):
+            continue  # SAGE-KV's rule holds TOVA's: a credited SAGE-KV port shares TOVA's code by design
         quote, line = _first_line(method_src, c.candidate_spans)
         spans = ", ".join(f"{s.start}-{s.end}" for s in c.candidate_spans[:6])
         what = (f"the code matches {_describe(c)}: token containment {c.weighted_containment:.0%} weighted by rarity "
@@ -245,6 +247,28 @@ def _paper(short_name: str) -> Paper | None:
     from reviewbench.priorart import load_index
 
     return load_index().by_name(short_name)
+
+
+def _subsumed_by_credit(c: CodeMatch, description: str) -> str | None:
+    """The credited paper one of whose rules holds a rule of the baseline a code match stands for, adding at most one
+    required operation of its own: code like that baseline's is what the credited rule computes (SAGE-KV's rule is
+    TOVA's last-token attention with a head-level top-k). None for a reference that is no published rule, and for a
+    credited paper that is the reference itself (the caller's own test). One added operation at most, so that a
+    paper whose rule merely contains the signal among much else (a quantiser that ranks by attention) explains
+    nothing."""
+    theirs = [rule_alternatives(req) for p in papers_for(_base(c.reference, c.implements)) for _, req, _o, _ in p.rules()]
+    theirs = [t for t in theirs if t]
+    if not theirs:
+        return None
+    names = {p.short_name for p in papers_for(_base(c.reference, c.implements))}
+    for paper, _ in credited_papers(description):
+        if paper.short_name in names:
+            continue
+        for _, req, opt, _ in paper.rules():
+            mine, extra = rule_alternatives(req), rule_alternatives(opt)
+            if any(t <= mine | extra and len(mine - t) <= 1 for t in theirs):
+                return paper.short_name
+    return None
 
 
 def _explains(credited: ComputationMatch, other: ComputationMatch) -> bool:
