@@ -290,6 +290,14 @@ CONCEPTS: list[Concept] = [
     _c("recency",
        ["recency", "most recent tokens", "recent tokens", "sliding window*", "recent window*", "local window*"],
        "recent", "", "a slice of the most recent tokens"),
+    # a selection in stages: a shortlist re-ranked, a first pass filtered by a second. Strict only where the code
+    # ranks by one score and masks by no data-dependent threshold (``structure="staged"``, see ``structures``): a
+    # single top-k with sinks and a window forced in is one stage whatever the words say
+    _c("a staged selection (shortlist, then re-rank)",
+       ["re rank*|scor*|select*|evaluat* ~ shortlist*|candidate*", "rerank*|rescor* ~ shortlist*|candidate*", "two stage*|pass*|round*", "second|2nd stage|pass|round", "coarse to fine",
+        "shortlist*", "short list*", "candidate* ~ re|rescor*|rerank*|refin*|narrow*", "refin* ~ candidate*|shortlist*"],
+       "coarse_to_fine chunked_refill staged", "", "a second ranking over the first one's candidates (or a data-dependent "
+       "threshold before the ranking)", structure="staged"),
     _c("per-layer budgets",
        ["per layer budget*", "layer wise budget*", "layerwise budget*",
         "budget* that|which vary|varies|differ|differs|fall|falls|shrink|shrinks|grow|grows by|across|with ~ "
@@ -624,7 +632,94 @@ def structures(source: str) -> set[str]:
                 if isinstance(r, ast.Call) and isinstance(r.func, (ast.Attribute, ast.Name)) and \
                         (r.func.attr if isinstance(r.func, ast.Attribute) else r.func.id) == "roll":
                     out.add("shift")
+    if _staged(tree):
+        out.add("staged")
     return out
+
+
+# calls that rank or order a tensor (their subject: the receiver, or the first argument of a function form)
+RANKINGS = frozenset({"topk", "kthvalue", "argsort", "sort", "argmax", "argmin", "argpartition", "msort", "quantile",
+                      "nanquantile", "from_topk", "nlargest", "nsmallest", "sorted", "median", "partition"})
+_POSITIONAL = frozenset({"positions", "arange", "valid", "valid_mask", "shape", "size", "budget", "len", "numel"})
+
+
+def _staged(tree: ast.AST) -> bool:
+    """Whether the code selects in stages: a ranking of scores that depend on an earlier ranking's output (a
+    shortlist gathered, or masked, by what the first ranking picked), or scores masked by a comparison with a
+    data-dependent threshold before a ranking. Putting the kept indices in order is no second stage, nor is a
+    comparison of positions or with a constant. Dependence is read through assignments, module-wide (helpers
+    included): a name depends on every name its assigned values read."""
+    deps: dict[str, set[str]] = {}
+    ranked: set[str] = set()  # names assigned a ranking's output
+    thresholded: set[str] = set()  # names assigned a data-dependent comparison
+
+    def data_compare(n: ast.Compare) -> bool:
+        if len(n.ops) != 1 or not isinstance(n.ops[0], (ast.Gt, ast.GtE, ast.Lt, ast.LtE)):
+            return False
+        sides = [n.left, n.comparators[0]]
+        if any(isinstance(x, ast.Constant) or isinstance(x, ast.UnaryOp) and isinstance(x.operand, ast.Constant)
+               for x in sides):
+            return False
+        names = {x.attr if isinstance(x, ast.Attribute) else x.id if isinstance(x, ast.Name) else ""
+                 for side in sides for x in ast.walk(side)}
+        return not names & _POSITIONAL and any(isinstance(x, (ast.Call, ast.Subscript, ast.Attribute, ast.BinOp))
+                                               for x in sides)
+
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value is not None:
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            names = {x.id for t in targets for x in ast.walk(t) if isinstance(x, ast.Name)}
+            reads = {x.id for x in ast.walk(n.value) if isinstance(x, ast.Name)}
+            is_rank = any(isinstance(c, ast.Call) and _callname(c) in RANKINGS for c in ast.walk(n.value))
+            is_cmp = any(isinstance(c, ast.Compare) and data_compare(c) for c in ast.walk(n.value))
+            # keep[idx] = True: what a subscript target holds depends on where it is written too
+            reads |= {x.id for t in targets if isinstance(t, ast.Subscript) for x in ast.walk(t.slice)
+                      if isinstance(x, ast.Name)}
+            for t in names:
+                deps.setdefault(t, set()).update(reads)
+                if is_rank:
+                    ranked.add(t)
+                if is_cmp:
+                    thresholded.add(t)
+        elif isinstance(n, (ast.For, ast.comprehension)):  # for i in order.tolist(): i is read off order
+            reads = {x.id for x in ast.walk(n.iter) if isinstance(x, ast.Name)}
+            for t in {x.id for x in ast.walk(n.target) if isinstance(x, ast.Name)}:
+                deps.setdefault(t, set()).update(reads)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _MUTATORS and \
+                isinstance(n.func.value, ast.Name):  # first.append(i), mask.index_fill_(0, idx, True)
+            deps.setdefault(n.func.value.id, set()).update(
+                x.id for a in [*n.args, *(k.value for k in n.keywords)] for x in ast.walk(a) if isinstance(x, ast.Name))
+
+    def closure(names: set[str]) -> set[str]:
+        seen, todo = set(), list(names)
+        while todo:
+            x = todo.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            todo.extend(deps.get(x, ()))
+        return seen
+
+    def subject(c: ast.Call) -> ast.expr | None:
+        if isinstance(c.func, ast.Attribute) and _root(c.func.value) not in (None, "torch", "np", "numpy", "heapq",
+                                                                            "Keep"):
+            return c.func.value
+        return c.args[0] if c.args else None
+
+    for n in ast.walk(tree):
+        if not (isinstance(n, ast.Call) and _callname(n) in RANKINGS):
+            continue
+        subj = subject(n)
+        if subj is None or _root(subj) in ranked and isinstance(subj, (ast.Name, ast.Subscript, ast.Attribute)):
+            continue  # the kept indices put in order
+        inner = {x.id for x in ast.walk(subj) if isinstance(x, ast.Name)}
+        inside = [c for c in ast.walk(subj) if c is not subj]
+        if any(isinstance(c, ast.Call) and _callname(c) in RANKINGS for c in inside) or \
+                any(isinstance(c, ast.Compare) and data_compare(c) for c in ast.walk(subj)):
+            return True
+        if (ranked | thresholded) & closure(inner):
+            return True
+    return False
 
 
 def _callname(e: ast.expr) -> str | None:
