@@ -969,11 +969,13 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                      "positions only: the first tokens (sinks) plus the last tokens (window), no score"),
     "K-norm": (["key_norm"], [], "rank by ||k||_2 ascending, keep the lowest-norm keys"),
     "Expected Attention": (["query_statistics", "value_norm"],
-                           ["attention", "exp_logit", "future_rope", "all_queries"],
-                           "mean and covariance of the queries, rotated to future positions; exp of the expected "
+                           ["attention", "exp_logit", "future_rope", "all_queries", "pre_rope"],
+                           "mean and covariance of the queries (un-rotated first), rotated to future positions; exp "
+                           "of the expected "
                            "logit times ||v||"),
-    "KVzip": (["reconstruction", "max_attention"], ["attention"],
-              "max over the reconstruction queries of softmax(Q_repeat K^T); one threshold over layers and heads"),
+    "KVzip": (["reconstruction", "max_attention"], ["attention", "head_budget"],
+              "max over the reconstruction queries of softmax(Q_repeat K^T); one threshold over layers and heads (so "
+              "heads keep different counts)"),
     "H2O": (["attention", "accumulate"], ["all_queries", "decode", "count_normalised"],
             "softmax(Q K^T) summed over every query so far (cumulative), top-k plus a recent window"),
     "R-KV": (["attention", "key_similarity"], ["window_queries", "pooling", "decode"],

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from reviewbench.evidence.computation.flow import FeatureTagger
 from reviewbench.evidence.computation.syntax import (Defs, callee, class_attrs, const_int, dead_statements,
                                                      fitted_literal, inline_divisor_norms, inline_expression_helpers,
+                                                     inline_stateless_layers, split_moment_pairs,
                                                      is_true, parent_map, parse_source,
                                                      self_attr, smoothing_window,
                                                      self_attr_reads, state_tables)
@@ -49,7 +50,7 @@ def computation(source: str) -> Computation:
     tree = parse_source(source)
     if tree is None:
         return Computation()
-    tree = inline_divisor_norms(inline_expression_helpers(tree))  # (both change this parse in place)
+    tree = split_moment_pairs(inline_stateless_layers(inline_divisor_norms(inline_expression_helpers(tree))))
     found, ties, reads = _features_of(tree)
     tie_breaks: dict[str, int] = {}
     if ties:
@@ -1117,9 +1118,31 @@ def _pyramid(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[str, int], 
             # (np.interp(layers, [0, n - 1], [first, last]) and lerp: a straight line between two ends)
             found.setdefault("pyramid", node.lineno)
             return
+        if isinstance(node, ast.Call) and callee(node.func)[0] in ("map", "starmap") and _affine_over_range(node):
+            found.setdefault("pyramid", node.lineno)  # map(step.__mul__, range(n)): the layer index times a step
+            return
         if isinstance(node, (ast.BinOp, ast.Call)) and _geometric(node, layer_vars):
             found.setdefault("pyramid", node.lineno)  # a ratio compounded layer by layer: a geometric schedule
             return
+
+
+_AFFINE_DUNDERS = frozenset({"__mul__", "__rmul__", "__sub__", "__rsub__", "__add__", "__radd__", "__truediv__"})
+
+
+def _affine_over_range(node: ast.Call) -> bool:
+    """``map(f, range(n))`` (or ``starmap`` over pairs made with a range) where ``f`` multiplies, adds or subtracts: a
+    bound arithmetic method (``step.__mul__``), ``operator.mul``/``sub``/``add`` or a lambda whose body does it; the
+    layer index moved linearly."""
+    if len(node.args) < 2 or not any(isinstance(x, ast.Call) and callee(x.func)[0] == "range"
+                                     for a in node.args[1:] for x in ast.walk(a)):
+        return False
+    f = node.args[0]
+    if isinstance(f, ast.Attribute) and f.attr in _AFFINE_DUNDERS | {"mul", "sub", "add", "truediv"}:
+        return True
+    if isinstance(f, ast.Name) and f.id in ("mul", "sub", "add"):
+        return True
+    return isinstance(f, ast.Lambda) and any(isinstance(x, ast.BinOp) and isinstance(x.op, (ast.Mult, ast.Sub, ast.Add))
+                                             for x in ast.walk(f.body))
 
 
 def _geometric(node: ast.AST, layer_vars: set[str]) -> bool:

@@ -198,13 +198,36 @@ def _tuple_elts(e: ast.expr) -> list[ast.expr] | None:
     return None
 
 
-def _shifted_by_own_extreme(arg: ast.expr | None) -> bool:
+_NORMALISERS = ("max", "amax", "logsumexp")
+# calls whose first argument gives only a shape, a type and a device
+_SHAPE_ONLY = frozenset({"zeros_like", "ones_like", "full_like", "empty_like"})
+
+
+def _attention_side(t: set[str]) -> bool:
+    """A compared value that is attention: no ranking or index in it, and positions only through a visibility mask
+    (``z.masked_fill(~seen, -inf)`` before the softmax: the causal mask's positions, no score of positions). A running
+    sum of attention along the tokens against a bar is how many tokens reach a share (coverage), no token's own
+    attention against one."""
+    return "A" in t and not t & {"R", "I", "CUM"} and ("P" not in t or "PAIR" in t)
+
+
+def _shifted_by_own_extreme(arg: ast.expr | None, defs: Defs | None = None) -> bool:
     """``z - z.max(...)``, ``z - torch.amax(z, ...)``, ``z - torch.logsumexp(z, ...)``: logits shifted by their own
-    largest value or log-normaliser (the exponential of it is a softmax, by hand)."""
+    largest value or log-normaliser (the exponential of it is a softmax, by hand). With ``defs``, also a helper of
+    the module that computes one (a log-sum-exp folded pairwise with ``logaddexp``, a running maximum)."""
     if not (isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Sub)):
         return False
-    return any(isinstance(c, ast.Call) and callee(c.func)[0] in ("max", "amax", "logsumexp")
-               for c in ast.walk(arg.right))
+    for c in ast.walk(arg.right):
+        if not isinstance(c, ast.Call):
+            continue
+        name = callee(c.func)[0]
+        if name in _NORMALISERS:
+            return True
+        if defs is not None and name in defs.by_name and any(
+                isinstance(x, ast.Call) and callee(x.func)[0] in (*_NORMALISERS, "logaddexp", "logaddexp2")
+                for fn in defs.by_name[name] for x in ast.walk(fn)):
+            return True
+    return False
 
 
 # The largest literal scale of a term read as a tie-break (``FeatureTagger._tie_break``).
@@ -896,7 +919,7 @@ class FeatureTagger(ast.NodeVisitor):
                 out_pair = out_pair | {"PAIR"}  # the query-key distance against a bound: a visibility matrix
             if "A" in t and not t & {"P", "R", "I"} and not vis:
                 out_pair = out_pair | {"AC"}  # a token's attention against a bar: the tokens strongly attended
-            elif not vis and any("A" in s and not s & {"P", "R", "I"} for s in sides) and all(
+            elif not vis and any(_attention_side(s) for s in sides) and all(
                     "A" in s or not s & DATA_TAGS for s in sides) and not any(
                     isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in node.ops):
                 out_pair = out_pair | {"AC"}  # attention against a bar made of positions (1 / how many it sees)
@@ -907,7 +930,7 @@ class FeatureTagger(ast.NodeVisitor):
             quota = quota or len(exprs) == 2 and isinstance(first, ast.Subscript) and \
                 isinstance(second, ast.Subscript) and _same(first.value, second.value) and \
                 not _same(first.slice, second.slice)
-            if not vis and not quota and any("A" in s and not s & {"P", "R", "I"} for s in sides) and any(
+            if not vis and not quota and any(_attention_side(s) for s in sides) and any(
                     "A" not in s for s in sides) and not any(
                     isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in node.ops):
                 # attention against a bar that is no attention: a constant, an attribute, or a bar computed from
@@ -992,6 +1015,21 @@ class FeatureTagger(ast.NodeVisitor):
             return next(iter(t)) if t in ({"K"}, {"V"}) else None
         return None
 
+    def _log_normaliser(self, e: ast.expr) -> bool:
+        """``logsumexp(z)`` (torch's or torch.special's), or a helper of the module folding ``logaddexp``/``logsumexp``:
+        the log of a softmax's denominator."""
+        for c in ast.walk(e):
+            if not isinstance(c, ast.Call):
+                continue
+            name = callee(c.func)[0]
+            if name == "logsumexp":
+                return True
+            if name in self.defs.by_name and any(
+                    isinstance(x, ast.Call) and callee(x.func)[0] in ("logsumexp", "logaddexp", "logaddexp2")
+                    for fn in self.defs.by_name[name] for x in ast.walk(fn)):
+                return True
+        return False
+
     def _tag_binop(self, node: ast.BinOp) -> set[str]:
         """The tags of an arithmetic expression, and the features its operation shows."""
         tie = self._tie_break(node)
@@ -1028,6 +1066,8 @@ class FeatureTagger(ast.NodeVisitor):
         self.normalising -= divisor_norm or root_side is node.right
         self.normalising -= norm_pair
         self._sides[id(node)] = (set(lt), set(rt))
+        if isinstance(node.op, ast.Sub) and {"Q", "K"} <= lt and "A" not in lt and self._log_normaliser(node.right):
+            return lt | rt | {"A"}  # z - logsumexp(z): log_softmax by hand, the attention in log space (as log_softmax)
         if divisor_norm:
             if "KK2" in lt and not lt & {"Q", "A"} and self._outer_of_norms(node.right):
                 self.add("key_similarity", node.lineno)  # K K^T / outer(|k|, |k|): the keys' cosine matrix
@@ -2077,7 +2117,11 @@ class FeatureTagger(ast.NodeVisitor):
             not node.args if self._on_tensor(receiver) else len(node.args) == 1 and receiver is not None)
         self.normalising += scalar
         rt = self.tag(receiver) if receiver is not None else set()
-        arg_tags = [self.tag(a) for a in node.args]
+        if name in _SHAPE_ONLY and node.args and not self._on_tensor(receiver):
+            # torch.full_like(z[..., :1], v): the first argument gives a shape (and a type), none of its data
+            arg_tags: list[set[str]] = [set()] + [self.tag(a) for a in node.args[1:]]
+        else:
+            arg_tags = [self.tag(a) for a in node.args]
         self.normalising -= scalar
         kw_tags = {k.arg: self.tag(k.value) for k in node.keywords}
         all_args: set[str] = set().union(*arg_tags, *kw_tags.values()) if (arg_tags or kw_tags) else set()
@@ -2182,6 +2226,11 @@ class FeatureTagger(ast.NodeVisitor):
                 kw_tags: dict[str | None, set[str]]) -> set[str]:
         """A helper defined in the code, run with its parameters tagged by the arguments; the tags it returns."""
         params = [a.arg for a in local.args.args]
+        shared = {n for x in ast.walk(local) if isinstance(x, (ast.Global, ast.Nonlocal)) for n in x.names}
+        own = ({a.arg for a in [*local.args.args, *local.args.kwonlyargs, *local.args.posonlyargs]} |
+               {x.id for x in ast.walk(local) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}) - shared
+        caller: dict[str, tuple[set[str] | None, ast.expr | None]] = {
+            n: (self.tags.get(n), self.exprs.get(n)) for n in own if n not in self.loop_vars}
         if params and id(local) in self.defs.methods and not any(
                 ast.unparse(d) == "staticmethod" for d in local.decorator_list):
             params = params[1:]  # a method's own self (cls): the call's arguments start after it
@@ -2198,7 +2247,17 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(self.return_elts, list):
             self.call_elts[id(node)] = self.return_elts
         self.return_elts = outer
-        return self.tags.pop("__return__", set())
+        out = self.tags.pop("__return__", set())
+        for name, (was, bound) in caller.items():  # the helper's locals are its own: the caller's names as they were
+            if was is None:
+                self.tags.pop(name, None)
+            else:
+                self.tags[name] = was
+            if bound is None:
+                self.exprs.pop(name, None)
+            else:
+                self.exprs[name] = bound
+        return out
 
     def _interface_call(self, name: str | None, node: ast.Call, receiver: ast.expr | None, rt: set[str],
                         arg_tags: list[set[str]], all_args: set[str]) -> set[str] | None:
@@ -2783,7 +2842,7 @@ class FeatureTagger(ast.NodeVisitor):
             t = t | {"RND"}
         if op == "exp" and "Q" in t and "K" in t:
             arg = self._operand(receiver, node.args)
-            if _shifted_by_own_extreme(arg):
+            if _shifted_by_own_extreme(arg, self.defs):
                 return t | {"A"}  # exp(z - max z) or exp(z - logsumexp z): a softmax written by hand
             if "A" in t and not t & {"LOGA"} or isinstance(arg, ast.Call) and callee(arg.func)[0] == "log_softmax":
                 return t | {"A"}  # exp(log_softmax(z)): the attention itself, back from log space

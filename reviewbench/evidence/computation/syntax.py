@@ -487,3 +487,102 @@ def inline_divisor_norms(tree: ast.Module) -> ast.Module:
             st.value = ast.copy_location(ast.Constant(value=None), value)  # read where it divides, not here
     ast.fix_missing_locations(tree)
     return tree
+
+
+# torch.nn layers that hold no weights, each the functional call it runs (constructor arguments after the input)
+STATELESS_LAYERS = {"AvgPool1d": "avg_pool1d", "MaxPool1d": "max_pool1d", "AvgPool2d": "avg_pool2d",
+                    "MaxPool2d": "max_pool2d", "AdaptiveAvgPool1d": "adaptive_avg_pool1d",
+                    "AdaptiveMaxPool1d": "adaptive_max_pool1d", "Softmax": "softmax", "LogSoftmax": "log_softmax"}
+
+
+def inline_stateless_layers(tree: ast.Module) -> ast.Module:
+    """A weightless ``torch.nn`` layer built once (``self.pool = nn.AvgPool1d(7, 1, 3)``, in ``setup`` or at module
+    level) and called later (``self.pool(x)``) is the functional call it runs (``F.avg_pool1d(x, 7, 1, 3)``): each
+    call is rewritten so, in place. A name bound twice is left alone (which layer runs is not known)."""
+    bound: dict[str, ast.Call] = {}
+    twice: set[str] = set()
+    for n in ast.walk(tree):
+        if not (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.value, ast.Call)):
+            continue
+        t = n.targets[0]
+        key = t.id if isinstance(t, ast.Name) else f"self.{t.attr}" if isinstance(t, ast.Attribute) and self_attr(t) \
+            else None
+        ctor = callee(n.value.func)[0]
+        if key is None:
+            continue
+        if ctor in STATELESS_LAYERS:
+            if key in bound:
+                twice.add(key)
+            bound[key] = n.value
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            for t in targets:
+                key = t.id if isinstance(t, ast.Name) else f"self.{t.attr}" if isinstance(t, ast.Attribute) and \
+                    self_attr(t) else None
+                if key in bound and not (isinstance(n, ast.Assign) and n.value is bound[key]):
+                    twice.add(key)
+    layers = {k: v for k, v in bound.items() if k not in twice}
+
+    class Put(ast.NodeTransformer):
+        def visit_Call(self, n: ast.Call) -> ast.expr:
+            self.generic_visit(n)
+            f = n.func
+            key = f.id if isinstance(f, ast.Name) else f"self.{f.attr}" if isinstance(f, ast.Attribute) and \
+                self_attr(f) else None
+            ctor = layers.get(key or "")
+            if isinstance(f, ast.Call) and callee(f.func)[0] in STATELESS_LAYERS:
+                ctor = f  # nn.MaxPool1d(k, 1, k // 2)(x): built and called at once
+            if ctor is None or len(n.args) != 1 or n.keywords:
+                return n
+            fn = STATELESS_LAYERS[callee(ctor.func)[0] or ""]
+            func = ast.Attribute(value=ast.Attribute(value=ast.Attribute(value=ast.Name(id="torch", ctx=ast.Load()),
+                                 attr="nn", ctx=ast.Load()), attr="functional", ctx=ast.Load()), attr=fn, ctx=ast.Load())
+            return ast.copy_location(ast.Call(func=func, args=[n.args[0], *ctor.args], keywords=list(ctor.keywords)), n)
+
+    return ast.fix_missing_locations(Put().visit(tree))
+
+
+_MOMENT_PAIRS = {"std_mean": ("std", "mean"), "var_mean": ("var", "mean")}
+
+
+def split_moment_pairs(tree: ast.Module) -> ast.Module:
+    """``torch.std_mean(x, dim=0)[1]`` is ``torch.mean(x, dim=0)`` (``[0]`` the std), and ``s, m = torch.var_mean(x)``
+    binds the two one by one: the pair's parts read as the reductions they are (a mean over heads is a head average,
+    no statistic of the data's spread). Rewritten in place; options of the spread only (``correction``, ``unbiased``)
+    are dropped from the mean."""
+
+    def part(call: ast.Call, which: int) -> ast.Call:
+        name = callee(call.func)[0] or ""
+        op = _MOMENT_PAIRS[name][which]
+        func: ast.expr = ast.Attribute(value=call.func.value, attr=op, ctx=ast.Load()) if isinstance(
+            call.func, ast.Attribute) else ast.Name(id=op, ctx=ast.Load())
+        args = list(call.args)
+        keywords = [k for k in call.keywords if which == 0 or k.arg not in ("correction", "unbiased")]
+        if which == 1 and len(args) >= 3:
+            args = args[:2]  # torch.std_mean(x, dim, unbiased): the positional spread option
+        return ast.copy_location(ast.Call(func=func, args=args, keywords=keywords), call)
+
+    def pair(e: ast.expr) -> bool:
+        return isinstance(e, ast.Call) and (callee(e.func)[0] or "") in _MOMENT_PAIRS and \
+            not any(isinstance(a, ast.Starred) for a in e.args)
+
+    class Put(ast.NodeTransformer):
+        def visit_Subscript(self, n: ast.Subscript) -> ast.expr:
+            self.generic_visit(n)
+            which = n.slice.value if isinstance(n.slice, ast.Constant) else None
+            if pair(n.value) and isinstance(which, int) and which in (0, 1, -1, -2) and isinstance(n.value, ast.Call):
+                return part(n.value, which % 2)
+            return n
+
+        def visit_Assign(self, n: ast.Assign) -> ast.stmt | list[ast.stmt]:
+            self.generic_visit(n)
+            t = n.targets[0] if len(n.targets) == 1 else None
+            if isinstance(t, ast.Tuple) and len(t.elts) == 2 and pair(n.value) and isinstance(n.value, ast.Call) and \
+                    all(isinstance(e, ast.Name) for e in t.elts):
+                call = n.value
+                return [ast.copy_location(ast.Assign(targets=[e], value=part(call, i)), n)
+                        for i, e in enumerate(t.elts)]
+            return n
+
+    return ast.fix_missing_locations(Put().visit(tree))
