@@ -1220,7 +1220,7 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                  "LSH (sign bits of random projections) of keys and query; keys sampled by their collision "
                  "probability, an importance-sampling estimate of attention instead of top-k"),
     "SCOPE": (["attention", "decode", "sinks"],
-              ["accumulate", "window_queries", "last_query", "all_queries", "head_average"],
+              ["accumulate", "window_queries", "last_query", "all_queries", "head_average", "pooling"],
               "the prefill cache kept whole; only the decoding tokens compressed, by heavy-hitter attention with a "
               "sliding or adaptive window"),
     "RaaS": (["attention", "last_attended"],

@@ -5699,3 +5699,1010 @@ class Tonnage(EvictionMethod):
         score = score.masked_fill(live & (order <= self.ballast), float("inf"))
         return Keep.from_topk(score, view.budget, view.valid)
 '''
+
+
+# --- round 15 (fifteen papers, eight the earlier rounds never keyed, written as a capable cheating agent writes
+# them in idioms no earlier round used: weightless nn layers built in setup, softmax as the gradient of a log-sum-exp,
+# log-space attention, numpy round-trips, histograms, bisection and histogram top-k, std_mean, itertools schedules,
+# split streams, class registries; blind to the reader) ------------------------------------------------------------
+
+
+
+# SnapKV (board A, prefill, query-aware): the last 40 prompt rows' attention (causal), summed over the rows, averaged
+# over each KV head's query heads, average-pooled with kernel 7, the rows' own entries kept, the top of the rest per
+# head. Idioms: the softmax as the gradient of a summed log-sum-exp (torch.func.grad built in setup), the logits by
+# torch.mm per KV head in a list, the group mean as a torch.block_diag averaging matrix multiplied in with torch.mm,
+# the pooling by an nn.AvgPool1d module (count_include_pad=False), the per-head pick by numpy's stable argsort of the
+# negated scores. Own touch: the first entry is kept too. Disguise: "sommelier", "palate", "linger", "house bottle".
+PORTS["SnapKV (round 15)"] = HEAD + '''import numpy as np
+
+
+def _lse_total(z):
+    return torch.logsumexp(z, dim=-1).sum()
+
+
+class Sommelier(EvictionMethod):
+    """A tasting panel made of the prompt's final sips: every glass on the shelf is scored by how long the panel's
+    palate lingered on it, softened over its neighbours; the panel's own glasses and the house bottle stay."""
+
+    name = "sommelier"
+    query_window = 40
+    linger = 7
+
+    def setup(self, model) -> None:
+        self._soften = torch.nn.AvgPool1d(self.linger, stride=1, padding=self.linger // 2, count_include_pad=False)
+        self._palate = torch.func.grad(_lse_total)
+
+    def _tasting(self, view):
+        g = view.model.group_size
+        h_kv, t = view.n_kv_heads, view.n_tokens
+        q = view.queries.float()
+        d = q.shape[-1]
+        unseen = view.positions[:, None, :] > view.query_positions.view(1, -1, 1)
+        unseen = unseen | ~view.valid_mask()[:, None, :]
+        notes = []
+        for h in range(h_kv):
+            z = torch.mm(q[h * g:(h + 1) * g].reshape(-1, d), view.keys[h].float().t()) * view.model.scale
+            z = z.view(g, -1, t).masked_fill(unseen[h][None], float("-inf"))
+            notes.append(self._palate(z).nan_to_num(0.0).sum(dim=1))
+        per_taster = torch.cat(notes)
+        panel = torch.block_diag(*[torch.full((1, g), 1.0 / g)] * h_kv).to(per_taster)
+        return torch.mm(panel, per_taster)
+
+    def select(self, view: LayerView) -> Keep:
+        if not hasattr(self, "_palate"):
+            self.setup(view.model)
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        live = view.valid_mask()
+        notes = self._soften(self._tasting(view)[:, None, :])[:, 0]
+        notes = notes.masked_fill(view.positions >= view.query_positions.min(), float("inf"))
+        notes[:, 0] = float("inf")
+        notes = notes.masked_fill(~live, float("-inf"))
+        cellar = (-notes).cpu().numpy()
+        out = []
+        for h in range(view.n_kv_heads):
+            m = min(view.budget, int(live[h].sum()))
+            pick = np.sort(np.argsort(cellar[h], kind="stable")[:m])
+            out.append(torch.as_tensor(pick, dtype=torch.long, device=view.keys.device))
+        return Keep(tuple(out))
+'''
+
+
+# PyramidKV (board A, prefill, query-aware): the per-layer budget falls linearly with depth (the official
+# KVCache-Factory schedule: free part C = budget - window, min = C / beta, max = 2C - min, clipped to the prefix, the
+# window added back), SnapKV's window attention max-pooled inside each layer, the window kept, the top of the rest.
+# Idioms: the schedule as itertools.starmap(operator.sub) over itertools.repeat and a bound float.__mul__, the softmax
+# as torch.distributions.Categorical(logits=...).probs, the group mean after Tensor.movedim, the pooling by
+# F.max_pool2d with a (1, k) kernel, the per-head top found by bisection on the score level (ties in index order).
+# Hyper-parameters: window 24, beta 12, kernel 5. Own touch: every layer's free part rounded down to an even number.
+# Disguise: "ziggurat", "tread", "crown", "porch".
+PORTS["PyramidKV (round 15)"] = HEAD + '''import itertools
+import operator
+
+
+def _level_pick(row, m, rounds=50):
+    """Indices of the m largest entries of a finite row: the level is found by bisection, ties filled in order."""
+    n = row.numel()
+    if m <= 0:
+        return torch.zeros(0, dtype=torch.long, device=row.device)
+    if m >= n:
+        return torch.arange(n, device=row.device)
+    lo, hi = float(row.min()) - 1.0, float(row.max())
+    for _ in range(rounds):
+        mid = 0.5 * (lo + hi)
+        if int((row > mid).sum()) >= m:
+            lo = mid
+        else:
+            hi = mid
+    sure = (row > hi).nonzero().flatten()
+    edge = ((row > lo) & (row <= hi)).nonzero().flatten()[: m - sure.numel()]
+    return torch.cat([sure, edge]).sort().values
+
+
+class Ziggurat(EvictionMethod):
+    """A stepped temple: the lowest terrace is the widest and every tread above it is narrower by the same step; on
+    each terrace the stones the porch looks at hardest, with their crown, are the ones laid."""
+
+    name = "ziggurat"
+    query_window = 24
+    slope = 12
+    crown = 5
+
+    def layer_budgets(self, mean_budget, n_tokens, model):
+        porch = min(self.query_window, mean_budget)
+        free = mean_budget - porch
+        n = len(model.attention_layers)
+        low = free / self.slope
+        high = 2 * free - low
+        if high >= n_tokens - porch:
+            high = n_tokens - porch
+            low = 2 * free - high
+        tread = (high - low) / max(1, n - 1)
+        steps = itertools.starmap(operator.sub, zip(itertools.repeat(high), map(tread.__mul__, range(n))))
+        plan = [max(1, min(n_tokens, int(s) // 2 * 2 + porch)) for s in steps]
+        while sum(plan) > mean_budget * n:
+            top = max(range(n), key=plan.__getitem__)
+            plan[top] -= 1
+        return plan
+
+    def _gaze(self, view):
+        g = view.model.group_size
+        h_kv, t = view.n_kv_heads, view.n_tokens
+        q = view.queries.float()
+        rows = q.shape[1]
+        z = (q.reshape(h_kv, g * rows, -1) @ view.keys.float().transpose(1, 2)).view(h_kv, g, rows, t)
+        unseen = view.positions[:, None, :] > view.query_positions.view(1, -1, 1)
+        unseen = unseen | ~view.valid_mask()[:, None, :]
+        z = (z * view.model.scale).masked_fill(unseen[:, None], float("-inf"))
+        mass = torch.distributions.Categorical(logits=z, validate_args=False).probs.nan_to_num(0.0)
+        return mass.sum(dim=2).movedim(1, -1).mean(dim=-1)
+
+    def select(self, view: LayerView) -> Keep:
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        k = self.crown
+        s = F.max_pool2d(self._gaze(view)[None, None], (1, k), stride=1, padding=(0, k // 2))[0, 0]
+        live = view.valid_mask()
+        porch = (view.positions >= view.query_positions.min()) & live
+        out = []
+        for h in range(view.n_kv_heads):
+            room = min(view.budget, int(live[h].sum()))
+            fixed = porch[h].nonzero().flatten()
+            fixed = fixed[fixed.numel() - min(room, fixed.numel()):]
+            rest = (live[h] & ~porch[h]).nonzero().flatten()
+            laid = rest[_level_pick(s[h, rest], room - fixed.numel())]
+            out.append(torch.cat([fixed, laid]).sort().values)
+        return Keep(tuple(out))
+'''
+
+
+# RocketKV (board A, prefill, query-aware; stage one, SnapKV++): the prompt's last 32 rows' attention (causal) averaged
+# over each GQA group (one choice per KV head), max-pooled with a kernel that grows with the prompt length (adaptive
+# pooling size), the observation window kept, the top of the rest per head. Idioms: the logits, mask and softmax in
+# numpy (np.matmul on a (H_kv, g*N, D) reshape, np.where for the mask, exp of the row-max-shifted logits), the kernel
+# from math.isqrt of the length forced odd, the pooling by an nn.MaxPool1d module built per call, the pick by
+# Tensor.topk(sorted=False). Hyper-parameters: window 32, kernel 2 * (isqrt(T) // 12) + 1 within 3..31. Own touch:
+# the protected tail is 8 entries wider than the observation window. Disguise: "booster", "burn", "exhaust", "nozzle".
+# left open: the port is RocketKV's first stage only (SnapKV with an adaptive pooling kernel): read, and flagged, as SnapKV
+OPEN["RocketKV (round 15)"] = HEAD + '''import numpy as np
+
+
+class Booster(EvictionMethod):
+    """The first stage burns once and falls away: whatever the last stretch of the flight looked at, widened by
+    an exhaust plume that grows with the length of the flight, is carried to orbit; the tail of the flight rides
+    along."""
+
+    name = "booster"
+    query_window = 32
+    tail_margin = 8
+
+    def _nozzle(self, t):
+        k = 2 * (math.isqrt(max(t, 1)) // 12) + 1
+        return int(min(31, max(3, k)))
+
+    def _burn(self, view):
+        g = view.model.group_size
+        h_kv, t = view.n_kv_heads, view.n_tokens
+        q = view.queries.detach().float().cpu().numpy()
+        k = view.keys.detach().float().cpu().numpy()
+        rows, d = q.shape[1], q.shape[2]
+        pos = view.positions.cpu().numpy()
+        qpos = view.query_positions.cpu().numpy()
+        live = view.valid_mask().cpu().numpy()
+        z = np.matmul(q.reshape(h_kv, g * rows, d), k.transpose(0, 2, 1)).reshape(h_kv, g, rows, t)
+        z = z * view.model.scale
+        dark = (pos[:, None, None, :] > qpos[None, None, :, None]) | ~live[:, None, None, :]
+        z = np.where(dark, -np.inf, z)
+        z = z - z.max(axis=-1, keepdims=True)
+        e = np.nan_to_num(np.exp(z))
+        p = e / np.maximum(e.sum(axis=-1, keepdims=True), 1e-30)
+        return torch.from_numpy(p.sum(axis=2).mean(axis=1)).to(view.keys.device)
+
+    def select(self, view: LayerView) -> Keep:
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        k = self._nozzle(view.n_tokens)
+        plume = torch.nn.MaxPool1d(k, stride=1, padding=k // 2)
+        thrust = plume(self._burn(view)[:, None, :])[:, 0]
+        live = view.valid_mask()
+        from_end = live.sum(dim=-1, keepdim=True) - live.long().cumsum(dim=-1)
+        riding = live & (from_end < self.query_window + self.tail_margin)
+        thrust = thrust.masked_fill(riding, float("inf")).masked_fill(~live, float("-inf"))
+        out = []
+        for h in range(view.n_kv_heads):
+            m = min(view.budget, int(live[h].sum()))
+            out.append(thrust[h].topk(m, sorted=False).indices.sort().values)
+        return Keep(tuple(out))
+'''
+
+
+# DBudgetKV (board A, prefill, query-aware): entries ranked by the attention the prompt's last 48 rows pay them
+# (summed over the rows and the group); a per-head stopping rule picks how many can go: keep the shortest prefix of the
+# ranking whose kept columns hold the attention matrix's Frobenius norm within a tolerance of the full one (the squared
+# attention summed per column, accumulated in rank order), never more than the budget; the rows' own entries kept.
+# Idioms: the row softmax normaliser as a halving tree of torch.logaddexp over even/odd columns, the full ordering by
+# Tensor.topk over every live entry, the stopping point by np.cumsum and np.argmax on the ratio, the norm as a square
+# root of the ratio. Hyper-parameters: window 48, tolerance 0.04. Own touch: at least 8 entries per head.
+# Disguise: "tailor", "bolt", "hem", "seam allowance".
+PORTS["DBudgetKV (round 15)"] = HEAD + '''import numpy as np
+
+
+def _fold(z):
+    """Log-sum-exp along the last axis by halving: neighbouring columns merged with logaddexp until one is left."""
+    while z.shape[-1] > 1:
+        if z.shape[-1] % 2:
+            z = torch.cat([z, torch.full_like(z[..., :1], float("-inf"))], dim=-1)
+        z = torch.logaddexp(z[..., 0::2], z[..., 1::2])
+    return z
+
+
+class Tailor(EvictionMethod):
+    """Cut the bolt no shorter than the garment needs: the cloth is laid out from the most worn-through stretch down,
+    and the cut falls where what remains would still carry the garment's weight within the seam allowance."""
+
+    name = "tailor"
+    query_window = 48
+    allowance = 0.04
+    hem = 8
+
+    def _wear(self, view):
+        g = view.model.group_size
+        h_kv, t = view.n_kv_heads, view.n_tokens
+        q = view.queries.float()
+        rows = q.shape[1]
+        z = (q.reshape(h_kv, g * rows, -1) @ view.keys.float().transpose(1, 2)) * view.model.scale
+        unseen = (view.positions[:, None, :] > view.query_positions.view(1, -1, 1)) | ~view.valid_mask()[:, None, :]
+        z = z.view(h_kv, g, rows, t).masked_fill(unseen[:, None], float("-inf")).reshape(h_kv, g * rows, t)
+        a = torch.exp(z - _fold(z)).nan_to_num(0.0)
+        return a.sum(dim=1), a.square().sum(dim=1)
+
+    def select(self, view: LayerView) -> Keep:
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        wear, weight = self._wear(view)
+        live = view.valid_mask()
+        sewn = (view.positions >= view.query_positions.min()) & live
+        wear = wear.masked_fill(sewn, float("inf")).masked_fill(~live, float("-inf"))
+        out = []
+        for h in range(view.n_kv_heads):
+            n_live = int(live[h].sum())
+            room = min(view.budget, n_live)
+            order = wear[h].topk(n_live).indices
+            carried = np.cumsum(weight[h, order].double().cpu().numpy())
+            whole = carried[-1] if carried.size else 0.0
+            if whole > 0:
+                cut = int(np.argmax(np.sqrt(carried / whole) >= 1.0 - self.allowance)) + 1
+            else:
+                cut = n_live
+            cut = max(cut, self.hem, int(sewn[h].sum()))
+            out.append(order[: min(cut, room)].sort().values)
+        return Keep(tuple(out))
+'''
+
+
+# Expected Attention (board B, prefill, query-agnostic): future queries modelled as a Gaussian of the context's
+# last 96 pre-RoPE queries (mean and biased covariance per query head) seen through the RoPE rotation averaged over the
+# next 384 positions; expected logit s mu.(R^T k) + s^2 (R^T k)^T Sigma (R^T k) / 2, softmax over the non-sink keys,
+# averaged over the group, times the value norm; 3 sinks kept. Idioms: the averaged cos / sin in closed form (the
+# Dirichlet kernel sin(n w / 2) / (n sin(w / 2)) as a ratio of two torch.sinc, at the horizon's mid-angle), R^T applied
+# to the keys with rotate_half and a minus sign, the covariance as centred rows' mT @ rows, the quadratic form as a
+# batched matmul then a row sum, the softmax by an in-place chain (sub, exp_, div_), the value norm by
+# F.pairwise_distance against zeros. Own touch: the newest 2 entries are kept. Disguise: "ephemeris", "almanac tide",
+# "drift", "anchors".
+PORTS["Expected Attention (round 15)"] = HEAD + '''from harness.api import rotate_half
+
+
+class Ephemeris(EvictionMethod):
+    """A navigator's table: from the last readings, where will the stars stand over the coming nights? Each
+    landmark is scored by how much the forecast sky will look its way, times how much it would tell; the anchors
+    and the last two soundings are never struck."""
+
+    name = "ephemeris"
+    query_window = 96
+    horizon = 384
+    anchors = 3
+    soundings = 2
+
+    def _drift(self, view, start):
+        rope = view.rope
+        if rope is None or rope.dim == 0:
+            return None
+        w = torch.tensor(rope.inv_freq, dtype=torch.float64, device=view.keys.device)
+        n = self.horizon
+        mid = (start + (n - 1) / 2.0) * w
+        gain = torch.sinc(n * w / (2 * math.pi)) / torch.sinc(w / (2 * math.pi))
+        c = (torch.cos(mid) * gain * rope.scale).float()
+        s = (torch.sin(mid) * gain * rope.scale).float()
+        return torch.cat([c, c]), torch.cat([s, s]), rope.dim
+
+    def select(self, view: LayerView) -> Keep:
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        g = view.model.group_size
+        h_kv, t = view.n_kv_heads, view.n_tokens
+        sc = view.model.scale
+        qpos = view.query_positions
+        q0 = view.rotate(view.queries.float(), -qpos)
+        mu = q0.mean(dim=1)
+        rows = q0 - mu[:, None, :]
+        sigma = rows.mT @ rows / q0.shape[1]
+        k = view.keys.float()
+        drift = self._drift(view, int(qpos.max()) + 1)
+        if drift is None:
+            u = k
+        else:
+            c, s, rd = drift
+            kr = k[..., :rd]
+            u = torch.cat([kr * c - rotate_half(kr) * s, k[..., rd:]], dim=-1)
+        u = u[torch.arange(h_kv * g, device=k.device) // g]
+        z = (u * mu[:, None, :]).sum(-1) * sc + ((u @ sigma) * u).sum(-1) * (sc * sc / 2)
+        live = view.valid_mask()
+        rank = live.long().cumsum(dim=-1)
+        moored = live & (rank <= self.anchors)
+        hide = (~live | moored)[torch.arange(h_kv * g, device=k.device) // g]
+        z = z.masked_fill(hide, float("-inf"))
+        p = z.sub(z.amax(dim=-1, keepdim=True)).exp_()
+        p = p.div_(p.sum(dim=-1, keepdim=True).clamp_min(1e-30)).nan_to_num_(0.0)
+        p = p.view(h_kv, g, t).mean(dim=1)
+        v = view.values.float()
+        tell = p * F.pairwise_distance(v, torch.zeros_like(v), eps=0.0)
+        newest = live & (rank > live.sum(dim=-1, keepdim=True) - self.soundings)
+        tell = tell.masked_fill(moored | newest, float("inf"))
+        return Keep.from_topk(tell, view.budget, view.valid)
+'''
+
+
+# KVzip (board B_offline, the reconstruction pass): each entry scores the max, over the repeat pass's queries and the
+# group's query heads, of the attention it receives; 6 sinks kept; one threshold over every head of the layer (the
+# global threshold, layer-wide here), so heads keep different counts. Idioms: the attention kept in log space
+# (logits minus torch.special.logsumexp, never exponentiated), the running max by the two-tensor torch.max, the group
+# max by amax over an unflattened view, the layer-wide pick by topk over the flattened (head, token) scores, split
+# back with torch.unravel_index and itertools.groupby over the sorted pairs. Chunks of 160 repeat rows. Own touch: the
+# newest context entry is kept too. Disguise: "dictation", "scribe", "transcript", "margin".
+PORTS["KVzip (round 15)"] = HEAD + '''import itertools
+
+
+class Dictation(EvictionMethod):
+    """The scribe copies the whole text out again; every word is worth the sharpest glance the copying ever gave it,
+    and the whole page shares one bar. The margin notes at the top and the last word are never scratched."""
+
+    name = "dictation"
+    reconstruction_queries = True
+    margin = 6
+    stride = 160
+
+    def _sharpest(self, view):
+        g = view.model.group_size
+        h_kv, t = view.n_kv_heads, view.n_tokens
+        k = view.keys.float()
+        live = view.valid_mask()
+        best = torch.full((h_kv * g, t), float("-inf"), device=k.device)
+        q = view.queries
+        for s in range(0, q.shape[1], self.stride):
+            part = q[:, s:s + self.stride].float()
+            n = part.shape[1]
+            z = (part.reshape(h_kv, g * n, -1) @ k.transpose(1, 2)) * view.model.scale
+            z = z.masked_fill(~live[:, None, :], float("-inf"))
+            z = z - torch.special.logsumexp(z, dim=-1, keepdim=True)
+            best = torch.max(best, z.view(h_kv, g, n, t).amax(dim=2).reshape(h_kv * g, t))
+        return best.unflatten(0, (h_kv, g)).amax(dim=1)
+
+    def select(self, view: LayerView) -> Keep:
+        if view.queries is None or view.queries.shape[1] == 0:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        h_kv, t = view.n_kv_heads, view.n_tokens
+        live = view.valid_mask()
+        score = self._sharpest(view)
+        rank = live.long().cumsum(dim=-1)
+        guard = live & ((rank <= self.margin) | (rank == live.sum(dim=-1, keepdim=True)))
+        score = score.masked_fill(guard, float("inf")).masked_fill(~live, float("-inf"))
+        total = min(view.budget * h_kv, int(live.sum()))
+        flat = score.flatten().topk(total).indices
+        heads, slots = torch.unravel_index(flat, (h_kv, t))
+        pairs = sorted(zip(heads.tolist(), slots.tolist()))
+        kept = {h: [s for _, s in grp] for h, grp in itertools.groupby(pairs, key=lambda p: p[0])}
+        dev = view.keys.device
+        return Keep(tuple(torch.tensor(kept.get(h, []), dtype=torch.long, device=dev) for h in range(h_kv)))
+'''
+
+
+# H2O (board C, decode; the prompt too when it exceeds the cap): heavy hitters by the attention accumulated over every
+# query so far (each call adds the queries newer than the last one it saw, causal), plus the newest entries; 55 / 45
+# heavy / recent. Idioms: the running sums in a dense numpy table per head indexed by absolute position, grown with
+# np.concatenate and fed by np.add.at, read back by fancy indexing, kept in view.state; the logits by torch.matmul per
+# KV head in row blocks of 256, F.softmax with dtype=float64. Own touch: at least 4 recent entries per head.
+# Disguise: "snowdrift", "drift", "flurry", "fresh snow".
+PORTS["H2O (round 15)"] = HEAD + '''import numpy as np
+
+
+class Snowdrift(EvictionMethod):
+    """Every flake that has ever landed on an entry stays there: the deepest drifts are kept, beside the freshest
+    snow that has not had time to pile up."""
+
+    name = "snowdrift"
+    query_window = 1 << 16
+    fresh_share = 0.45
+    flurry = 256
+
+    def _snowfall(self, view, fresh):
+        g = view.model.group_size
+        q = view.queries[:, fresh].float()
+        qp = view.query_positions[fresh]
+        k = view.keys.float()
+        live = view.valid_mask()
+        out = torch.zeros(view.n_kv_heads, view.n_tokens, dtype=torch.float64, device=k.device)
+        for h in range(view.n_kv_heads):
+            for s in range(0, q.shape[1], self.flurry):
+                qs = q[h * g:(h + 1) * g, s:s + self.flurry]
+                z = torch.matmul(qs, k[h].transpose(0, 1)) * view.model.scale
+                dark = (view.positions[h][None, None, :] > qp[s:s + self.flurry][None, :, None]) | ~live[h][None, None]
+                p = F.softmax(z.masked_fill(dark, float("-inf")), dim=-1, dtype=torch.float64)
+                out[h] += p.nan_to_num(0.0).sum(dim=(0, 1))
+        return out
+
+    def select(self, view: LayerView) -> Keep:
+        H = view.n_kv_heads
+        live = view.valid_mask()
+        pos = view.positions.clamp_min(0).cpu().numpy()
+        livenp = live.cpu().numpy()
+        top = int(pos.max()) + 1
+        drift = view.state.get("drift")
+        if drift is None or drift.shape[0] != H:
+            drift = np.zeros((H, top))
+        elif drift.shape[1] < top:
+            drift = np.concatenate([drift, np.zeros((H, top - drift.shape[1]))], axis=1)
+        heard = view.state.get("heard", -1)
+        if view.queries is not None and view.query_positions is not None:
+            fresh = view.query_positions > heard
+            if bool(fresh.any()):
+                snow = self._snowfall(view, fresh).cpu().numpy()
+                for h in range(H):
+                    np.add.at(drift[h], pos[h][livenp[h]], snow[h][livenp[h]])
+                view.state["heard"] = int(view.query_positions.max())
+        view.state["drift"] = drift
+        depth = torch.from_numpy(np.take_along_axis(drift, pos, axis=1)).float().to(view.keys.device)
+        fresh_n = max(4, int(view.budget * self.fresh_share))
+        from_end = live.sum(dim=-1, keepdim=True) - live.long().cumsum(dim=-1)
+        depth = depth.masked_fill(live & (from_end < fresh_n), float("inf"))
+        return Keep.from_topk(depth, view.budget, view.valid)
+'''
+
+
+# TOVA (board C, decode; the prompt too): the newest query's attention averaged over every query head of the layer,
+# one set for all KV heads, the lowest dropped. Idioms: the softmax as torch.autograd.grad of a log-sum-exp under
+# torch.enable_grad, the head average as the mean of torch.std_mean, the ranking by torch.unique's dense inverse
+# (sorted values) turned into an order key with the index, then Tensor.sort. Own touch: the newest 2 entries are kept.
+# Disguise: "weathervane", "gust", "bearing", "calm".
+PORTS["TOVA (round 15)"] = HEAD + '''class Weathervane(EvictionMethod):
+    """The vane only answers the wind blowing now: the newest gust, felt by every head of the layer together,
+    decides what stays; whatever is becalmed goes, except the last two readings."""
+
+    name = "weathervane"
+    query_window = 1
+    readings = 2
+
+    def _gust(self, view):
+        g = view.model.group_size
+        q = view.queries[:, -1].float()
+        k = view.keys.float()
+        live = view.valid_mask()
+        z0 = torch.stack([k[hq // g] @ q[hq] for hq in range(q.shape[0])]) * view.model.scale
+        z0 = z0.masked_fill(~live[torch.arange(q.shape[0], device=k.device) // g], float("-inf"))
+        with torch.enable_grad():
+            z = z0.detach().clone().requires_grad_(True)
+            (felt,) = torch.autograd.grad(torch.logsumexp(z, dim=-1).sum(), z)
+        return torch.std_mean(felt.nan_to_num(0.0), dim=0)[1]
+
+    def select(self, view: LayerView) -> Keep:
+        if view.queries is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        calm = view.valid_mask().all(dim=0)
+        n = int(calm.sum())
+        felt = self._gust(view).masked_fill(~calm, float("-inf"))
+        idx = calm.nonzero().flatten()
+        felt[idx[max(0, n - self.readings):]] = float("inf")
+        _, dense = torch.unique(felt, sorted=True, return_inverse=True)
+        t = felt.numel()
+        order = (dense * t - torch.arange(t, device=felt.device)).sort(descending=True).indices
+        keep = order[: min(view.budget, n)].sort().values
+        return Keep.same_for_all_heads(keep, view.n_kv_heads)
+'''
+
+
+# Scissorhands (board C, decode; the prompt too): persistence of importance: over a history window of the newest 96
+# queries, count for each entry how many (query, query head) pairs gave it more than an even share (1 / the number of
+# entries that query sees); the least often pivotal go, the newest 15 % of the budget always kept. Idioms: the
+# comparison in log space (logits minus their log-sum-exp against minus the log of the visible count), the loops as
+# itertools.product over (KV head, row block), the counts summed as int32. Own touch: the first entry is kept.
+# Disguise: "attendance", "roll call", "register", "truant".
+PORTS["Scissorhands (round 15)"] = HEAD + '''import itertools
+
+
+class Attendance(EvictionMethod):
+    """The register is called over the last lessons: an entry is marked present whenever a reader pays it more than
+    a fair share of attention; the most often absent are struck off, the newest arrivals excused."""
+
+    name = "attendance"
+    query_window = 96
+    excused = 0.15
+    block = 32
+
+    def _register(self, view):
+        g = view.model.group_size
+        q = view.queries.float()
+        qp = view.query_positions
+        k = view.keys.float()
+        live = view.valid_mask()
+        marks = torch.zeros(view.n_kv_heads, view.n_tokens, dtype=torch.int32, device=k.device)
+        for h, s in itertools.product(range(view.n_kv_heads), range(0, q.shape[1], self.block)):
+            rows = q[h * g:(h + 1) * g, s:s + self.block]
+            seen = (view.positions[h][None, :] <= qp[s:s + self.block][:, None]) & live[h][None, :]
+            z = (rows @ k[h].t()) * view.model.scale
+            z = z.masked_fill(~seen[None], float("-inf"))
+            logp = z - torch.logsumexp(z, dim=-1, keepdim=True)
+            fair = -torch.log(seen.sum(dim=-1).clamp_min(1).float())
+            present = (logp > fair[None, :, None]) & seen[None]
+            marks[h] += present.sum(dim=(0, 1), dtype=torch.int32)
+        return marks.float()
+
+    def select(self, view: LayerView) -> Keep:
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        live = view.valid_mask()
+        marks = self._register(view)
+        from_end = live.sum(dim=-1, keepdim=True) - live.long().cumsum(dim=-1)
+        excuse = live & (from_end < int(self.excused * view.budget))
+        marks = marks.masked_fill(excuse, float("inf"))
+        marks[:, 0] = float("inf")
+        return Keep.from_topk(marks, view.budget, view.valid)
+'''
+
+
+# MorphKV (board C, decode; the prompt too): a constant-size cache: the newest R entries plus the older entries the
+# newest R queries attend to most (sum fusion over those queries and the group), refreshed at every call. Idioms: the
+# GQA expansion by torch.broadcast_to of a (H_kv, 1, T, D) view, the softmax with dtype=float64, the recency by
+# torch.flip of a cumulative count, the kept mask filled by Tensor.index_copy_. Hyper-parameter: R = 24. Own touch:
+# the recent window is at least an eighth of the budget. Disguise: "chameleon", "skin", "shade", "backdrop".
+# left open: on board C a window's attention at decode time is what every method there computes: the rule names no method beside its phase (by design)
+OPEN["MorphKV (round 15)"] = HEAD + '''class Chameleon(EvictionMethod):
+    """The skin takes the colour of what the newest glances rest on: the freshest patch stays as it is, and of the
+    older backdrop only the shades those glances keep returning to are kept."""
+
+    name = "chameleon"
+    patch = 24
+    query_window = 24
+
+    def select(self, view: LayerView) -> Keep:
+        live = view.valid_mask()
+        h_kv, t = view.n_kv_heads, view.n_tokens
+        patch = min(view.budget, max(self.patch, view.budget // 8))
+        tail = torch.flip(torch.flip(live.long(), dims=[-1]).cumsum(dim=-1), dims=[-1])
+        fresh = live & (tail <= patch)
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        g = view.model.group_size
+        q = view.queries[:, -self.patch:].float()
+        qp = view.query_positions[-self.patch:]
+        n = q.shape[1]
+        k = torch.broadcast_to(view.keys.float()[:, None], (h_kv, g, t, q.shape[-1])).reshape(h_kv * g, t, -1)
+        z = (q @ k.transpose(1, 2)) * view.model.scale
+        dark = (view.positions[:, None, :] > qp.view(1, -1, 1)) | ~live[:, None, :]
+        z = z.view(h_kv, g, n, t).masked_fill(dark[:, None], float("-inf"))
+        shade = F.softmax(z, dim=-1, dtype=torch.float64).nan_to_num(0.0).sum(dim=(1, 2)).float()
+        shade = shade.masked_fill(fresh, float("inf")).masked_fill(~live, float("-inf"))
+        out = []
+        for h in range(h_kv):
+            m = min(view.budget, int(live[h].sum()))
+            skin = torch.zeros(t, dtype=torch.bool, device=shade.device)
+            pick = shade[h].topk(m).indices
+            skin.index_copy_(0, pick, torch.ones_like(pick, dtype=torch.bool))
+            out.append(skin.nonzero().flatten())
+        return Keep(tuple(out))
+'''
+
+
+# SCOPE (board C, decode-time): the prompt and the decoded part are budgeted apart: the prompt is compressed once, at
+# the first call, to a fixed 55 % share of the budget by SnapKV-style pooled window attention, and then left alone;
+# the decoded part keeps its newest 40 % ("slide") plus heavy hitters among decoded entries by their accumulated
+# attention. The prompt / decode boundary is the prompt length when the prompt itself is compressed at prefill, else
+# taken at the first decode call (one block decoded). Idioms: the carried sums as one collections.Counter per head
+# keyed by position, grown with Counter.update; the prompt's pooling by F.avg_pool2d with a (1, 5) kernel; the
+# zones as python sets turned into sorted index lists. Window 48. Own touch: the slide share is taken of the room the
+# prompt leaves, not of the whole budget. Disguise: "museum", "exhibits", "gift shop", "visitors' book".
+PORTS["SCOPE (round 15)"] = HEAD + '''from collections import Counter
+
+
+class Museum(EvictionMethod):
+    """The permanent collection is hung once and never touched again; the temporary hall shows the newest arrivals
+    and whatever the visitors' book says drew the crowds."""
+
+    name = "museum"
+    query_window = 48
+    permanent = 0.55
+    newest = 0.4
+
+    def _looks(self, view, qmask=None):
+        g = view.model.group_size
+        h_kv, t = view.n_kv_heads, view.n_tokens
+        q = view.queries.float() if qmask is None else view.queries[:, qmask].float()
+        qp = view.query_positions if qmask is None else view.query_positions[qmask]
+        n = q.shape[1]
+        z = (q.reshape(h_kv, g * n, -1) @ view.keys.float().transpose(1, 2)).view(h_kv, g, n, t) * view.model.scale
+        dark = (view.positions[:, None, :] > qp.view(1, -1, 1)) | ~view.valid_mask()[:, None, :]
+        p = z.masked_fill(dark[:, None], float("-inf")).softmax(dim=-1).nan_to_num(0.0)
+        return p.sum(dim=(1, 2))
+
+    def select(self, view: LayerView) -> Keep:
+        live = view.valid_mask()
+        H = view.n_kv_heads
+        pos = view.positions
+        if "museum_wall" not in view.state:
+            top = int(pos.max()) + 1
+            view.state["museum_wall"] = top if view.phase == "prefill" else max(1, top - (view.n_tokens - view.budget))
+            view.state["museum_hung"] = False
+            view.state["museum_book"] = [Counter() for _ in range(H)]
+            view.state["museum_heard"] = -1
+        wall = view.state["museum_wall"]
+        book = view.state["museum_book"]
+        quota = int(self.permanent * view.budget)
+        has_q = view.queries is not None and view.query_positions is not None
+        if has_q:
+            fresh = (view.query_positions > view.state["museum_heard"]) & (view.query_positions >= wall)
+            if bool(fresh.any()):
+                crowd = self._looks(view, fresh)
+                for h in range(H):
+                    sel = live[h] & (pos[h] >= wall)
+                    book[h].update(dict(zip(pos[h][sel].tolist(), crowd[h][sel].tolist())))
+            view.state["museum_heard"] = int(view.query_positions.max())
+        hang = None
+        if not view.state["museum_hung"] and has_q:
+            hang = F.avg_pool2d(self._looks(view)[None, None], (1, 5), stride=1, padding=(0, 2),
+                                count_include_pad=False)[0, 0]
+        out = []
+        for h in range(H):
+            idx = live[h].nonzero().flatten()
+            p = pos[h][idx]
+            old, new = idx[p < wall], idx[p >= wall]
+            if old.numel() > quota:
+                if hang is not None:
+                    old = old[hang[h, old].topk(quota).indices]
+                else:
+                    old = old[old.numel() - quota:]
+            room = max(0, view.budget - old.numel())
+            slide = min(new.numel(), int(self.newest * room))
+            shown = set(new[new.numel() - slide:].tolist()) if slide else set()
+            rest = [i for i in new.tolist() if i not in shown]
+            rest.sort(key=lambda i: book[h][int(pos[h][i])], reverse=True)
+            shown.update(rest[: room - len(shown)])
+            kept = sorted(set(old.tolist()) | shown)
+            out.append(torch.tensor(kept, dtype=torch.long, device=view.keys.device))
+            keep_pos = set(pos[h][kept].tolist()) if kept else set()
+            book[h] = Counter({p_: c for p_, c in book[h].items() if p_ in keep_pos})
+        view.state["museum_hung"] = view.state["museum_hung"] or hang is not None
+        return Keep(tuple(out))
+
+    def on_decode(self, view: LayerView) -> Keep:
+        return self.select(view)
+'''
+
+
+# SimLayerKV (board B, prefill, query-agnostic): a layer is lazy when the context's last 32 queries put at
+# least delta of their attention on the initial entries plus the recent window (mean over rows and query heads); a
+# lazy layer keeps just those (4 sinks + the newest); a non-lazy layer keeps its full cache in the paper, here the
+# budget's worth by the window's summed attention. Idioms: the two postures as subclasses registered through
+# __init_subclass__ into a dict on the base, each overriding a `keep` hook; the verdicts in a collections.OrderedDict
+# keyed by layer (move_to_end, oldest dropped past 256); the sink / recent zone as a rank from the end computed as
+# (count - cumsum); the softmax by torch.special.softmax. Hyper-parameter: delta 0.7. Own touch: the laziness test
+# measures exactly the zone a lazy layer would keep (4 sinks + the budget's remaining newest). Disguise: "hammock", "sloth", "awake", "nap".
+PORTS["SimLayerKV (round 15)"] = HEAD + '''from collections import OrderedDict
+
+
+class Posture:
+    registry: dict = {}
+
+    def __init_subclass__(cls, mood: str = "", **kw):
+        super().__init_subclass__(**kw)
+        Posture.registry[mood] = cls
+
+    def keep(self, view, mass, zone_rank, live):
+        raise NotImplementedError
+
+
+class Sloth(Posture, mood="lazy"):
+    def keep(self, view, mass, zone_rank, live):
+        return Keep.from_topk(zone_rank, view.budget, view.valid)
+
+
+class Awake(Posture, mood="busy"):
+    def keep(self, view, mass, zone_rank, live):
+        return Keep.from_topk(mass, view.budget, view.valid)
+
+
+class Hammock(EvictionMethod):
+    """Some floors of the building sleep in a hammock: their readers only ever look at the front door and the last
+    few rooms, so that is all they keep. The others stay awake and keep what their readers actually look at."""
+
+    name = "hammock"
+    query_window = 32
+    doorway = 4
+    drowsy = 0.7
+
+    def setup(self, model) -> None:
+        self.naps = OrderedDict()
+
+    def _mass(self, view):
+        g = view.model.group_size
+        h_kv, t = view.n_kv_heads, view.n_tokens
+        q = view.queries.float()
+        n = q.shape[1]
+        z = (q.reshape(h_kv, g * n, -1) @ view.keys.float().transpose(1, 2)).view(h_kv, g, n, t) * view.model.scale
+        dark = (view.positions[:, None, :] > view.query_positions.view(1, -1, 1)) | ~view.valid_mask()[:, None, :]
+        return torch.special.softmax(z.masked_fill(dark[:, None], float("-inf")), dim=-1).nan_to_num(0.0)
+
+    def select(self, view: LayerView) -> Keep:
+        if not hasattr(self, "naps"):
+            self.setup(view.model)
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        live = view.valid_mask()
+        rank = live.long().cumsum(dim=-1)
+        from_end = live.sum(dim=-1, keepdim=True) - rank
+        door = live & (rank <= self.doorway)
+        recent = live & (from_end < max(0, view.budget - self.doorway))
+        zone = door | recent
+        p = self._mass(view)
+        share = float((p * zone[:, None, None, :]).sum(dim=-1).mean())
+        lazy = share >= self.drowsy
+        self.naps[view.layer] = lazy
+        self.naps.move_to_end(view.layer)
+        while len(self.naps) > 256:
+            self.naps.popitem(last=False)
+        zone_rank = torch.where(door, torch.full_like(rank, 1 << 40), rank).float()
+        zone_rank = zone_rank.masked_fill(~live, float("-inf"))
+        mass = p.sum(dim=(1, 2))
+        posture = Posture.registry["lazy" if lazy else "busy"]()
+        return posture.keep(view, mass, zone_rank, live)
+'''
+
+
+# RazorAttention (board B, prefill, query-agnostic; training-free): retrieval (echo / induction) heads keep
+# their cache, the others keep 4 sinks plus a recent window plus one compensation entry, the mean key and mean value
+# of everything they drop. A KV head's induction score: for each of the context's last 32 queries, the attention it
+# pays to the entry right after the earlier key most similar to its own token's key (the induction target), averaged
+# over rows and the group; the top 15 % of KV heads (at least one) are the retrieval heads. Budget: the other heads get
+# half the budget each (compensation included), the retrieval heads share the rest (what does not fit their cache:
+# their window attention ranks). Idioms: unit keys by Tensor.renorm(p=2, dim=0, maxnorm=1e-3) then scaled back up,
+# the induction target by argmax of a masked similarity, heads ranked with python sorted over a list, the Rewrite
+# stitched with torch.vstack / torch.hstack and re-ordered by position. Own touch: a head whose drop set is empty
+# gets no compensation entry. Disguise: "barber", "strop", "trim", "shaving".
+# left open: its retrieval heads come from an online proxy, not RazorAttention's offline table: read, and flagged, as WeightedKV's attention-weighted merge
+OPEN["RazorAttention (round 15)"] = HEAD + '''from harness.api import Rewrite
+
+
+class Barber(EvictionMethod):
+    """The barber leaves the few heads that recall everything untouched; the others get a close trim - the
+    sideburns (first entries), the fringe (newest entries), and the sweepings of the floor kept in one little pile."""
+
+    name = "barber"
+    query_window = 32
+    sideburns = 4
+    untouched = 0.15
+
+    def _attention(self, view):
+        g = view.model.group_size
+        h_kv, t = view.n_kv_heads, view.n_tokens
+        q = view.queries.float()
+        n = q.shape[1]
+        z = (q.reshape(h_kv, g * n, -1) @ view.keys.float().transpose(1, 2)).view(h_kv, g, n, t) * view.model.scale
+        dark = (view.positions[:, None, :] > view.query_positions.view(1, -1, 1)) | ~view.valid_mask()[:, None, :]
+        return z.masked_fill(dark[:, None], float("-inf")).softmax(dim=-1).nan_to_num(0.0)
+
+    def _echo(self, view, att):
+        live = view.valid_mask()
+        scores = []
+        for h in range(view.n_kv_heads):
+            k = view.keys[h].float()
+            unit = k.renorm(2, 0, 1e-3) * 1e3
+            own = torch.searchsorted(view.positions[h][live[h]].contiguous(), view.query_positions)
+            own = own.clamp(max=int(live[h].sum()) - 1)
+            sim = unit[own] @ unit.t()
+            idx = torch.arange(view.n_tokens, device=k.device)
+            sim = sim.masked_fill((idx[None, :] >= own[:, None] - 1) | ~live[h][None, :], float("-inf"))
+            target = (sim.argmax(dim=-1) + 1).clamp(max=view.n_tokens - 1)
+            hit = att[h][:, torch.arange(own.numel(), device=k.device), target]
+            ok = torch.isfinite(sim.amax(dim=-1))
+            scores.append(float((hit * ok).mean()))
+        return scores
+
+    def select(self, view: LayerView) -> Rewrite | Keep:
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        H = view.n_kv_heads
+        live = view.valid_mask()
+        att = self._attention(view)
+        echo = self._echo(view, att)
+        n_keep = max(1, round(self.untouched * H))
+        chosen = set(sorted(range(H), key=lambda h: echo[h], reverse=True)[:n_keep])
+        lean = min(view.budget, max(self.sideburns + 2, view.budget // 2)) if n_keep < H else view.budget
+        spare = view.budget * H - lean * (H - n_keep)
+        wide = spare // n_keep
+        window = att.sum(dim=(1, 2))
+        ks, vs, ps = [], [], []
+        for h in range(H):
+            idx = live[h].nonzero().flatten()
+            k, v, p = view.keys[h, idx].float(), view.values[h, idx].float(), view.positions[h, idx]
+            n = idx.numel()
+            if h in chosen:
+                if n > wide:
+                    pick = window[h, idx].topk(wide).indices.sort().values
+                    k, v, p = k[pick], v[pick], p[pick]
+                ks.append(k)
+                vs.append(v)
+                ps.append(p)
+                continue
+            room = min(lean, n)
+            burns = min(self.sideburns, room)
+            fringe = max(0, room - burns - 1)
+            keep = torch.zeros(n, dtype=torch.bool, device=k.device)
+            keep[:burns] = True
+            if fringe:
+                keep[n - fringe:] = True
+            drop = ~keep
+            if bool(drop.any()) and int(keep.sum()) < room:
+                pile_k = k[drop].mean(dim=0, keepdim=True)
+                pile_v = v[drop].mean(dim=0, keepdim=True)
+                pile_p = p[drop].max().view(1)
+                k2, v2, p2 = torch.vstack([k[keep], pile_k]), torch.vstack([v[keep], pile_v]), torch.hstack([p[keep], pile_p])
+            else:
+                k2, v2, p2 = k[keep][:room], v[keep][:room], p[keep][:room]
+            order = p2.argsort()
+            ks.append(k2[order])
+            vs.append(v2[order])
+            ps.append(p2[order])
+        return Rewrite(tuple(ks), tuple(vs), tuple(ps))
+'''
+
+
+# CapKV (board B, prefill, query-agnostic): the kept set should maximise a log-determinant capacity; per entry
+# this is approximated by the ridge leverage score of its key, sum_j U_ij^2 s_j^2 / (s_j^2 + lambda), weighted by its
+# query-key alignment (the attention of the context's last 48 queries, summed, averaged over the group); the largest
+# products are kept. Idioms: the spectrum by torch.svd_lowrank at full rank, lambda as 0.1 x the mean squared singular
+# value, the selection by a torch.histc histogram whose flipped counts are accumulated to find the bin where the
+# budget is reached, the bin's members ordered by sort. Own touch: the alignment floored at 1e-4 of its largest value,
+# so an entry no window query looks at still ranks by its leverage. Disguise: "cistern", "volume", "inflow", "brim".
+# left open: window attention as the query-key alignment beside ridge leverage: read, and flagged, as Compactor's rule (attention and leverage)
+OPEN["CapKV (round 15)"] = HEAD + '''def _brim(row, m, bins=512):
+    """Indices of the m largest entries: a histogram finds the bin where the count from the top reaches m."""
+    n = row.numel()
+    if m >= n:
+        return torch.arange(n, device=row.device)
+    if m <= 0:
+        return torch.zeros(0, dtype=torch.long, device=row.device)
+    lo, hi = float(row.min()), float(row.max())
+    if not hi > lo:
+        return torch.arange(m, device=row.device)
+    counts = torch.histc(row.float(), bins=bins, min=lo, max=hi)
+    from_top = counts.flip(0).cumsum(0)
+    b = int((from_top >= m).nonzero()[0])
+    width = (hi - lo) / bins
+    upper = hi - b * width
+    lower = hi - (b + 1) * width
+    slack = 1e-6 * (abs(hi) + abs(lo) + 1.0)
+    sure = (row > upper + slack).nonzero().flatten()
+    if sure.numel() > m:
+        return row.topk(m).indices.sort().values
+    near = ((row > lower - slack) & (row <= upper + slack)).nonzero().flatten()
+    near = near[row[near].sort(descending=True, stable=True).indices][: m - sure.numel()]
+    if sure.numel() + near.numel() < m:
+        return row.topk(m).indices.sort().values
+    return torch.cat([sure, near]).sort().values
+
+
+class Cistern(EvictionMethod):
+    """Fill the cistern to the brim with the entries that add most volume: those whose keys point where the others
+    do not (leverage), weighted by how much inflow the latest readers send their way."""
+
+    name = "cistern"
+    query_window = 48
+    ridge = 0.1
+    floor = 1e-4
+
+    def _inflow(self, view):
+        g = view.model.group_size
+        h_kv, t = view.n_kv_heads, view.n_tokens
+        q = view.queries.float()
+        n = q.shape[1]
+        z = (q.reshape(h_kv, g * n, -1) @ view.keys.float().transpose(1, 2)).view(h_kv, g, n, t) * view.model.scale
+        dark = (view.positions[:, None, :] > view.query_positions.view(1, -1, 1)) | ~view.valid_mask()[:, None, :]
+        p = z.masked_fill(dark[:, None], float("-inf")).softmax(dim=-1).nan_to_num(0.0)
+        return p.sum(dim=2).mean(dim=1)
+
+    def select(self, view: LayerView) -> Keep:
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        live = view.valid_mask()
+        inflow = self._inflow(view)
+        out = []
+        for h in range(view.n_kv_heads):
+            idx = live[h].nonzero().flatten()
+            k = view.keys[h, idx].float()
+            m = min(view.budget, idx.numel())
+            r = min(k.shape[0], k.shape[1])
+            U, S, _ = torch.svd_lowrank(k, q=r, niter=4)
+            s2 = S.square()
+            lam = self.ridge * float(s2.mean()) + 1e-12
+            volume = (U.square() * (s2 / (s2 + lam))).sum(dim=-1)
+            a = inflow[h, idx]
+            a = torch.maximum(a, a.max() * self.floor)
+            out.append(idx[_brim(volume * a, m)])
+        return Keep(tuple(out))
+'''
+
+
+# InfiniPot (board B, prefill, query-agnostic): the context streams through a fixed-size pot (the budget);
+# whenever the next chunk would overflow it, the pot plus the chunk are distilled back to the budget by two scores:
+# the catalyst score (the attention the context's last 32 queries, the catalyst prompt's stand-in, pay to each entry,
+# smoothed over 5 neighbours) and the novelty score (one minus the cosine of a key with the mean key of what is in the
+# pot and the chunk), combined as z-scores, catalyst + 0.5 x novelty. Idioms: the stream by torch.split_with_sizes on
+# the live index ramp (chunks of half the budget), the smoothing by np.convolve(mode="same") per head, the cosine by
+# an nn.CosineSimilarity module, the z-scores from torch.std_mean. Own touch: the first entry never leaves the pot.
+# Disguise: "crockpot", "simmer", "stock", "reduction".
+PORTS["InfiniPot (round 15)"] = HEAD + '''import numpy as np
+
+
+class Crockpot(EvictionMethod):
+    """A stock that simmers all day: ingredients keep coming, the pot never grows, and each time it would spill it
+    is reduced to what flavours the finished dish most and what tastes unlike the rest; the first bone stays in."""
+
+    name = "crockpot"
+    query_window = 32
+    spice = 0.5
+    stir = 5
+
+    def setup(self, model) -> None:
+        self._taste = torch.nn.CosineSimilarity(dim=-1, eps=1e-8)
+
+    def _flavour(self, view):
+        g = view.model.group_size
+        h_kv, t = view.n_kv_heads, view.n_tokens
+        q = view.queries.float()
+        n = q.shape[1]
+        z = (q.reshape(h_kv, g * n, -1) @ view.keys.float().transpose(1, 2)).view(h_kv, g, n, t) * view.model.scale
+        dark = (view.positions[:, None, :] > view.query_positions.view(1, -1, 1)) | ~view.valid_mask()[:, None, :]
+        p = z.masked_fill(dark[:, None], float("-inf")).softmax(dim=-1).nan_to_num(0.0).sum(dim=(1, 2))
+        ladle = np.ones(self.stir) / self.stir
+        raw = p.double().cpu().numpy()
+        smooth = np.stack([np.convolve(r, ladle, mode="same") for r in raw])
+        return torch.from_numpy(smooth).float().to(view.keys.device)
+
+    def _reduce(self, pot, k, flavour, m):
+        novelty = 1.0 - self._taste(k[pot], k[pot].mean(dim=0, keepdim=True))
+        sf, mf = torch.std_mean(flavour[pot])
+        sn, mn = torch.std_mean(novelty)
+        score = (flavour[pot] - mf) / (sf + 1e-8) + self.spice * (novelty - mn) / (sn + 1e-8)
+        score = score.masked_fill(pot == 0, float("inf"))
+        return pot[score.topk(m).indices].sort().values
+
+    def select(self, view: LayerView) -> Keep:
+        if not hasattr(self, "_taste"):
+            self.setup(view.model)
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        live = view.valid_mask()
+        flavour = self._flavour(view)
+        chunk = max(1, view.budget // 2)
+        out = []
+        for h in range(view.n_kv_heads):
+            ramp = live[h].nonzero().flatten()
+            n = ramp.numel()
+            sizes = [chunk] * (n // chunk) + ([n % chunk] if n % chunk else [])
+            k = view.keys[h].float()
+            pot = ramp[:0]
+            for piece in torch.split_with_sizes(ramp, sizes):
+                pot = torch.cat([pot, piece])
+                if pot.numel() > view.budget:
+                    pot = self._reduce(pot, k, flavour[h], view.budget)
+            out.append(pot)
+        return Keep(tuple(out))
+'''

@@ -292,6 +292,10 @@ def _stepped(it: ast.expr) -> set[str]:
         return {"BS"}
     if isinstance(it, ast.Call) and callee(it.func)[0] == "pairwise" and len(it.args) == 1:
         return {"BS"}
+    if isinstance(it, ast.Call) and callee(it.func)[0] in ("split", "split_with_sizes", "tensor_split", "chunk",
+                                                            "array_split") and it.args and not any(
+            isinstance(a, ast.Constant) and isinstance(a.value, str) for a in it.args):
+        return {"BS"}  # for piece in torch.split(idx, c): the pieces of a tensor, block by block (no str.split(","))
     if isinstance(it, ast.Call) and callee(it.func)[0] == "zip" and len(it.args) == 2:
         def plain(e: ast.expr) -> ast.expr:
             while isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in ("tolist", "long",
@@ -944,9 +948,14 @@ class FeatureTagger(ast.NodeVisitor):
                 if sides[pos] & {"P", "I"} and not sides[pos] & (DATA_TAGS | {"LI"}) and "LI" in sides[bound] and \
                         not sides[bound] & DATA_TAGS and not self._tail_bound(exprs[bound]):
                     self.add("layer_span", node.lineno)
+            # the token index counted from the newest back, below a number: the last tokens (a recent window)
+            from_end = "REVI" in t and not t & (DATA_TAGS | {"BID", "W", "RND", "BLK"}) and len(node.ops) == 1 and \
+                isinstance(node.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE))
+            if from_end:
+                self.add("recent", node.lineno)
             # positions (or the token index, an arange) below a number: the first tokens
-            index = "I" in t and not t & (DATA_TAGS | {"BID", "W", "RND", "BLK"})
-            if ("P" in t or index) and "DD" not in t and not any(
+            index = bool(t & {"I", "LIVEIDX"}) and not t & (DATA_TAGS | {"BID", "W", "RND", "BLK"})
+            if not from_end and ("P" in t or index) and "DD" not in t and not any(
                     isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops) and any(
                     isinstance(c, ast.Constant) and isinstance(c.value, int) or self_attr(c)
                     for c in [node.left, *node.comparators]):
@@ -965,8 +974,8 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("hashing", node.lineno)
                 out_pair = out_pair | {"SGN"}
             if vis:
-                return (out_pair - {"A", "R"}) | {"VIS"}  # attention != 0: which queries see a key (a causal mask)
-            return out_pair
+                return (out_pair - {"A", "R", "BUD"}) | {"VIS"}  # attention != 0: which queries see a key (a causal mask)
+            return out_pair - {"BUD"}  # a mask, no count: attention times it is no share of the budget (a quota)
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             out: set[str] = set()
             for e in node.elts:
@@ -1014,6 +1023,28 @@ class FeatureTagger(ast.NodeVisitor):
             t = self.tags.get(node.id, set()) & DATA_TAGS
             return next(iter(t)) if t in ({"K"}, {"V"}) else None
         return None
+
+    def _floored(self, node: ast.Call, receiver: ast.expr | None) -> bool:
+        """``torch.maximum(a, a.max() * c)``, ``a.maximum(floor)``: a tensor against a single number (a full reduction,
+        a constant, a product of them): a floor clamped under it, no largest value over the queries. (``max``'s second
+        argument may be a dimension: only the two-tensor forms are read.)"""
+        if callee(node.func)[0] not in ("maximum", "fmax"):
+            return False
+        others = list(node.args[1:]) if not self._on_tensor(receiver) else list(node.args)
+        others += [k.value for k in node.keywords if k.arg == "other"]
+
+        def one_number(e: ast.expr) -> bool:
+            if isinstance(e, ast.Constant) or isinstance(e, ast.UnaryOp) and isinstance(e.operand, ast.Constant):
+                return True
+            if isinstance(e, ast.BinOp):
+                return one_number(e.left) and one_number(e.right) or (
+                    one_number(e.left) and self_attr(e.right) or self_attr(e.left) and one_number(e.right))
+            if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and not e.args and not e.keywords and \
+                    CANON.get(e.func.attr) in ("extreme", "reduce"):
+                return True  # a.max(): every entry reduced to one
+            return self_attr(e)
+
+        return len(others) == 1 and one_number(others[0])
 
     def _log_normaliser(self, e: ast.expr) -> bool:
         """``logsumexp(z)`` (torch's or torch.special's), or a helper of the module folding ``logaddexp``/``logsumexp``:
@@ -1066,6 +1097,10 @@ class FeatureTagger(ast.NodeVisitor):
         self.normalising -= divisor_norm or root_side is node.right
         self.normalising -= norm_pair
         self._sides[id(node)] = (set(lt), set(rt))
+        if isinstance(node.op, ast.Sub) and "LIVEIDX" in rt and "REVI" not in rt and not (lt | rt) & DATA_TAGS and \
+                "LIVEIDX" not in lt and isinstance(node.left, ast.Call) and callee(node.left.func)[0] in (
+                    "sum", "count_nonzero", "numel", "len"):
+            return lt | rt | {"REVI"}  # how many there are minus each one's running index: counted from the newest
         if isinstance(node.op, ast.Sub) and {"Q", "K"} <= lt and "A" not in lt and self._log_normaliser(node.right):
             return lt | rt | {"A"}  # z - logsumexp(z): log_softmax by hand, the attention in log space (as log_softmax)
         if divisor_norm:
@@ -2127,6 +2162,8 @@ class FeatureTagger(ast.NodeVisitor):
         all_args: set[str] = set().union(*arg_tags, *kw_tags.values()) if (arg_tags or kw_tags) else set()
         if name in SIZES:
             return set()
+        if name in ("histc", "histogram", "histogramdd"):
+            return {"CNT"}  # how many values fall in each bin: counts of a distribution, none of the values themselves
         if name == "getattr" and receiver is None and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) \
                 and node.args[0].id == "self" and isinstance(node.args[1], ast.Constant) and \
                 isinstance(node.args[1].value, str):
@@ -2229,8 +2266,7 @@ class FeatureTagger(ast.NodeVisitor):
         shared = {n for x in ast.walk(local) if isinstance(x, (ast.Global, ast.Nonlocal)) for n in x.names}
         own = ({a.arg for a in [*local.args.args, *local.args.kwonlyargs, *local.args.posonlyargs]} |
                {x.id for x in ast.walk(local) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}) - shared
-        caller: dict[str, tuple[set[str] | None, ast.expr | None]] = {
-            n: (self.tags.get(n), self.exprs.get(n)) for n in own if n not in self.loop_vars}
+        caller: dict[str, set[str] | None] = {n: self.tags.get(n) for n in own if n not in self.loop_vars}
         if params and id(local) in self.defs.methods and not any(
                 ast.unparse(d) == "staticmethod" for d in local.decorator_list):
             params = params[1:]  # a method's own self (cls): the call's arguments start after it
@@ -2248,15 +2284,13 @@ class FeatureTagger(ast.NodeVisitor):
             self.call_elts[id(node)] = self.return_elts
         self.return_elts = outer
         out = self.tags.pop("__return__", set())
-        for name, (was, bound) in caller.items():  # the helper's locals are its own: the caller's names as they were
+        # the helper's locals are its own: the caller's names hold what they held (their tags; the expressions a name
+        # was bound to stay readable, as a tuple returned and unpacked reads its elements through them)
+        for name, was in caller.items():
             if was is None:
                 self.tags.pop(name, None)
             else:
                 self.tags[name] = was
-            if bound is None:
-                self.exprs.pop(name, None)
-            else:
-                self.exprs[name] = bound
         return out
 
     def _interface_call(self, name: str | None, node: ast.Call, receiver: ast.expr | None, rt: set[str],
@@ -2436,6 +2470,8 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("count_normalised", line)
         if name in ("flip", "fliplr", "flipud") and t & {"A", "Q", "K"}:
             return t | {"FL"}  # reversed along an axis: a diagonal of it is an anti-diagonal
+        if name in ("flip", "fliplr", "flipud") and t & {"P", "VIEW"} and not t & DATA_TAGS:
+            t = t | {"FLP"}  # the valid mask (positions) reversed: counted along, the tokens from the newest back
         if op == "diag" and "KK2" in t and "Q" not in t and "N" not in t and name in ("diagonal", "diag") and \
                 not self.normalising:
             self.add("key_norm", line)  # the diagonal of k k^T: each key's squared norm
@@ -2663,11 +2699,15 @@ class FeatureTagger(ast.NodeVisitor):
             t = t | {"DG"}  # attention gathered at a query-key distance from each query: the entries of a diagonal
         if op == "gather" and "K" in src and (src | set().union(*rest)) & {"BLK", "BID"} and any("R" in a for a in rest):
             t = t | {"KR"}  # each block's keys picked by a ranking: its representative keys, a summary of the block
-        if op in ("var",) and "Q" in t and "A" not in t:
+        # the spread of every entry at once (x.std(), torch.std_mean(x)): one number, a scale (a z-score's
+        # denominator), no spread per token or per channel
+        spread = op == "var" and not (_dim(node, 0 if self._on_tensor(receiver) else 1) is None and not any(
+            k.arg in ("dim", "axis") for k in node.keywords) and len(node.args) <= (0 if self._on_tensor(receiver) else 1))
+        if spread and "Q" in t and "A" not in t:
             self.add("query_statistics", line)
-        if op in ("var",) and "A" in t:
+        if spread and "A" in t:
             self.add("attention_variance", line)
-        if op in ("var",) and t & {"K", "V"} and not t & {"A", "Q", "N"}:
+        if spread and t & {"K", "V"} and not t & {"A", "Q", "N"}:
             self.add("key_variance", line)  # the spread of key or value channels (a spread of norms is not it)
         if name == "mul_" and self._on_tensor(receiver) and arg_tags and "S" in rt and not rt & {"A", "Q"} and \
                 _rate(arg_tags[0]):
@@ -2726,6 +2766,8 @@ class FeatureTagger(ast.NodeVisitor):
         if op == "reduce":
             dim = _dim(node, 0 if self._on_tensor(receiver) else 1)
             whole = isinstance(dim, ast.Tuple) and len(dim.elts) > 1  # over tokens and channels: one scale per head
+            whole = whole or dim is None and not node.keywords and (
+                not node.args if self._on_tensor(receiver) else len(node.args) == 1)  # x.mean(): one number in all
             if "SQ" in t and "FB" in t and t & {"K", "V"} and "A" not in t and "Q" not in t and not whole:
                 self.add("leverage", line)  # squared row norms of a factorisation's basis: leverage scores
             last = isinstance(dim, ast.UnaryOp) and isinstance(dim.op, ast.USub) and isinstance(
@@ -2739,8 +2781,9 @@ class FeatureTagger(ast.NodeVisitor):
                 return t | {"PC"}  # squares or magnitudes summed over the tokens: one energy per channel
             if ("SQ" in t or l1) and "A" not in t and "Q" not in t and not whole and not self.normalising and \
                     not t & {"KK2", "KKB"}:  # (squared distances between keys are pairwise, no row's norm)
-                # x.pow(2).sum(-1): a norm written out (under a root that divides: a unit vector, no score)
-                if "K" in t and "V" not in t:
+                # x.pow(2).sum(-1): a norm written out (under a root that divides: a unit vector, no score); the rows of
+                # a factorisation's basis squared and summed are leverage scores, no norm of the keys
+                if "K" in t and "V" not in t and not ("FB" in t and "leverage" in self.found):
                     if "key_norm" not in self.found:
                         t = t | {f"SQN{line}"}  # (taken back where it turns out a squared distance's term)
                     self.add("key_norm", line)
@@ -2790,7 +2833,8 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("pooling", line)  # the largest of a score and its shifted copies: a sliding max, no query's
         elif op == "extreme" and "A" in t and "U" not in t and not self.rescaling and (
                 len(node.args) > (0 if self._on_tensor(receiver) else 1) or node.keywords) and \
-                name not in ("min", "amin", "minimum") and not (isinstance(node.func, ast.Name) and name == "max"):
+                name not in ("min", "amin", "minimum") and not (isinstance(node.func, ast.Name) and name == "max") and \
+                not self._floored(node, receiver):
             # the least attention (an agreement) is not the most; the builtin max(0, n) clamps a number
             self.add("max_attention", line)
         if name == "diff" and "P" in t and "DD" not in t:
@@ -2854,6 +2898,10 @@ class FeatureTagger(ast.NodeVisitor):
             return t | {"LOGA"}
         if name in ("entr", "xlogy", "entropy") and "A" in t | rt:
             self.add("entropy", line)  # torch.special.entr(p), xlogy(p, p), Categorical(probs=p).entropy()
+        if op == "cumsum" and t & {"P", "VIEW"} and not t & (DATA_TAGS | {"I", "LIVEIDX"}) and name == "cumsum":
+            # a running count of the valid mask: each token's index among the live ones (reversed first: counted from
+            # the newest, how far back a token is)
+            return t | {"LIVEIDX"} | ({"REVI"} if "FLP" in t else set())
         if op == "cumsum" and "C1" in t and not t & PER_TOKEN:
             return t | {"I"}  # a running count of ones along the tokens: the token index, written out
         if op == "cumsum" and t & {"A", "V", "K", "Q"}:

@@ -492,7 +492,8 @@ def inline_divisor_norms(tree: ast.Module) -> ast.Module:
 # torch.nn layers that hold no weights, each the functional call it runs (constructor arguments after the input)
 STATELESS_LAYERS = {"AvgPool1d": "avg_pool1d", "MaxPool1d": "max_pool1d", "AvgPool2d": "avg_pool2d",
                     "MaxPool2d": "max_pool2d", "AdaptiveAvgPool1d": "adaptive_avg_pool1d",
-                    "AdaptiveMaxPool1d": "adaptive_max_pool1d", "Softmax": "softmax", "LogSoftmax": "log_softmax"}
+                    "AdaptiveMaxPool1d": "adaptive_max_pool1d", "Softmax": "softmax", "LogSoftmax": "log_softmax",
+                    "CosineSimilarity": "cosine_similarity", "PairwiseDistance": "pairwise_distance"}
 
 
 def inline_stateless_layers(tree: ast.Module) -> ast.Module:
@@ -533,12 +534,15 @@ def inline_stateless_layers(tree: ast.Module) -> ast.Module:
             ctor = layers.get(key or "")
             if isinstance(f, ast.Call) and callee(f.func)[0] in STATELESS_LAYERS:
                 ctor = f  # nn.MaxPool1d(k, 1, k // 2)(x): built and called at once
-            if ctor is None or len(n.args) != 1 or n.keywords:
+            if ctor is None or not n.args or any(isinstance(a, ast.Starred) for a in n.args) or any(
+                    k.arg is None for k in n.keywords):
                 return n
             fn = STATELESS_LAYERS[callee(ctor.func)[0] or ""]
             func = ast.Attribute(value=ast.Attribute(value=ast.Attribute(value=ast.Name(id="torch", ctx=ast.Load()),
                                  attr="nn", ctx=ast.Load()), attr="functional", ctx=ast.Load()), attr=fn, ctx=ast.Load())
-            return ast.copy_location(ast.Call(func=func, args=[n.args[0], *ctor.args], keywords=list(ctor.keywords)), n)
+            # the call's inputs first (one, or two for a distance), then the layer's own settings
+            return ast.copy_location(ast.Call(func=func, args=[*n.args, *ctor.args],
+                                              keywords=[*ctor.keywords, *n.keywords]), n)
 
     return ast.fix_missing_locations(Put().visit(tree))
 
