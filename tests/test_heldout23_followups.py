@@ -65,3 +65,20 @@ def test_where_the_description_credits_kvzip_s_pass_it_is_that_paper_s_operation
     assert "reconstruction" in credited["CritiPrefill"].extra  # the credited pass is no query choice of the board's
     plain = {m.short_name: m for m in computation_matches(feats, "", board="B_offline")}
     assert plain["CritiPrefill"].level == "same" and not plain["CritiPrefill"].extra
+
+
+def test_counts_per_head_made_of_attention_handed_to_from_topk_are_head_budgets() -> None:
+    shares = _f('''    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention().sum(1), "mean")                  # (H, T)
+        reach = a[:, : a.shape[-1] // 2].sum(-1)                         # how far back each head reads
+        w = reach / reach.sum()
+        counts = (w * view.budget * view.n_kv_heads).floor().long().clamp(1, a.shape[-1])
+        return Keep.from_topk(a, counts, view.valid)
+''')
+    assert "head_budget" in shares
+    uniform = _f('''    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention().sum(1), "mean")
+        k = min(view.budget, a.shape[-1])
+        return Keep.from_topk(a, k, view.valid)
+''')
+    assert "head_budget" not in uniform  # one count for every head, from the budget and the length alone

@@ -2935,6 +2935,9 @@ class FeatureTagger(ast.NodeVisitor):
         if name == "from_topk" and (any("W" in a for a in arg_tags[1:2]) or any(
                 "W" in self.tag(k.value) for k in node.keywords if k.arg == "k")):
             self.add("head_budget", line)  # Keep.from_topk(scores, k) with k from a fitted table: per-head budgets
+        if name == "from_topk" and (any(a & {"A", "K", "V", "Q"} for a in arg_tags[1:2]) or any(
+                self.tag(k.value) & {"A", "K", "V", "Q"} for k in node.keywords if k.arg == "k")):
+            self.add("head_budget", line)  # Keep.from_topk(scores, counts) with counts made of the data: head budgets
         if op == "rank":
             ranked = rt | (arg_tags[0] if arg_tags else set())
             if _by_position(ranked):
