@@ -1163,7 +1163,7 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                      "head_average"],
                     "attention aggregated per page of each head; whole pages evicted by one ranking across heads, so "
                     "heads keep different numbers of pages"),
-    "SlimInfer": (["attention", "block_scores", "last_query"],
+    "SlimInfer": (["attention", "block_scores", "last_query|window_queries"],
                   ["layer_budget", "pyramid", "layer_reuse", "head_average"],
                   "prompt blocks scored by the last token's attention and pruned block-wise at intermediate layers"),
     "GemFilter": (["attention", "last_query", "layer_reuse"], ["head_average"],

@@ -82,3 +82,26 @@ def test_counts_per_head_made_of_attention_handed_to_from_topk_are_head_budgets(
         return Keep.from_topk(a, k, view.valid)
 ''')
     assert "head_budget" not in uniform  # one count for every head, from the budget and the length alone
+
+
+LADDER = '''    shares = {}
+
+    def _tier(self, layer):
+        return min(len(self.shares) - 1, layer * len(self.shares) // 24)
+
+    def layer_budgets(self, mean_budget, n_tokens, model):
+        n = len(model.attention_layers)
+        raw = [self.shares[min(len(self.shares) - 1, i * len(self.shares) // n)] for i in range(n)]
+        return [max(1, int(mean_budget * r * n / sum(raw))) for r in raw]
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention().sum(1), "mean")
+        return Keep.from_topk(a + 1e-3 * self._tier(view.layer), view.budget, view.valid)
+'''
+
+
+def test_a_hand_set_ladder_whose_size_another_hook_reads_is_a_schedule_not_fitted_numbers() -> None:
+    ladder = _f(LADDER.replace("shares = {}", "shares = (1.6, 1.2, 0.7, 0.5)"))
+    assert not ladder & {"learned_weights", "learned_gate"}
+    searched = _f(LADDER.replace("shares = {}", "shares = (0.9, 1.7, 0.6, 1.3)"))
+    assert "learned_weights" in searched  # no order with depth: a searched or fitted table

@@ -1052,9 +1052,11 @@ def _schedule_tables(tree: ast.Module) -> set[int]:
     readers: dict[str, set[str]] = {name: set() for name in bound}
     for fn in ast.walk(tree):
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            sized = {id(c.args[0]) for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                     and c.func.id == "len" and len(c.args) == 1}  # len(self.table): its size, none of its values
             for n in ast.walk(fn):
                 name = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
-                if name in readers and isinstance(getattr(n, "ctx", None), ast.Load):
+                if name in readers and isinstance(getattr(n, "ctx", None), ast.Load) and id(n) not in sized:
                     readers[name].add(fn.name)
     def monotone(table: ast.expr) -> bool:
         vals = [e.value for e in getattr(table, "elts", []) if isinstance(e, ast.Constant) and
