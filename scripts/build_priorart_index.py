@@ -1043,7 +1043,7 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
               ["value_norm", "window_queries", "last_query", "all_queries", "head_average", "accumulate", "pooling"],
               "the change of the attention output if token j is dropped: a_j / (1 - a_j) * ||v_j - o||, with "
               "o = sum_i a_i v_i (optionally rescaling another score)"),
-    "CurDKV": (["key_norm", "value_norm"], ["random", "sinks", "leverage", "block_scores"],
+    "CurDKV": (["key_norm|leverage", "value_norm"], ["random", "sinks", "block_scores"],
                "approximate CUR leverage: squared key norm times squared value norm (optionally of a random "
                "projection), normalised within local windows; sinks kept"),
     "Compactor": (["leverage", "attention"],

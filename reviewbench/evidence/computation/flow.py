@@ -923,7 +923,7 @@ class FeatureTagger(ast.NodeVisitor):
                 out_pair = out_pair | {"PAIR"}  # the query-key distance against a bound: a visibility matrix
             if "A" in t and not t & {"P", "R", "I"} and not vis:
                 out_pair = out_pair | {"AC"}  # a token's attention against a bar: the tokens strongly attended
-            elif not vis and any(_attention_side(s) for s in sides) and all(
+            elif not vis and any("A" in s and not s & {"P", "R", "I"} for s in sides) and all(
                     "A" in s or not s & DATA_TAGS for s in sides) and not any(
                     isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in node.ops):
                 out_pair = out_pair | {"AC"}  # attention against a bar made of positions (1 / how many it sees)
