@@ -696,6 +696,11 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
         explained |= {"window_queries", "last_query", "all_queries"}  # queries asked for but no attention computed
         # from them: which queries a score would read decides nothing where no score reads attention (a rule of
         # positions alone is not met so: a path that keeps the first and the newest tokens is no port of StreamingLLM)
+    if "merge" in rule_alternatives(ops):
+        explained |= {"attention_output"}  # evicted values summed with attention weights: the merge itself
+    if "attention" in rule_alternatives(ops) and not (rule_alternatives(ops) | rule_alternatives(optional)) & (
+            QUERY_CHOICE | {"reconstruction"}):
+        explained |= QUERY_CHOICE  # a rule of attention that names no queries: whichever the code reads are its own
     if rule_alternatives(ops) <= PROTECTIVE:
         # a rule of positions only (sinks, a window): a span moving with the layer index is no protection around
         # its score, it is a rule of its own (a ladder)

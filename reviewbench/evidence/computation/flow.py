@@ -139,6 +139,40 @@ def _zero(e: ast.expr) -> bool:
     return isinstance(e, ast.Call) and callee(e.func)[0] in ("zeros", "zeros_like", "new_zeros")
 
 
+def _attention_written_out(node: ast.Call) -> ast.expr | None:
+    """``F.scaled_dot_product_attention(q, k, v, ...)`` as ``softmax(q @ k.transpose(-2, -1)) @ v`` (its mask and scale
+    change no operation): attention, and with the values its output."""
+    if len(node.args) < 3 or any(isinstance(a, ast.Starred) for a in node.args):
+        return None
+    q, k, v = node.args[:3]
+    torch = ast.Name(id="torch", ctx=ast.Load())
+    kt = ast.Call(func=ast.Attribute(value=k, attr="transpose", ctx=ast.Load()),
+                  args=[ast.Constant(-2), ast.Constant(-1)], keywords=[])
+    logits = ast.BinOp(left=q, op=ast.MatMult(), right=kt)
+    probs = ast.Call(func=ast.Attribute(value=torch, attr="softmax", ctx=ast.Load()), args=[logits],
+                     keywords=[ast.keyword(arg="dim", value=ast.Constant(-1))])
+    eye = isinstance(v, ast.Call) and callee(v.func)[0] in ("eye", "expand", "expand_as", "repeat") and any(
+        isinstance(x, ast.Call) and callee(x.func)[0] == "eye" for x in ast.walk(v))
+    out: ast.expr = probs if eye else ast.BinOp(left=probs, op=ast.MatMult(), right=v)
+    return ast.fix_missing_locations(ast.copy_location(out, node))
+
+
+def _folded_hypot(node: ast.Call) -> ast.expr | None:
+    """``functools.reduce(torch.hypot, x.unbind(d))`` as ``torch.linalg.vector_norm(x, dim=d)``: the square root of
+    the sum of squares, two entries at a time."""
+    if len(node.args) < 2 or not (isinstance(node.args[0], (ast.Attribute, ast.Name)) and callee(node.args[0])[0]
+                                  == "hypot"):
+        return None
+    parts = node.args[1]
+    if not (isinstance(parts, ast.Call) and isinstance(parts.func, ast.Attribute) and parts.func.attr == "unbind"):
+        return None
+    dim = parts.args[0] if parts.args else next((k.value for k in parts.keywords if k.arg == "dim"), ast.Constant(0))
+    torch = ast.Name(id="torch", ctx=ast.Load())
+    out = ast.Call(func=ast.Attribute(value=torch, attr="norm", ctx=ast.Load()), args=[parts.func.value],
+                   keywords=[ast.keyword(arg="dim", value=dim)])
+    return ast.fix_missing_locations(ast.copy_location(out, node))
+
+
 def _loss_written_out(node: ast.Call, name: str) -> ast.expr | None:
     """``F.mse_loss(a, b, reduction="none")`` as ``(a - b) ** 2``, ``l1_loss`` as ``abs(a - b)``,
     ``cosine_embedding_loss(a, b, y, reduction="none")`` as ``1 - cosine_similarity(a, b, dim=-1)`` (for y = 1, the
@@ -953,6 +987,15 @@ class FeatureTagger(ast.NodeVisitor):
                 isinstance(node.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE))
             if from_end:
                 self.add("recent", node.lineno)
+            elif len(exprs) == 2 and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Gt, ast.GtE, ast.Lt, ast.LtE)):
+                # the token index (or position) at or past the count less a width (i >= n - w): the newest w tokens
+                ge = isinstance(node.ops[0], (ast.Gt, ast.GtE))
+                idx, bound = (0, 1) if ge else (1, 0)
+                if sides[idx] & {"I", "P", "LIVEIDX"} and not sides[idx] & (DATA_TAGS | {"BID", "W", "RND", "BLK", "LI"}) \
+                        and not sides[bound] & DATA_TAGS and isinstance(exprs[bound], ast.BinOp) and \
+                        isinstance(exprs[bound].op, ast.Sub) and not any(
+                            isinstance(x, ast.Attribute) and x.attr in ("query_positions",) for x in ast.walk(exprs[bound])):
+                    self.add("recent", node.lineno)
             # positions (or the token index, an arange) below a number: the first tokens
             index = bool(t & {"I", "LIVEIDX"}) and not t & (DATA_TAGS | {"BID", "W", "RND", "BLK"})
             if not from_end and ("P" in t or index) and "DD" not in t and not any(
@@ -2142,6 +2185,20 @@ class FeatureTagger(ast.NodeVisitor):
             taken = _python_slice(node, str(name))
             if taken is not None:
                 return self.tag(taken)  # islice(x, n) is x[:n]; deque(x, maxlen=m) keeps x[-m:]
+        if name == "scaled_dot_product_attention":
+            written = _attention_written_out(node)
+            if written is not None:
+                return self.tag(written)  # softmax(q k^T) v: with the identity as v, the attention weights themselves
+        if name in ("multi_dot", "chain_matmul"):
+            mats = list(node.args[0].elts) if len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)) \
+                else list(node.args)
+            if len(mats) >= 2 and not any(isinstance(m, ast.Starred) for m in mats):
+                chain = mats[0]
+                for m in mats[1:]:
+                    chain = ast.BinOp(left=chain, op=ast.MatMult(), right=m)
+                return self.tag(ast.fix_missing_locations(ast.copy_location(chain, node)))  # a @ b @ c
+        if name == "reduce" and (norm := _folded_hypot(node)) is not None:
+            return self.tag(norm)  # functools.reduce(torch.hypot, x.unbind(d)): the norm of x along d
         if name in _LOSSES:
             loss = _loss_written_out(node, name)
             if loss is not None:
@@ -2947,7 +3004,12 @@ class FeatureTagger(ast.NodeVisitor):
             if any("W" in a for a in arg_tags[1:]) or any("W" in self.tag(k.value) for k in node.keywords
                                                           if k.arg == "k"):
                 self.add("head_budget", line)  # a top-k whose size comes from a fitted table (per-head budgets)
-            if self._group_quota(node, receiver, arg_tags):
+            sizes = (arg_tags[0:1] if self._on_tensor(receiver) else arg_tags[1:2]) + [
+                self.tag(k.value) for k in node.keywords if k.arg == "k"]
+            quota = self._group_quota(node, receiver, arg_tags)
+            if name == "topk" and self.loop and not quota and any(z & {"A", "K", "V", "Q"} for z in sizes):
+                self.add("head_budget", line)  # inside a loop (over heads), a top-k sized by the data: head budgets
+            if quota:
                 self.add("group_budget", line)
             t = t | {"R"}
         if op == "where" and len(arg_tags) >= 2 + (name != "where" and not self._on_tensor(receiver)):

@@ -8,12 +8,14 @@ import ast
 # Canonical operation classes. Anything not listed (layout, dtype, device, shape queries) emits nothing.
 CANON: dict[str, str] = {}
 for _names, _op in [
-    ("matmul bmm mm einsum baddbmm addmm addbmm addmv tensordot inner dot vdot vecdot outer", "matmul"),
+    ("matmul bmm mm einsum baddbmm addmm addbmm addmv tensordot inner dot vdot vecdot outer multi_dot chain_matmul",
+     "matmul"),
     ("softmax log_softmax", "softmax"),
     ("sum mean nansum nanmean", "reduce"),
     ("cumsum cumprod logcumsumexp", "cumsum"),
     ("amax amin max min maximum minimum", "extreme"),
-    ("max_pool1d avg_pool1d max_pool2d avg_pool2d adaptive_max_pool1d adaptive_avg_pool1d conv1d", "pool"),
+    ("max_pool1d avg_pool1d max_pool2d avg_pool2d adaptive_max_pool1d adaptive_avg_pool1d lp_pool1d lp_pool2d conv1d",
+     "pool"),
     ("topk argsort kthvalue argmax argmin", "rank"),
     ("gather index_select take_along_dim", "gather"),
     ("cat concat concatenate stack hstack vstack", "cat"),
