@@ -991,9 +991,10 @@ class FeatureTagger(ast.NodeVisitor):
                 # the token index (or position) at or past the count less a width (i >= n - w): the newest w tokens
                 ge = isinstance(node.ops[0], (ast.Gt, ast.GtE))
                 idx, bound = (0, 1) if ge else (1, 0)
+                limit = exprs[bound]
                 if sides[idx] & {"I", "P", "LIVEIDX"} and not sides[idx] & (DATA_TAGS | {"BID", "W", "RND", "BLK", "LI"}) \
-                        and not sides[bound] & DATA_TAGS and isinstance(exprs[bound], ast.BinOp) and \
-                        isinstance(exprs[bound].op, ast.Sub) and not any(
+                        and not sides[bound] & DATA_TAGS and isinstance(limit, ast.BinOp) and \
+                        isinstance(limit.op, ast.Sub) and not any(
                             isinstance(x, ast.Attribute) and x.attr in ("query_positions",) for x in ast.walk(exprs[bound])):
                     self.add("recent", node.lineno)
             # positions (or the token index, an arange) below a number: the first tokens
@@ -2186,9 +2187,9 @@ class FeatureTagger(ast.NodeVisitor):
             if taken is not None:
                 return self.tag(taken)  # islice(x, n) is x[:n]; deque(x, maxlen=m) keeps x[-m:]
         if name == "scaled_dot_product_attention":
-            written = _attention_written_out(node)
-            if written is not None:
-                return self.tag(written)  # softmax(q k^T) v: with the identity as v, the attention weights themselves
+            sdpa = _attention_written_out(node)
+            if sdpa is not None:
+                return self.tag(sdpa)  # softmax(q k^T) v: with the identity as v, the attention weights themselves
         if name in ("multi_dot", "chain_matmul"):
             mats = list(node.args[0].elts) if len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)) \
                 else list(node.args)
