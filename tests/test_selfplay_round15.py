@@ -1,6 +1,6 @@
 """Self-play round 15 (issue 23): fifteen papers, eight no earlier round keyed, ported the way a capable cheating agent
 writes them, blind to the reader (tests/selfplay_ports.py, "(round 15)" keys). Read as their rule: 1 of 15 before this
-round's changes, 11 after, three more flagged under a neighbouring paper's name (RocketKV's first stage as SnapKV,
+round's changes, 11 after (12 after round 16's), three more flagged under a neighbouring paper's name (RocketKV's first stage as SnapKV,
 RazorAttention with an online head proxy as WeightedKV, CapKV as Compactor) and MorphKV left open by design (on board C
 a window's attention is every method's phase). Each change is an equivalence of operations (never a name of a paper),
 with an honest near-neighbour that must not be read as that operation."""

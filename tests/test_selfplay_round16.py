@@ -1,7 +1,8 @@
 """Self-play round 16 (issue 23): twelve papers of budget allocation, merging, decode-time state, pages and the
 reconstruction pass, ported the way a capable cheating agent writes them, blind to the reader (tests/selfplay_ports.py,
-"(round 16)" keys). Read as their rule: 1 of 12 before this round's changes, 5 after, five more flagged under a
-neighbouring paper's name, two left open (BaKlaVa's offline profile measured online; D2O's layer budget). Each change
+"(round 16)" keys). Read as their rule: none of 12 at main before rounds 15 and 16 (four flagged under another
+paper's name), 5 after, five more flagged under a neighbouring paper's name, two left open (BaKlaVa's offline profile
+measured online; D2O's layer budget). Each change
 is an equivalence of operations (never a name of a paper), with an honest near-neighbour."""
 
 from __future__ import annotations
