@@ -231,6 +231,30 @@ def _clause_at(sentence: str, at: int) -> tuple[str, int]:
     return sentence[start:], at - start
 
 
+# "Source: X (...)", "**Original method:** X", "Port of: X": a label that says where the method comes from; a title
+# "# X port (board A)" or "# Port of X": the whole description says it is that work's method
+_SOURCE_LABEL = re.compile(r"^\W*(?:sources?|original(?: method| paper| work)?|ported from|port of|based on|reference"
+                           r"(?: paper)?|paper|method)\W{0,3}:\W*", re.I)
+_PORT_TITLE = re.compile(r"^\s*#+\s*(?:(?:a|an|the)\s+)?(?:port|reimplementation|reproduction|re-implementation)s?\s+of\s+",
+                         re.I)
+
+
+def _labelled_source(sentence: str, names: Sequence[str]) -> bool:
+    """A labelled source ("Source: GemFilter (Shi et al., 2024)") or a title that names the method a port of the
+    work ("# GemFilter port (board A)", "# Port of GemFilter"): attribution, not a mention."""
+    for name in [n for n in names if n]:
+        label = _SOURCE_LABEL.match(sentence)
+        if label and sentence[label.end():].lower().startswith(name.lower()):
+            return True
+        title = _PORT_TITLE.match(sentence)
+        if title and sentence[title.end():].lower().startswith(name.lower()):
+            return True
+        if re.match(r"^\s*#+\s*" + re.escape(name) + r"\s+(?:port|reimplementation|reproduction|re-implementation)\b",
+                    sentence, re.I):
+            return True
+    return False
+
+
 def _states_use(sentence: str, at: int, in_builds_on: bool) -> tuple[bool, str]:
     """Whether the sentence attributes the thing mentioned at ``at``: (credited, why not)."""
     clause, rel = _clause_at(sentence, at)
@@ -282,6 +306,9 @@ def credit(description: str, paper: Paper | None, names: list[str] = []) -> Cred
             if not hits:
                 continue
             quoted, sent = sent, _without_titles(sent)
+            if _labelled_source(quoted, [target.short_name, *names]):
+                return Credit(credited=True, reason="named as the source (a label or the title says the method is its "
+                                                    "port)", quote=quoted[:300], section=key)
             clean = [h for h in hits if not _contrasted(sent, h)]
             if not clean:
                 contrast_quote = contrast_quote or quoted
@@ -690,8 +717,9 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
     explained = set(optional) | PROTECTIVE
     if "attention" in rule_alternatives(optional) and not rule_alternatives(ops) & (QUERY_CHOICE | {"attention",
                                                                                                   "reconstruction"}):
-        explained |= QUERY_CHOICE  # attention the rule may read (a merge's raters) is read off some queries; not
-        # where the rule names its queries itself (KVzip's repeat pass)
+        explained |= QUERY_CHOICE | {"pooling", "head_average", "max_attention"}  # attention the rule may read (a
+        # merge's raters) is read off some queries and aggregated somehow; not where the rule names its queries itself
+        # (KVzip's repeat pass)
     if "attention" not in features and not rule_alternatives(ops) <= PROTECTIVE:
         explained |= {"window_queries", "last_query", "all_queries"}  # queries asked for but no attention computed
         # from them: which queries a score would read decides nothing where no score reads attention (a rule of
@@ -719,7 +747,9 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
         if hit is None:
             return None
         matched[hit] = features[hit]
-    if GATES & set(matched):
+    if GATES & set(matched) or {"attention_threshold", "sinks", "recent"} <= rule_alternatives(ops):
+        # a gate (a fitted table, or a bar on the attention the sinks and the window hold) sends heads or layers to the
+        # positions alone; how the others rank their tokens is the gated-in part's filler
         explained |= COSMETIC
     derived = "accumulate" in features and features.get("accumulate") == features.get("all_queries")
     if "all_queries" in explained and derived:

@@ -2548,7 +2548,8 @@ class FeatureTagger(ast.NodeVisitor):
                 self._token_range(self._operand(receiver, list(node.args))):
             return t | {"BLK"}  # split(arange(T), b): the token indices cut into blocks, each read off a score later
         if name == "repeat_interleave" and t & DATA_TAGS and _dim(node, 1 + shift) is not None and \
-                not _on_heads(node, 1 + shift):
+                not _on_heads(node, 1 + shift) and not ("Q" in t and not t & {"K", "V", "A"}):
+            # (the queries' rows repeated, each placed at several positions: copies of queries, no blocks of tokens)
             self.add("block_scores", line)  # one value per block spread back over its tokens (not heads over groups)
             return t | {"BLK"}
         if name == "unflatten" and t & DATA_TAGS and not _on_heads(node, shift):
