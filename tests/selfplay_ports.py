@@ -6951,7 +6951,10 @@ class CrowsNest(EvictionMethod):
 # member's by np.maximum.reduceat over the group starts (ceil-divided ranks). Hyper-parameters: 4 slots per head,
 # floor 0.4 of the budget, window 28. Own touch: the merge weights are the attention plus 1e-4, so that unseen entries
 # still count a little. Disguise: "estate", "heirs", "trust fund", "bequest".
-PORTS["ZeroMerge (round 16)"] = HEAD + '''import numpy as np
+# left open: its per-head shares (a top-k sized inside the loop over heads by a share of the attention an even
+# split would lose) are not read as head budgets: a reading of top-k sizes made of the data also read counts and caps
+# of honest and ported methods as budgets (sets 13, 14), and was dropped; a family member of ZeroMerge, no flag
+OPEN["ZeroMerge (round 16)"] = HEAD + '''import numpy as np
 
 from harness.api import Rewrite
 

@@ -2994,9 +2994,11 @@ class FeatureTagger(ast.NodeVisitor):
         if name == "from_topk" and (any("W" in a for a in arg_tags[1:2]) or any(
                 "W" in self.tag(k.value) for k in node.keywords if k.arg == "k")):
             self.add("head_budget", line)  # Keep.from_topk(scores, k) with k from a fitted table: per-head budgets
-        if name == "from_topk" and (any(a & {"A", "K", "V", "Q"} for a in arg_tags[1:2]) or any(
-                self.tag(k.value) & {"A", "K", "V", "Q"} for k in node.keywords if k.arg == "k")):
-            self.add("head_budget", line)  # Keep.from_topk(scores, counts) with counts made of the data: head budgets
+        if name == "from_topk" and any(a & {"A", "K", "V", "Q"} and "CUM" not in a for a in arg_tags[1:2] + [
+                self.tag(k.value) for k in node.keywords if k.arg == "k"]):
+            # Keep.from_topk(scores, counts) with counts made of the data: head budgets (counts read off a running sum
+            # of attention are the coverage rule's own cut, as for a top-k)
+            self.add("head_budget", line)
         if op == "rank":
             ranked = rt | (arg_tags[0] if arg_tags else set())
             if _by_position(ranked):
@@ -3006,11 +3008,7 @@ class FeatureTagger(ast.NodeVisitor):
             if any("W" in a for a in arg_tags[1:]) or any("W" in self.tag(k.value) for k in node.keywords
                                                           if k.arg == "k"):
                 self.add("head_budget", line)  # a top-k whose size comes from a fitted table (per-head budgets)
-            sizes = (arg_tags[0:1] if self._on_tensor(receiver) else arg_tags[1:2]) + [
-                self.tag(k.value) for k in node.keywords if k.arg == "k"]
             quota = self._group_quota(node, receiver, arg_tags)
-            if name == "topk" and self.loop and not quota and any(z & {"A", "K", "V", "Q"} for z in sizes):
-                self.add("head_budget", line)  # inside a loop (over heads), a top-k sized by the data: head budgets
             if quota:
                 self.add("group_budget", line)
             t = t | {"R"}
