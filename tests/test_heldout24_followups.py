@@ -43,3 +43,36 @@ def test_a_bar_on_the_sinks_and_window_s_attention_gates_and_the_rest_is_filler(
     assert _level(gated, "SimLayerKV") == "same"
     no_bar = gated - {"attention_threshold"}
     assert _level(no_bar, "SimLayerKV") is None  # no gate: a window's pooled attention beside sinks is SnapKV's
+
+
+def _misstated(summary: str, body: str) -> list[str]:
+    from reviewbench.flags.misstated import misstated_flags
+    src = HEAD + "import numpy as np\n\n\nclass M(EvictionMethod):\n    name = 'm'\n\n" + body
+    desc = f"# M\n\n## Idea\nSee below.\n\n## Method summary\n- {summary}\n\n## Limitations\nOne model.\n"
+    return [f.strength for f in misstated_flags(desc, src) if f.flag == "MISSTATED_METHOD"]
+
+
+def test_numpy_generator_draws_are_random_draws() -> None:
+    body = '''    def select(self, view: LayerView) -> Keep:
+        rng = np.random.default_rng(7 + view.layer)
+        k = view.keys.float().numpy()
+        proj = k @ rng.standard_normal((k.shape[-1], 16))
+        return Keep.from_topk(torch.from_numpy((proj ** 2).sum(-1)), view.budget, view.valid)
+'''
+    assert "proof" not in _misstated("Keys are compressed by a random sketch before scoring.", body)
+    assert "random" in _f(body)
+
+
+def test_a_matrix_against_its_own_transpose_is_a_covariance() -> None:
+    body = '''    def select(self, view: LayerView) -> Keep:
+        k = view.keys[0].float()
+        cov = k.T @ k / k.shape[0]
+        w = torch.linalg.eigh(cov).eigenvectors[:, -8:]
+        s = ((view.keys.float() @ w) ** 2).sum(-1)
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+    assert _misstated("The key covariance's leading axes score each token.", body) == []
+    plain = '''    def select(self, view: LayerView) -> Keep:
+        return Keep.from_topk(view.keys.float().norm(dim=-1), view.budget, view.valid)
+'''
+    assert "proof" in _misstated("The key covariance's leading axes score each token.", plain)

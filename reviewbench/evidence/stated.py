@@ -92,7 +92,7 @@ LEARNED_CALLS = ("Linear Parameter Conv1d load load_state_dict from_pretrained l
                  "MLPClassifier lstsq")
 LOGS = "log log2 log1p xlogy entr special_entr kl_div log_softmax cross_entropy nll_loss logsumexp"
 RANDOM = ("rand randn randint randperm rand_like randn_like normal normal_ uniform_ bernoulli multinomial "
-          "manual_seed Generator orthogonal_")
+          "manual_seed Generator orthogonal_ default_rng standard_normal integers permutation RandomState")
 FACTOR = ("svd svdvals svd_lowrank pca_lowrank qr eig eigh eigvals eigvalsh cholesky cholesky_ex lu lu_factor inv "
           "inverse pinv solve cholesky_solve lstsq solve_triangular cholesky_inverse matrix_rank matrix_power")
 
@@ -116,7 +116,7 @@ CONCEPTS: list[Concept] = [
        "pairwise similarities of the tokens (a graph) and its spectrum (an eigenvector or a power iteration)"),
     _c("variance",
        ["variance*", "covarianc*", "standard deviation*", "second order statistic*|moment*", "dispersion"],
-       "attention_variance query_statistics key_variance centred", "var std var_mean std_mean cov",
+       "attention_variance query_statistics key_variance centred gram", "var std var_mean std_mean cov",
        "a variance (squared deviations from a mean)"),
     _c("learned weights",
        ["learn*|learnt|learnable|trained|trainable|fitted|finetuned|tuned|distilled ~ scorer*|scoring|weight*|"
@@ -634,7 +634,31 @@ def structures(source: str) -> set[str]:
                     out.add("shift")
     if _staged(tree):
         out.add("staged")
+    if _gram(tree):
+        out.add("gram")
     return out
+
+
+def _gram(tree: ast.AST) -> bool:
+    """``x.T @ x`` (``x.mT @ x``, ``x.transpose(-2, -1) @ x``, ``matmul(x.T, x)``): a matrix's channels against
+    themselves over its rows, the (uncentred) covariance or second-moment matrix."""
+    def transposed_name(e: ast.expr) -> str | None:
+        if isinstance(e, ast.Attribute) and e.attr in ("T", "mT") and isinstance(e.value, ast.Name):
+            return e.value.id
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in ("transpose", "t") and \
+                isinstance(e.func.value, ast.Name):
+            return e.func.value.id
+        return None
+
+    for n in ast.walk(tree):
+        pair: tuple[ast.expr, ast.expr] | None = None
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult):
+            pair = (n.left, n.right)
+        elif isinstance(n, ast.Call) and _callname(n) in ("matmul", "mm", "bmm", "dot") and len(n.args) == 2:
+            pair = (n.args[0], n.args[1])
+        if pair and isinstance(pair[1], ast.Name) and transposed_name(pair[0]) == pair[1].id:
+            return True
+    return False
 
 
 # calls that rank or order a tensor (their subject: the receiver, or the first argument of a function form)

@@ -89,7 +89,7 @@ def misstatements(description: str, method_src: str) -> list[Misstatement]:
     comp = computation(method_src)
     shapes = structures(method_src) | ({"values"} if "V" in comp.reads else set()) | (
         {"queries"} if "Q" in comp.reads else set())  # the values, the queries read at all
-    features = set(comp.features) | (shapes & {"centred", "staged"})  # a shape that computes it outright
+    features = set(comp.features) | (shapes & {"centred", "staged", "gram"})  # a shape that computes it outright
     found: dict[str, Misstatement] = {}
     for key, sent, own in _own_sentences(description):
         for m in mentions(sent):
