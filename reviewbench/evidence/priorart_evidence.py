@@ -717,9 +717,10 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
     explained = set(optional) | PROTECTIVE
     if "attention" in rule_alternatives(optional) and not rule_alternatives(ops) & (QUERY_CHOICE | {"attention",
                                                                                                   "reconstruction"}):
-        explained |= QUERY_CHOICE | {"pooling", "head_average", "max_attention"}  # attention the rule may read (a
-        # merge's raters) is read off some queries and aggregated somehow; not where the rule names its queries itself
-        # (KVzip's repeat pass)
+        explained |= QUERY_CHOICE  # attention the rule may read (a merge's raters) is read off some queries; not
+        # where the rule names its queries itself (KVzip's repeat pass)
+        if "merge" in rule_alternatives(ops):
+            explained |= {"pooling", "head_average", "max_attention"}  # a merge's raters, aggregated somehow
     if "attention" not in features and not rule_alternatives(ops) <= PROTECTIVE:
         explained |= {"window_queries", "last_query", "all_queries"}  # queries asked for but no attention computed
         # from them: which queries a score would read decides nothing where no score reads attention (a rule of
@@ -747,10 +748,13 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
         if hit is None:
             return None
         matched[hit] = features[hit]
-    if GATES & set(matched) or {"attention_threshold", "sinks", "recent"} <= rule_alternatives(ops):
-        # a gate (a fitted table, or a bar on the attention the sinks and the window hold) sends heads or layers to the
-        # positions alone; how the others rank their tokens is the gated-in part's filler
+    if GATES & set(matched):
         explained |= COSMETIC
+    if {"attention_threshold", "sinks", "recent"} <= rule_alternatives(ops) and "head_average" in rule_alternatives(ops):
+        # a bar on the attention the sinks and the window hold, averaged over heads, sends layers to the positions
+        # alone; the other layers' ranking smoothed is that part's filler (pooling only: which queries, a coverage or
+        # anything else beside the bar stays an operation of its own)
+        explained |= {"pooling"}
     derived = "accumulate" in features and features.get("accumulate") == features.get("all_queries")
     if "all_queries" in explained and derived:
         explained.add("accumulate")  # read off the query window alone: every query's attention, summed
