@@ -233,6 +233,7 @@ def _tuple_elts(e: ast.expr) -> list[ast.expr] | None:
 
 
 _NORMALISERS = ("max", "amax", "logsumexp")
+_LOG_FOLDS = ("logaddexp", "logaddexp2")
 # calls whose first argument gives only a shape, a type and a device
 _SHAPE_ONLY = frozenset({"zeros_like", "ones_like", "full_like", "empty_like"})
 
@@ -245,23 +246,28 @@ def _attention_side(t: set[str]) -> bool:
     return "A" in t and not t & {"R", "I", "CUM"} and ("P" not in t or "PAIR" in t)
 
 
+def _calls_any(e: ast.expr, names: tuple[str, ...], defs: Defs | None, folds: tuple[str, ...] = ()) -> bool:
+    """Whether ``e`` calls one of ``names``, or (with ``defs``) a helper of the module whose body calls one of
+    ``names`` or ``folds`` (a log-sum-exp folded pairwise with ``logaddexp``)."""
+    for c in ast.walk(e):
+        if not isinstance(c, ast.Call):
+            continue
+        name = callee(c.func)[0]
+        if name in names:
+            return True
+        if defs is not None and name in defs.by_name and any(
+                isinstance(x, ast.Call) and callee(x.func)[0] in (*names, *folds)
+                for fn in defs.by_name[name] for x in ast.walk(fn)):
+            return True
+    return False
+
+
 def _shifted_by_own_extreme(arg: ast.expr | None, defs: Defs | None = None) -> bool:
     """``z - z.max(...)``, ``z - torch.amax(z, ...)``, ``z - torch.logsumexp(z, ...)``: logits shifted by their own
     largest value or log-normaliser (the exponential of it is a softmax, by hand). With ``defs``, also a helper of
     the module that computes one (a log-sum-exp folded pairwise with ``logaddexp``, a running maximum)."""
-    if not (isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Sub)):
-        return False
-    for c in ast.walk(arg.right):
-        if not isinstance(c, ast.Call):
-            continue
-        name = callee(c.func)[0]
-        if name in _NORMALISERS:
-            return True
-        if defs is not None and name in defs.by_name and any(
-                isinstance(x, ast.Call) and callee(x.func)[0] in (*_NORMALISERS, "logaddexp", "logaddexp2")
-                for fn in defs.by_name[name] for x in ast.walk(fn)):
-            return True
-    return False
+    return isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Sub) and _calls_any(
+        arg.right, _NORMALISERS, defs, _LOG_FOLDS)
 
 
 # The largest literal scale of a term read as a tie-break (``FeatureTagger._tie_break``).
@@ -1093,17 +1099,7 @@ class FeatureTagger(ast.NodeVisitor):
     def _log_normaliser(self, e: ast.expr) -> bool:
         """``logsumexp(z)`` (torch's or torch.special's), or a helper of the module folding ``logaddexp``/``logsumexp``:
         the log of a softmax's denominator."""
-        for c in ast.walk(e):
-            if not isinstance(c, ast.Call):
-                continue
-            name = callee(c.func)[0]
-            if name == "logsumexp":
-                return True
-            if name in self.defs.by_name and any(
-                    isinstance(x, ast.Call) and callee(x.func)[0] in ("logsumexp", "logaddexp", "logaddexp2")
-                    for fn in self.defs.by_name[name] for x in ast.walk(fn)):
-                return True
-        return False
+        return _calls_any(e, ("logsumexp",), self.defs, _LOG_FOLDS)
 
     def _tag_binop(self, node: ast.BinOp) -> set[str]:
         """The tags of an arithmetic expression, and the features its operation shows."""
