@@ -81,3 +81,9 @@ def test_ranking_again_at_a_later_step_is_no_staged_claim() -> None:
 def test_a_shortlist_named_as_another_works_is_no_claim() -> None:
     said = "Unlike Quest, which re-ranks a shortlist of pages, we rank every token once by key norm."
     assert _misstated(said, ONE_STAGE) == []
+
+
+def test_candidates_that_re_enter_are_no_staged_claim() -> None:
+    said = "Evicted candidates re-enter the cache when their attention recovers."
+    assert _misstated(said, ONE_STAGE) == []
+    assert "proof" in _misstated("Candidates are re-scored by their value norm before the final pick.", ONE_STAGE)

@@ -295,7 +295,7 @@ CONCEPTS: list[Concept] = [
     # single top-k with sinks and a window forced in is one stage whatever the words say
     _c("a staged selection (shortlist, then re-rank)",
        ["re rank*|scor*|select*|evaluat* ~ shortlist*|candidate*", "rerank*|rescor* ~ shortlist*|candidate*", "two stage*|pass*|round*", "second|2nd stage|pass|round", "coarse to fine",
-        "shortlist*", "short list*", "candidate* ~ re|rescor*|rerank*|refin*|narrow*", "refin* ~ candidate*|shortlist*"],
+        "shortlist*", "short list*", "candidate* ~ re rank*|scor*|select*", "candidate* ~ rerank*|rescor*|refin*|narrow*", "refin* ~ candidate*|shortlist*"],
        "coarse_to_fine chunked_refill staged", "", "a second ranking over the first one's candidates (or a data-dependent "
        "threshold before the ranking)", structure="staged"),
     _c("per-layer budgets",
