@@ -256,11 +256,11 @@ def _subsumed_by_credit(c: CodeMatch, description: str) -> str | None:
     credited paper that is the reference itself (the caller's own test). One added operation at most, so that a
     paper whose rule merely contains the signal among much else (a quantiser that ranks by attention) explains
     nothing."""
-    theirs = [rule_alternatives(req) for p in papers_for(_base(c.reference, c.implements)) for _, req, _o, _ in p.rules()]
-    theirs = [t for t in theirs if t]
+    papers = papers_for(_base(c.reference, c.implements))
+    theirs = [alts for p in papers for _, req, _o, _ in p.rules() if (alts := rule_alternatives(req))]
     if not theirs:
         return None
-    names = {p.short_name for p in papers_for(_base(c.reference, c.implements))}
+    names = {p.short_name for p in papers}
     for paper, _ in credited_papers(description):
         if paper.short_name in names:
             continue
