@@ -1150,6 +1150,13 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                      ["window_queries", "all_queries", "block_keys", "layer_reuse", "head_average"],
                      "queries and keys cut into segments and blocks; a block's criticality for a query segment is the "
                      "largest attention between them; non-critical blocks skipped"),
+    # the layer view gives no few-shot boundaries: a port finds its segments in the data (or cuts fixed ones), and
+    # what it computes is the segment's mean attention from the question, whole segments kept by that score
+    "ShotKV": (["attention", "block_scores", "question_queries|window_queries"],
+               ["head_average", "max_attention", "recent"],
+               "the prompt cut into segments (few-shot examples: whole units of the context); each segment scored "
+               "by the question's attention averaged over its tokens; whole segments kept in order of score until "
+               "the budget is spent (prefill), decoding compressed separately"),
     "ChunkKV": (["attention", "window_queries", "block_scores"],
                 ["pooling", "layer_reuse", "head_average", "max_attention"],
                 "the observation window's attention summed over contiguous chunks of tokens; the top chunks kept "
@@ -1670,7 +1677,6 @@ NO_RULE: dict[str, str] = {
     "Zamba": "an architecture (one shared attention block)",
     "AVM paging": "a paging system for hybrid models: serving, no token selection",
     "KVCompBench": "a benchmark",
-    "ShotKV": "an evaluation; its method keeps whole few-shot examples, whose boundaries the layer view does not give",
     "Hold Onto That Thought": "an evaluation",
     "Rethinking-KV-Serving": "an evaluation of serving constraints",
     "Sparse Frontier": "an evaluation",

@@ -984,8 +984,9 @@ def declared_port(description: str) -> DeclaredPort | None:
             parts += [(key, sent) for sent in _sentences(s.text)]
     if desc.sections:  # the opening text under headings of the author's own ("What this is"), read as its idea
         parts += [("idea", sent) for sent in _sentences(_opening(description, min(s.line for s in desc.sections.values())))]
-    if not parts:
-        parts = [("text", sent) for sent in _sentences(description)]
+    if not desc.sections:  # no section the arena asks for: every sentence under the title is the author's account
+        parts += [("text", sent) for sent in _sentences("\n".join(
+            ln for ln in description.splitlines() if not ln.lstrip().startswith("#")))]
     low = description.lower()
     papers = [p for p in load_index().papers
               if any(k and k in low for k in (p.short_name.lower(), p.arxiv or ""))]

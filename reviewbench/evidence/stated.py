@@ -179,6 +179,16 @@ CONCEPTS: list[Concept] = [
        "decay accumulate query_statistics attention_variance", "",
        "a recursive estimate carried across steps (a state updated from its previous value)",
        structure="state recurrence"),
+    # a score carried from one eviction (one call) to the next: said of the calls, not of the queries of one call
+    # ("summed across the window's rows" is one call's aggregation)
+    _c("a memory across evictions",
+       ["accumulat*|carr*|kept|summed|added|remember*|decay*|running|stored ~ across|between|over evictions|rounds|"
+        "calls|compressions", "from one eviction|round|call|compression ~ to the next", "across|between|over "
+        "successive evictions|rounds|calls|compressions", "per round|eviction decay*", "decay* of # ~ per "
+        "round|eviction|call|compression"],
+       "accumulate decay", "remember recall",
+       "a score stored at one call and read back at the next (view.remember/recall or the module's own state)",
+       structure="state"),
     _c("an exponential moving average / decay",
        ["exponential* moving averag*", "exponential* weighted", "ema", "exponential* decay*", "decay factor*",
         "decay rate*", "decayed", "forgetting factor*", "momentum", "time decay*"],

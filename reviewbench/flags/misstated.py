@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from reviewbench.description import parse_description
 from reviewbench.evidence.behaviour import Allocation, BehaviourMatch
-from reviewbench.evidence.computation import called_names, computation
+from reviewbench.evidence.computation import called_names, computation, scored_features
 from reviewbench.evidence.stated import (BY_LABEL, QUERY_CHOICE, denials, denied, mentions, stated, states_variation,
                                          structures)
 from reviewbench.rubric import EvidenceRules
@@ -89,7 +89,9 @@ def misstatements(description: str, method_src: str) -> list[Misstatement]:
     comp = computation(method_src)
     shapes = structures(method_src) | ({"values"} if "V" in comp.reads else set()) | (
         {"queries"} if "Q" in comp.reads else set())  # the values, the queries read at all
-    features = set(comp.features) | (shapes & {"centred", "staged", "gram"})  # a shape that computes it outright
+    # what the method computes where it is scored: what only a design guard's early return computes (the newest
+    # tokens kept when there are no queries) is not the method the description states
+    features = set(scored_features(method_src)) | (shapes & {"centred", "staged", "gram"})  # a shape computes it
     found: dict[str, Misstatement] = {}
     for key, sent, own in _own_sentences(description):
         for m in mentions(sent):

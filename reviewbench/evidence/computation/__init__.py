@@ -18,9 +18,9 @@ The package, by analyser: ``vocabulary`` (the tables), ``syntax`` (node predicat
 (``computation`` and ``called_names``).
 """
 
-from reviewbench.evidence.computation.features import Computation, called_names, computation
+from reviewbench.evidence.computation.features import Computation, called_names, computation, scored_features
 from reviewbench.evidence.computation.graph import DATA, Node, Op, op_graph, op_paths, op_stream
 from reviewbench.evidence.computation.vocabulary import API_CALLS, CANON, FEATURE_WORDS, GENERIC
 
 __all__ = ["API_CALLS", "CANON", "DATA", "FEATURE_WORDS", "GENERIC", "Computation", "Node", "Op", "called_names",
-           "computation", "op_graph", "op_paths", "op_stream"]
+           "computation", "scored_features", "op_graph", "op_paths", "op_stream"]

@@ -73,6 +73,38 @@ def computation(source: str) -> Computation:
     return Computation(features=found, tie_breaks=tie_breaks, paths=paths, reads=frozenset(reads))
 
 
+def scored_features(source: str) -> dict[str, int]:
+    """The features of the path a method falls through to when it is scored: each function whose early returns are
+    all design guards (no queries, fewer tokens than the budget: ``_judged_alone`` says no) cut down to its final
+    return (``_path``). What only a guard's return computes (the newest tokens kept when there are no queries) is no
+    part of the method a description states. A function with an early return behind a probe keeps all its paths."""
+    tree = parse_source(source)
+    if tree is None:
+        return {}
+    tree = split_moment_pairs(inline_stateless_layers(inline_divisor_norms(inline_expression_helpers(tree))))
+    fns = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    helpers = Defs(tree).by_name
+    memory = _memory(tree, fns)
+    names = _environment_names(tree, helpers)
+    env = _environment_attrs(tree, helpers, names)
+    cut = False
+    for fn in fns:
+        rets = _returns(fn)
+        final = [r for r in rets if _final(fn, r)]
+        if len(rets) < 2 or len(final) != 1:
+            continue
+        if any(_judged_alone(fn, r, helpers, memory, env, names) for r in rets if r is not final[0]):
+            continue
+        fn.body = _path(fn.body, final[0], helpers)
+        cut = True
+    if not cut:
+        return dict(computation(source).features)
+    found, ties, _ = _features_of(tree)
+    if ties:
+        found, _, _ = _features_of(_without_tie_breaks(tree, ties))
+    return found
+
+
 # Which queries score (class attributes, line 0) and the features that use the queries a method asks for.
 QUERY_CHOICE = ("window_queries", "all_queries", "last_query", "question_queries", "window_kept", "accumulate")
 QUERY_USES = frozenset({"attention", "query_statistics", "query_svd", "exp_logit", "channel_selection",

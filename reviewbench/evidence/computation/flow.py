@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from typing import Any
 
 from reviewbench.evidence.computation.syntax import (Defs, callable_alias, callee, dead_statements, fitted_literal,
@@ -304,6 +305,20 @@ def _self_contraction(eq: ast.expr) -> bool:
     ins, out = eq.value.replace(" ", "").split("->")
     parts = ins.split(",")
     return len(parts) == 2 and parts[0] == parts[1] and set(out) < set(parts[0])
+
+
+def _infinite(e: ast.expr) -> bool:
+    """``float("-inf")``, ``-math.inf``, ``torch.inf``, ``np.inf``, ``1e999``: an infinity, the sentinel a loop writes
+    over entries it has taken (``s[i] = -inf``), never a bar a score is held to."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        e = e.operand
+    if isinstance(e, ast.Constant) and isinstance(e.value, float):
+        return e.value in (float("inf"), float("-inf"))
+    if isinstance(e, ast.Attribute) and e.attr == "inf":
+        return True
+    return isinstance(e, ast.Call) and callee(e.func)[0] == "float" and len(e.args) == 1 and \
+        isinstance(e.args[0], ast.Constant) and isinstance(e.args[0].value, str) and \
+        e.args[0].value.strip().lower().lstrip("+-") in ("inf", "infinity")
 
 
 def _same(a: ast.expr | None, b: ast.expr | None) -> bool:
@@ -789,6 +804,16 @@ class FeatureTagger(ast.NodeVisitor):
         self.layer_test = False  # a hook tests the layer index
         self.exprs: dict[str, ast.expr] = {}  # local name -> the expression it was last bound to (sizes in shapes)
         self.instances: dict[str, str] = {}  # local name -> the class of the module it holds an instance of
+        # local name -> the attributes (their tags) an instance of a class of the module holds: what its __init__
+        # stored, updated by its methods run on it; and by constructor call, until the call is bound to a name
+        self.objects: dict[str, dict[str, set[str]]] = {}
+        self.constructed: dict[int, dict[str, set[str]]] = {}
+        # the tuples a sequence holds, element by element: a list name's (built by a comprehension of tuples or by
+        # .append((a, b))), a comprehension's or a helper call's (by id); a loop over them binds each name its own
+        self.seq_elts: dict[str, list[set[str]]] = {}
+        self.node_seq: dict[int, list[set[str]]] = {}
+        # (lower, upper) names bound together from one tuple of positions (for a, b in spans): x[a:b] is one segment
+        self.span_pairs: set[tuple[str, str]] = set()
         self.constants: dict[str, float] = {}  # module and class constants bound to a number (name, self.name)
         self.tie_breaks: dict[str, int] = {}  # features only a tie-break computes (``_tie_break``)
         # where the sums read as "a score plus a tie-break" stand: (line, column, end line, end column, main is left)
@@ -867,6 +892,8 @@ class FeatureTagger(ast.NodeVisitor):
             if isinstance(node.value, ast.Name) and node.value.id == "self":
                 # "@attr": made from the module's own value (a new value made from the old one is a running update)
                 return set(self.tags.get(f"self.{node.attr}", set())) | {f"@{node.attr}"}
+            if isinstance(node.value, ast.Name) and node.attr in self.objects.get(node.value.id, {}):
+                return set(self.objects[node.value.id][node.attr])  # obj.attr: what the object's methods stored there
             base = self.tag(node.value)
             if node.attr in ("T", "mT") and base & {"K", "V"} and not base & {"A", "Q"}:
                 return (base - {"VIEW"}) ^ {"TT"}  # tokens and channels exchanged (twice: back as they were)
@@ -916,6 +943,13 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("uniform_positions", node.lineno)  # free[linspace(0, n - 1, k).long()]: evenly spaced
             if self._sorted_quota(node):
                 self.add("group_budget", node.lineno)
+            if "ASG" in st and t & DATA_TAGS and "ASG" not in t:
+                sl = node.slice.id if isinstance(node.slice, ast.Name) else None
+                if isinstance(node.slice, ast.Compare) or isinstance(self.exprs.get(sl or ""), ast.Compare) or \
+                        "Q" in t:
+                    # x[assign == c]: the members of one cluster (their mean is its centre: a Lloyd step); a query's
+                    # scores against the centres read at each key's code (table[:, codes]): scored by its cluster
+                    t = t | {"ASG"}
             # the budget in an index (x[:, n - budget:]) picks entries; it does not scale them
             return t | (self._subscript_tags(node, t, st) - ({"BUD"} - t))
         if isinstance(node, ast.BinOp):
@@ -961,9 +995,10 @@ class FeatureTagger(ast.NodeVisitor):
                 out_pair = out_pair | {"DDM"}  # (row - column) == d: one diagonal (a query-key distance) picked
             elif "DD" in t and not t & DATA_TAGS:
                 out_pair = out_pair | {"PAIR"}  # the query-key distance against a bound: a visibility matrix
-            if "A" in t and not t & {"P", "R", "I"} and not vis:
+            sentinel = any(_infinite(x) for x in exprs)  # s[i] == -inf: taken already (the loop's own mark), no bar
+            if "A" in t and not t & {"P", "R", "I"} and not vis and not sentinel:
                 out_pair = out_pair | {"AC"}  # a token's attention against a bar: the tokens strongly attended
-            elif not vis and any("A" in s and not s & {"P", "R", "I"} for s in sides) and all(
+            elif not vis and not sentinel and any("A" in s and not s & {"P", "R", "I"} for s in sides) and all(
                     "A" in s or not s & DATA_TAGS for s in sides) and not any(
                     isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in node.ops):
                 out_pair = out_pair | {"AC"}  # attention against a bar made of positions (1 / how many it sees)
@@ -974,6 +1009,7 @@ class FeatureTagger(ast.NodeVisitor):
             quota = quota or len(exprs) == 2 and isinstance(first, ast.Subscript) and \
                 isinstance(second, ast.Subscript) and _same(first.value, second.value) and \
                 not _same(first.slice, second.slice)
+            quota = quota or sentinel
             if not vis and not quota and any(_attention_side(s) for s in sides) and any(
                     "A" not in s for s in sides) and not any(
                     isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in node.ops):
@@ -1037,9 +1073,14 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
             for g in node.generators:
                 it = self.tag(g.iter) | _stepped(g.iter)
-                self._bind(g.target, it)
+                self._bind_each(g.target, g.iter, it)
             self.loop += 1
-            t = self.tag(node.elt)
+            if isinstance(node.elt, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in node.elt.elts):
+                each = [self.tag(e) for e in node.elt.elts]
+                self.node_seq[id(node)] = each
+                t = set().union(*each) | ({"W"} if fitted_literal(node.elt) else set())
+            else:
+                t = self.tag(node.elt)
             self.loop -= 1
             return t
         if isinstance(node, ast.Starred):
@@ -1990,7 +2031,10 @@ class FeatureTagger(ast.NodeVisitor):
                 isinstance(node.value, ast.Attribute) and node.value.attr in ("keys", "values", "queries") and
                 axis == 2 and len(parts) == 3 or axis == len(parts) - 1 and axis > 0 and any(
                     isinstance(x, ast.Constant) and x.value is Ellipsis for x in parts[:axis]))
-            if stepped and t & {"K", "V", "A", "S"} and not ("QAX" in t and axis == 1) and not channels:
+            if isinstance(p.lower, ast.Name) and isinstance(p.upper, ast.Name) and \
+                    (p.lower.id, p.upper.id) in self.span_pairs and t & {"K", "V", "A", "S"} and not channels:
+                out.add("BLK")  # x[a:b] for a, b in spans: one segment of a partition of the tokens
+            elif stepped and t & {"K", "V", "A", "S"} and not ("QAX" in t and axis == 1) and not channels:
                 out.add("BLK")  # x[:, c:c + b] in a loop stepping by b (or x[:, i * b:...]): one block of tokens
                 # (attn[:, a:b] of the unreduced attention is a run of its queries, no block of tokens)
             elif axis > 0 and "A" in t and "QAX" not in t and not stepped and self._shifted(p):
@@ -2158,6 +2202,12 @@ class FeatureTagger(ast.NodeVisitor):
 
     def call(self, node: ast.Call) -> set[str]:
         name, receiver = callee(node.func)
+        if name == "append" and isinstance(receiver, ast.Name) and len(node.args) == 1 and \
+                isinstance(node.args[0], ast.Tuple) and not any(isinstance(x, ast.Starred) for x in node.args[0].elts):
+            each = [self.tag(x) for x in node.args[0].elts]  # spans.append((start, i)): the list's tuples
+            known = self.seq_elts.get(receiver.id)
+            self.seq_elts[receiver.id] = each if known is None or len(known) != len(each) else \
+                [a | b for a, b in zip(known, each)]
         if name == "heaviside":
             step = self._step_compare(node, receiver)
             if step is not None:
@@ -2269,10 +2319,25 @@ class FeatureTagger(ast.NodeVisitor):
             call = ast.Call(func=node.func, args=[ast.Constant(None) for _ in bound] + list(node.args),
                             keywords=node.keywords)
             return self._inline(fn, call, bound + arg_tags, kw_tags) | all_args | set().union(*bound)
+        init = self._constructor(node)
+        if init is not None:
+            attrs = self._as_object(None, lambda: self._inline(init, node, arg_tags, kw_tags))
+            self.constructed[id(node)] = attrs
+            return set().union(*attrs.values()) | all_args
         local = self.defs.resolve(node, self.owner) or self._instance_method(node)
         if local is not None and id(local) in self.stack and self._recursive_power(local, node):
             self.add("query_svd", node.lineno)  # the queries' principal direction by a recursive power iteration
         if local is not None and name not in API_CALLS and name not in ("remember", "recall"):
+            obj = node.func.id if isinstance(node.func, ast.Name) else node.func.value.id if isinstance(
+                node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) else None
+            if obj is not None and obj in self.objects:
+                out: set[str] = set()
+                method = local
+
+                def run() -> None:
+                    out.update(self._inline(method, node, arg_tags, kw_tags))
+                self.objects[obj] = self._as_object(self.objects[obj], run)
+                return out | all_args
             return self._inline(local, node, arg_tags, kw_tags) | all_args
         interface = self._interface_call(name, node, receiver, rt, arg_tags, all_args)
         if interface is not None:
@@ -2301,6 +2366,59 @@ class FeatureTagger(ast.NodeVisitor):
             inner = ((same or fns)[0], [])
         bound = [self.tag(a) for a in e.args[1:]] if callee(e.func)[0] == "partial" else []
         return inner[0], inner[1] + bound
+
+    def _seq_of(self, e: ast.expr) -> list[set[str]] | None:
+        """The element tags of the tuples a sequence holds (``seq_elts``), through ``sorted``/``reversed``/``list``."""
+        for _ in range(4):
+            if isinstance(e, ast.Call) and callee(e.func)[0] in ("sorted", "reversed", "list", "tuple") and e.args \
+                    and isinstance(e.func, ast.Name):
+                e = e.args[0]
+            else:
+                break
+        if isinstance(e, ast.Name):
+            return self.seq_elts.get(e.id)
+        return self.node_seq.get(id(e))
+
+    def _bind_each(self, target: ast.expr, it_node: ast.expr, it: set[str]) -> None:
+        """A loop target over ``it_node``: a tuple target over a sequence of tuples binds each name its element
+        (``for score, a, b in sorted(worth)``: the bounds carry no score); two names bound from one tuple of plain
+        positions are a segment's bounds (``span_pairs``)."""
+        each = self._seq_of(it_node) if isinstance(target, ast.Tuple) else None
+        if each is None or not isinstance(target, ast.Tuple) or len(each) != len(target.elts) or any(
+                isinstance(x, ast.Starred) for x in target.elts):
+            self._bind(target, it)
+            return
+        for x, xt in zip(target.elts, each):
+            self._bind(x, xt)
+        names = [(x.id if isinstance(x, ast.Name) else None, xt) for x, xt in zip(target.elts, each)]
+        for (a, at), (b, bt) in zip(names, names[1:]):
+            if a and b and not (at | bt) & DATA_TAGS:
+                self.span_pairs.add((a, b))
+
+    def _constructor(self, node: ast.Call) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """``Helper(keys, ...)`` for a class of the module other than the one being read: its ``__init__``."""
+        func = node.func
+        if not (isinstance(func, ast.Name) and func.id in self.defs.classes and func.id != self.owner):
+            return None
+        return next((d for d in self.defs.by_name.get("__init__", []) if self.defs.owner.get(id(d)) == func.id), None)
+
+    def _as_object(self, attrs: dict[str, set[str]] | None, run: Callable[[], object]) -> dict[str, set[str]]:
+        """Run a method of a helper object with ``self.<attr>`` standing for that object's attributes (``attrs``;
+        None: a new one) rather than the eviction class's: what its code stores there and reads back is the
+        object's data (keys, centroids, a table), carried to the caller's ``obj.attr``. The attributes after the
+        run."""
+        outer = {k: v for k, v in self.tags.items() if k.startswith("self.")}
+        for k in outer:
+            del self.tags[k]
+        self.tags.update({f"self.{a}": set(t) for a, t in (attrs or {}).items()})
+        try:
+            run()
+        finally:
+            mine = {k[5:]: v for k, v in self.tags.items() if k.startswith("self.")}
+            for k in mine:
+                del self.tags[f"self.{k}"]
+            self.tags.update(outer)
+        return {a: t - {"S"} for a, t in mine.items()}
 
     def _instance_method(self, node: ast.Call) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """A call on an instance of a class of the module: ``sc(q, k)`` runs its ``__call__``, ``sc.score(x)`` its
@@ -2332,12 +2450,16 @@ class FeatureTagger(ast.NodeVisitor):
             if k:
                 self.tags[k] = t
         self.tags.pop("__return__", None)
+        self.seq_elts.pop("__return__", None)
         outer, self.return_elts = self.return_elts, None
         self.run_def(local)
         if isinstance(self.return_elts, list):
             self.call_elts[id(node)] = self.return_elts
         self.return_elts = outer
         out = self.tags.pop("__return__", set())
+        seq = self.seq_elts.pop("__return__", None)
+        if seq is not None:
+            self.node_seq[id(node)] = seq
         # the helper's locals are its own: the caller's names hold what they held (their tags; the expressions a name
         # was bound to stay readable, as a tuple returned and unpacked reads its elements through them)
         for name, was in caller.items():
@@ -3170,6 +3292,14 @@ class FeatureTagger(ast.NodeVisitor):
             for tgt in node.targets:  # an instance of a class of the module: its methods run when called
                 if isinstance(tgt, ast.Name):
                     self.instances[tgt.id] = node.value.func.id
+                    if id(node.value) in self.constructed:
+                        self.objects[tgt.id] = self.constructed[id(node.value)]
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            seq = self._seq_of(node.value)  # spans = helper(...), worth = [(s, a, b) for ...]: its tuples' elements
+            if seq is None:
+                self.seq_elts.pop(node.targets[0].id, None)
+            else:
+                self.seq_elts[node.targets[0].id] = seq
         for tgt in node.targets:
             if isinstance(tgt, ast.Name):
                 self.exprs[tgt.id] = node.value
@@ -3250,6 +3380,9 @@ class FeatureTagger(ast.NodeVisitor):
                 t = self.tag(node.value)
                 self.return_elts = False
             self.tags["__return__"] = self.tags.get("__return__", set()) | t
+            seq = self._seq_of(node.value)
+            if seq is not None:
+                self.seq_elts["__return__"] = seq
             if isinstance(node.value, ast.Call) and callee(node.value.func)[0] == "Rewrite":
                 self.add("merge", node.lineno)
 
@@ -3276,7 +3409,7 @@ class FeatureTagger(ast.NodeVisitor):
             for e, et in zip(target.elts, each):  # for a, b in gen(): a generator's tuples, element by element
                 self._bind(e, et)
         else:
-            self._bind(node.target, it)
+            self._bind_each(node.target, node.iter, it)
         names = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
         added = names - self.loop_vars
         self.loop_vars |= added
