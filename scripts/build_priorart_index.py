@@ -1017,7 +1017,9 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                 "last-token attention, one top-k over tokens and heads after prefill"),
     "CriticalKV": (["attention", "window_queries", "value_norm", "head_budget"], ["pooling"],
                    "window attention weighted by the projected value norm, head-wise budgets"),
-    "KVMerger": (["key_similarity", "merge"], ["attention", "recent", "sinks"],
+    # the merging sets are runs of consecutive tokens: the pivot is the set's most attended token, and a port that
+    # still has too many entries drops whole sets by their attention
+    "KVMerger": (["key_similarity", "merge"], ["attention", "recent", "sinks", "block_quota", "block_scores"],
                  "consecutive keys with high cosine similarity merged toward a pivotal token"),
     # The rest of the eviction and budget-allocation entries whose rule the operations can state (read from the
     # papers and, where the index's line is thin, from their public implementations: kvpress presses at 8bb29b9).
@@ -1132,9 +1134,10 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                "relevance is the query against its representative keys; top blocks plus sinks and a local window"),
     "ShadowKV": (["block_keys"],
                  ["attention", "last_query", "window_queries", "decode", "block_scores", "key_similarity", "sinks",
-                  "recent", "leverage", "low_rank_scores", "pre_rope"],
+                  "recent", "leverage", "low_rank_scores", "pre_rope", "mean_key"],
                  "chunk landmarks (the mean pre-RoPE key of each chunk); the query against the landmarks picks the "
-                 "top chunks; chunks whose keys stray from their landmark kept as outliers"),
+                 "top chunks; chunks whose keys stray from their landmark (the lowest cosine to that mean key) kept "
+                 "as outliers"),
     "XAttention": (["antidiagonal"],
                    ["block_scores", "attention", "attention_coverage", "window_queries", "all_queries"],
                    "the attention (or logits) summed along anti-diagonals inside each block as the block's importance "
