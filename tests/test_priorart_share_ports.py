@@ -119,5 +119,5 @@ def test_the_new_rules_are_in_the_index_and_the_rest_keep_a_reason():
     papers = {p.short_name: p for p in load_index().papers}
     for name in ("KVTC", "xKV", "KVSharer", "MiKV", "CommVQ"):
         assert papers[name].ops, name
-    for name in ("KIVI", "NSA", "SqueezeAttention", "DynamicKV", "DMC", "ThinKV", "ShotKV", "Retrieval Head"):
+    for name in ("KIVI", "NSA", "SqueezeAttention", "DynamicKV", "DMC", "ThinKV", "Retrieval Head"):
         assert not papers[name].ops, name
