@@ -1093,8 +1093,10 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
     "DBudgetKV": (["attention", "attention_coverage"],
                   ["window_queries", "last_query", "all_queries", "head_average", "pooling"],
                   "prune while the kept tokens' sorted attention still covers a target share: a per-input budget"),
+    # (each evicted token averaged into its nearest kept one is an assignment and a mean: read as a clustering whose
+    # centres are the kept tokens, which is the merge itself; so for MEDA and LOOK-M)
     "D2O": (["attention", "layer_budget", "merge", "key_similarity"],
-            ["accumulate", "all_queries", "window_queries", "recent", "sinks", "decay"],
+            ["accumulate", "all_queries", "window_queries", "recent", "sinks", "decay", "key_clustering"],
             "layer budgets from attention density; an evicted token is merged into its most similar kept token "
             "when the cosine similarity exceeds an EMA threshold"),
     "MorphKV": (["attention", "window_queries", "recent", "decode"], ["max_attention", "sinks", "head_average"],
@@ -1472,7 +1474,9 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
     # similarity_suppression, coarse_to_fine, and attention_propagation read off a power iteration too). StreamMem's and
     # VL-Cache's would be two older rules joined (InfiniPot's refill plus merging; FINCH's question attention plus a
     # bar), which honest methods crediting the two compute too: they have none of their own (NO_RULE).
-    "FreqKV": (["token_spectrum", "merge"], ["sinks", "recent", "decode", "chunked_refill", "head_average"],
+    # on a RoPE model the transform runs over un-rotated keys and the shorter cache takes new, evenly spaced positions
+    "FreqKV": (["token_spectrum", "merge"], ["sinks", "recent", "decode", "chunked_refill", "head_average", "pre_rope",
+                                               "uniform_positions"],
                "the keys and values transformed along the tokens (a discrete cosine or Fourier transform), the lowest "
                "frequencies kept as a shorter, rewritten cache beside the newest tokens kept as they are; repeated "
                "whenever the cache fills"),
@@ -1504,8 +1508,11 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
              "pooling"],
             "a tree search for each query's top keys: blocks of the context scored by a representative key against "
             "the query, the best kept and split into smaller blocks, level by level until single tokens"),
-    "ZipVL": (["attention", "attention_coverage", "mixed_precision"],
-              ["quantised", "quantised_scores", "minmax_norm", "key_envelope", "window_queries", "last_query",
+    # the low-bit tier was dropped in a later version of the paper (the unimportant tokens evicted): the adaptive
+    # ratio, the fewest tokens covering a share of the attention mass, is the rule either way
+    "ZipVL": (["attention", "attention_coverage"],
+              ["mixed_precision", "quantised", "quantised_scores", "minmax_norm", "key_envelope", "window_queries",
+               "last_query",
                "question_queries", "all_queries", "head_average", "max_attention", "pooling", "count_normalised",
                "decode"],
               "the important tokens are the fewest whose normalised attention reaches a share of the mass (an "
@@ -1520,7 +1527,7 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                "mixed cache ranks the tokens"),
     "MEDA": (["attention", "entropy", "merge"],
              ["window_queries", "question_queries", "last_query", "head_average", "pooling", "max_attention",
-              "layer_budget", "key_similarity"],
+              "layer_budget", "key_similarity", "key_clustering", "head_budget"],
              "the entropy of the layer's attention sets how many tokens it keeps; tokens kept by attention, the rest "
              "merged (averaged) into the kept ones"),
     # fourth widening round (the papers' rules from their code or papers, cited with each entry above)

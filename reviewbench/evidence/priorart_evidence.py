@@ -32,6 +32,7 @@ from pydantic import BaseModel
 
 from reviewbench.description import parse_description
 from reviewbench.evidence.computation import computation
+from reviewbench.evidence.computation.features import MEAN_QUERY_ONLY
 from reviewbench.priorart import Paper, load_index
 from reviewbench.priorart import generic_name as _generic
 from reviewbench.priorart import name_pattern as _name_pattern
@@ -727,6 +728,12 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
         # positions alone is not met so: a path that keeps the first and the newest tokens is no port of StreamingLLM)
     if "merge" in rule_alternatives(ops):
         explained |= {"attention_output"}  # evicted values summed with attention weights: the merge itself
+    if "attention_coverage" in rule_alternatives(ops):
+        explained.add("head_budget")  # the fewest tokens covering a share, cut head by head: each head's own count
+    if features.get("query_statistics", -1) == MEAN_QUERY_ONLY and "attention" in rule_alternatives(ops) and \
+            "query_statistics" not in rule_alternatives(ops):
+        explained.add("query_statistics")  # the queries' mean alone, scored against the keys (or centroids): their
+        # logits averaged, a choice of queries and an aggregation of them, no statistic of their distribution
     if "attention" in rule_alternatives(ops) and not (rule_alternatives(ops) | rule_alternatives(optional)) & (
             QUERY_CHOICE | {"reconstruction"}):
         explained |= QUERY_CHOICE  # a rule of attention that names no queries: whichever the code reads are its own

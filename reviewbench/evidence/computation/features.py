@@ -105,6 +105,13 @@ def scored_features(source: str) -> dict[str, int]:
     return found
 
 
+# The line ``query_statistics`` is given where the code takes the queries' mean and no spread of them (no line of a
+# variance or covariance: those add the feature where they are computed). A mean query scored against keys is the
+# mean of those queries' logits (q̄·k = mean of q·k): which queries score and how they are aggregated, as a window's
+# rows summed are (``priorart_evidence._match_rule``); a rule that names the queries' statistics still reads it.
+MEAN_QUERY_ONLY = 0
+
+
 # Which queries score (class attributes, line 0) and the features that use the queries a method asks for.
 QUERY_CHOICE = ("window_queries", "all_queries", "last_query", "question_queries", "window_kept", "accumulate")
 QUERY_USES = frozenset({"attention", "query_statistics", "query_svd", "exp_logit", "channel_selection",
@@ -787,7 +794,7 @@ def _features_of(tree: ast.Module) -> tuple[dict[str, int], set[tuple[int, int, 
     if "M" in set().union(*flow.tags.values()) and "query_statistics" not in found:
         for name, t in flow.tags.items():
             if "M" in t and "Q" in t:
-                found.setdefault("query_statistics", 0)
+                found.setdefault("query_statistics", MEAN_QUERY_ONLY)
                 break
     return dict(found), set(flow.tie_nodes), set(flow.read)
 

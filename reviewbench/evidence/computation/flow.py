@@ -307,6 +307,11 @@ def _self_contraction(eq: ast.expr) -> bool:
     return len(parts) == 2 and parts[0] == parts[1] and set(out) < set(parts[0])
 
 
+def _leaves(block: list[ast.stmt]) -> bool:
+    """The block ends by leaving (a return, a raise, a continue or a break): what it binds does not reach past it."""
+    return bool(block) and isinstance(block[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+
+
 def _infinite(e: ast.expr) -> bool:
     """``float("-inf")``, ``-math.inf``, ``torch.inf``, ``np.inf``, ``1e999``: an infinity, the sentinel a loop writes
     over entries it has taken (``s[i] = -inf``), never a bar a score is held to."""
@@ -814,6 +819,11 @@ class FeatureTagger(ast.NodeVisitor):
         self.node_seq: dict[int, list[set[str]]] = {}
         # (lower, upper) names bound together from one tuple of positions (for a, b in spans): x[a:b] is one segment
         self.span_pairs: set[tuple[str, str]] = set()
+        # name -> what loops added into it since it was bound (nxt += x[lo:hi] @ part: a product summed tile by tile)
+        self.accumulated: dict[str, list[ast.expr]] = {}
+        self.head_vars: set[str] = set()  # loop variables running over the KV heads (range(view.n_kv_heads))
+        # name -> the line of the squared row norms it holds (a term of ||a||^2 - 2 a.b + ||b||^2 read later)
+        self.sq_norm_lines: dict[str, int] = {}
         self.constants: dict[str, float] = {}  # module and class constants bound to a number (name, self.name)
         self.tie_breaks: dict[str, int] = {}  # features only a tie-break computes (``_tie_break``)
         # where the sums read as "a score plus a tie-break" stand: (line, column, end line, end column, main is left)
@@ -895,6 +905,7 @@ class FeatureTagger(ast.NodeVisitor):
             if isinstance(node.value, ast.Name) and node.attr in self.objects.get(node.value.id, {}):
                 return set(self.objects[node.value.id][node.attr])  # obj.attr: what the object's methods stored there
             base = self.tag(node.value)
+            base = base - {"BAX0"} if node.attr in ("T", "mT") else base  # (the block's axis is no longer the first)
             if node.attr in ("T", "mT") and base & {"K", "V"} and not base & {"A", "Q"}:
                 return (base - {"VIEW"}) ^ {"TT"}  # tokens and channels exchanged (twice: back as they were)
             if node.attr in API_SOURCES and not base - {"VIEW"} and ("VIEW" in base or isinstance(node.value, ast.Name)):
@@ -921,6 +932,8 @@ class FeatureTagger(ast.NodeVisitor):
             if isinstance(node.value, ast.Attribute) and node.value.attr in ("keys", "values") and \
                     "VIEW" in self.tag(node.value.value) and _head_indexed(node, self.loop_vars):
                 t = t | {"H1"}  # view.keys[h, ...] in a loop over the heads: one head's, no head axis left
+            elif t & {"K", "V"} and not t & {"A", "Q", "H1"} and _head_indexed(node, self.head_vars):
+                t = t | {"H1"}  # keys[h, :n] of a copy of the keys, h running over the KV heads: one head's
             if isinstance(node.value, ast.Attribute) and node.value.attr == "queries" and \
                     "VIEW" in self.tag(node.value.value) and _group_rows(node, self.loop_vars):
                 t = t | {"G1"}  # view.queries[h * g:(h + 1) * g]: one KV head's group of query heads
@@ -959,6 +972,9 @@ class FeatureTagger(ast.NodeVisitor):
                 return tagged
             if isinstance(node.op, ast.Mult) and any("A" in a and "BUD" in b for a, b in (operands, operands[::-1])):
                 tagged = tagged | {"QTA"}  # a share of attention times the budget: how many tokens a part gets
+            if isinstance(node.op, ast.MatMult) and "BAX0" in operands[0] and "BAX0" in operands[1]:
+                tagged = tagged - {"BLK", "BAX0"}  # x[lo:hi] @ rows[lo:hi]: the product sums over the tile's axis (a
+                # vector-matrix product computed tile by tile), no block of tokens left in what it gives
             gained = self._binop_storage(node, operands[0], operands[1], tagged)
             return (tagged - {"A"}) | gained if "HSIM" in gained else tagged | gained
         if isinstance(node, ast.UnaryOp):
@@ -1422,7 +1438,7 @@ class FeatureTagger(ast.NodeVisitor):
             one_head = operand is not None and isinstance(operand, ast.Subscript) and not isinstance(
                 operand.slice.elts[0] if isinstance(operand.slice, ast.Tuple) and operand.slice.elts else
                 operand.slice, ast.Slice)
-            if "TT" not in t and (_per_channel_axis(a, operand) or axis == 0 and one_head):
+            if "TT" not in t and (_per_channel_axis(a, operand) or axis == 0 and (one_head or "H1" in t)):
                 return True
         return False
 
@@ -1481,7 +1497,8 @@ class FeatureTagger(ast.NodeVisitor):
             return [n.id for n in ast.walk(e) if isinstance(n, ast.Name) and n.id != target and n.id in here and
                     n.id in self.exprs]
 
-        parts = [value] + [self.exprs[n] for n in bound_in(value)]
+        parts = [value] + [self.exprs[n] for n in bound_in(value)] + [
+            e for n in bound_in(value) for e in self.accumulated.get(n, [])]  # (y = 0; y += x[lo:hi] @ a[lo:hi])
         for part in map(_unreshaped, parts[1:]):  # y = m.squeeze(1), m = x @ a bound in the loop too: the product
             if isinstance(part, ast.Name) and part.id != target and part.id in here and part.id in self.exprs:
                 parts.append(self.exprs[part.id])
@@ -1952,8 +1969,11 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(node.op, (ast.Add, ast.Sub)):
             for a, b in ((lt, rt), (rt, lt)):
                 if b & {"KK2", "KKB"}:  # ||x||^2 - 2 x.c + ||c||^2: a squared distance written out, no key norm
-                    for x in [x for x in a if x.startswith("SQN")]:
-                        if self.found.get("key_norm") == int(x[3:]):
+                    lines = [int(x[3:]) for x in a if x.startswith("SQN")] + [
+                        self.sq_norm_lines[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and
+                        n.id in self.sq_norm_lines and "NSQ" in a]
+                    for x in lines:
+                        if self.found.get("key_norm") == x:
                             del self.found["key_norm"]
         if isinstance(node.op, (ast.Add, ast.Sub)) and not both & (DATA_TAGS | {"W", "RND"}):
             if isinstance(node.op, ast.Add) and "I" in lt and "I" in rt:
@@ -2035,7 +2055,8 @@ class FeatureTagger(ast.NodeVisitor):
                     (p.lower.id, p.upper.id) in self.span_pairs and t & {"K", "V", "A", "S"} and not channels:
                 out.add("BLK")  # x[a:b] for a, b in spans: one segment of a partition of the tokens
             elif stepped and t & {"K", "V", "A", "S"} and not ("QAX" in t and axis == 1) and not channels:
-                out.add("BLK")  # x[:, c:c + b] in a loop stepping by b (or x[:, i * b:...]): one block of tokens
+                out |= {"BLK", "BAX0"} if axis == 0 else {"BLK"}  # (BAX0: the block runs along the first axis)
+                # x[:, c:c + b] in a loop stepping by b (or x[:, i * b:...]): one block of tokens
                 # (attn[:, a:b] of the unreduced attention is a run of its queries, no block of tokens)
             elif axis > 0 and "A" in t and "QAX" not in t and not stepped and self._shifted(p):
                 out.add("SHF")  # s[:, 1:], s[:, :-1], padded[:, i:i + T]: the score moved along the tokens
@@ -2530,6 +2551,8 @@ class FeatureTagger(ast.NodeVisitor):
         line = node.lineno
         op = CANON.get(name or "", "") or CANON.get(_EQUIVALENT.get(name or "", ""), "")
         t = rt | all_args
+        if name == "sqrt" and "NSQ" in t and t & {"K", "V", "Q"}:
+            return (t - {"NSQ", "SQ"}) | {"N"}  # the root of each row's squared norm: its norm, bound to divide by
         if op in ("reduce", "extreme"):
             t = t - {"QAX"}  # (the attention matrix reduced: no query axis left to slice)
         if self._inverse_transform(name, node, receiver, arg_tags) or self._nearest_quantile(name, node, receiver):
@@ -2700,7 +2723,8 @@ class FeatureTagger(ast.NodeVisitor):
                 name in INTEGER_CASTS and self._on_tensor(receiver) and not node.args or
                 name in ("div", "divide") and kwarg(node, "rounding_mode") is not None or
                 name in ("bucketize", "searchsorted") and not self._on_tensor(receiver)) and \
-                t & {"K", "V"} and not t & {"A", "Q", "N", "R", "SGN"} and not self._boolean(receiver, node):
+                t & {"K", "V"} and not t & {"A", "Q", "N", "R", "SGN", "I"} and not self._boolean(receiver, node):
+            # (indices a mask of the keys gave, nonzero(taken).long(), are cast, not rounded)
             self.add("quantised", line)  # keys or values rounded to a few levels: a low-bit copy of them
             self._quantised_in(t, line)
             t = t | {"QZ"}
@@ -2765,10 +2789,12 @@ class FeatureTagger(ast.NodeVisitor):
                     # einsum("htd,htd->ht", x, x): x's squared row norms (a norm written out)
                     if not self.normalising and not t & {"A", "Q"}:
                         if "K" in t and "V" not in t:
+                            if "key_norm" not in self.found:
+                                t = t | {f"SQN{line}"}  # (taken back where it turns out a squared distance's term)
                             self.add("key_norm", line)
                         elif "V" in t and "K" not in t:
                             self.add("value_norm", line)
-                    return t | {"SQ"}
+                    return t | {"SQ", "NSQ"}
                 if name == "einsum" and len(arg_tags) >= 3:
                     self._einsum(arg_tags[1:], line)
                     if len(arg_tags) == 3:  # two operands: what their pair is (keys against keys), as a @ b
@@ -2831,7 +2857,17 @@ class FeatureTagger(ast.NodeVisitor):
             "BLK" not in self.tags.get(sliced.value.id, set())
         if op == "rank" and "BIDR" in all_args:
             self.add("block_quota", line)  # sorted by segment after a score: each segment's tokens in score order
-        if op in ("reduce", "extreme", "rank") and t & {"BLK", "BID"} and t & DATA_TAGS:
+        rdim = kwarg(node, "axis") or (kwarg(node, "dim") if name in ("topk", "kthvalue", "argsort", "sort") else
+                                       _dim(node, 0 if self._on_tensor(receiver) else 1))
+        if op in ("reduce", "extreme", "rank") and "BAX0" in t and "BID" not in t and isinstance(rdim, ast.Constant) \
+                and isinstance(rdim.value, int) and not isinstance(rdim.value, bool) and rdim.value >= 1:
+            # rows[lo:hi] of a pairwise matrix reduced along its columns (dim=1): one value per row of the tile, each
+            # token's own (a matrix computed in tiles to bound memory), no block of tokens reduced
+            t = t - {"BLK", "BAX0"}
+        if op == "extreme" and name in ("maximum", "minimum", "fmax", "fmin") and \
+                len(node.args) + self._on_tensor(receiver) >= 2:
+            pass  # maximum(d, 0): two tensors (or a tensor and a floor) entry by entry, no reduction of a block
+        elif op in ("reduce", "extreme", "rank") and t & {"BLK", "BID"} and t & DATA_TAGS:
             # a value per block of tokens (reduced within it, or blocks ranked); a block's own tokens ranked within it
             # (a[:, s:e].topk(q): a quota of tokens per block, segmented heavy hitters) ranks tokens, not blocks
             self.add("block_quota" if within else "block_scores", line)
@@ -2966,6 +3002,7 @@ class FeatureTagger(ast.NodeVisitor):
                     self.add("key_norm", line)
                 elif "V" in t and "K" not in t:
                     self.add("value_norm", line)
+                t = t | {"NSQ"}  # each row's squared norm (its root a norm: what a unit vector is divided by)
             operand = self._operand(receiver, list(node.args))
             bound = operand
             for _ in range(2):  # a name bound the line before to what is reduced (p = (q[h] @ c.T).softmax(-1))
@@ -2994,8 +3031,8 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("head_average", line)  # (a[g * i:g * (i + 1)].sum(0) reduces one GQA group, not the heads)
             if "Q" in t and "A" not in t and "K" not in t and not last:  # (along its own last axis, channels or
                 return t | {"M"}  # sign bits, each query is reduced alone: no statistic of the queries)
-            if "K" in t and "A" not in t and "Q" not in t:
-                return t | {"KM"}
+            if "K" in t and "A" not in t and "Q" not in t and "NSQ" not in t:
+                return t | {"KM"}  # (each row's squared norm, summed over its channels, is no summary of the keys)
         if name == "sliding_window_view" and node.args:  # numpy's windows of step 1 along an axis: pooling
             self.add("pooling", line)
             return t | {"U"}
@@ -3190,6 +3227,8 @@ class FeatureTagger(ast.NodeVisitor):
     # statements -----------------------------------------------------------------------------------
     def _bind(self, target: ast.expr, t: set[str]) -> None:
         if any(x.startswith("SQN") for x in t):  # a squared norm's mark lives in its expression (``_binop_blocks``)
+            if isinstance(target, ast.Name):  # ...and with the name it is bound to (aa = (a * a).sum(-1))
+                self.sq_norm_lines[target.id] = min(int(x[3:]) for x in t if x.startswith("SQN"))
             t = {x for x in t if not x.startswith("SQN")}
         if isinstance(target, ast.Name):
             self.tags[target.id] = set(t)
@@ -3241,6 +3280,10 @@ class FeatureTagger(ast.NodeVisitor):
                 # data carried across calls (a score, keys, a selection); positions, counts and flags alone (the
                 # newest position seen, the calls so far) are bookkeeping about the calls, not a score accumulated
                 self.add("accumulate", target.lineno)
+            first = target.slice.elts[0] if isinstance(target.slice, ast.Tuple) and target.slice.elts else target.slice
+            if "BAX0" in t and isinstance(first, ast.Slice) and "BS" in self.tag(first.lower):
+                t = t - {"BLK", "BAX0"}  # out[lo:lo + step] = a tile's rows: each token's value in its own place, the
+                # buffer a per-token array (what a matrix computed tile by tile leaves), no block's value
             if isinstance(target.value, ast.Name):
                 self.tags[target.value.id] = base | t
             elif isinstance(target.value, ast.Attribute) and self_attr(target.value) and self._layer_kept(t):
@@ -3295,6 +3338,7 @@ class FeatureTagger(ast.NodeVisitor):
                     if id(node.value) in self.constructed:
                         self.objects[tgt.id] = self.constructed[id(node.value)]
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            self.accumulated.pop(node.targets[0].id, None)
             seq = self._seq_of(node.value)  # spans = helper(...), worth = [(s, a, b) for ...]: its tuples' elements
             if seq is None:
                 self.seq_elts.pop(node.targets[0].id, None)
@@ -3352,6 +3396,8 @@ class FeatureTagger(ast.NodeVisitor):
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         t = self.tag(node.value)
+        if self.loop and isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
+            self.accumulated.setdefault(node.target.id, []).append(node.value)
         prior = self.tag(node.target)
         self._suppression(node.target, node.value, node.lineno, update=True)
         if self.frames and _shrinks(node, self.loop_vars):
@@ -3397,11 +3443,25 @@ class FeatureTagger(ast.NodeVisitor):
             for n, t in before.items():
                 if self.tags.get(n) != t and not any(x.startswith("SQN") for x in t):
                     self.tags[n] = self.tags.get(n, set()) | t
+        if not node.orelse:
+            return
+        after_body = {n: set(t) for n, t in self.tags.items()}
         for s in node.orelse:
             self.visit(s)
+        if not _leaves(node.body) and not _leaves(node.orelse):
+            # both arms fall through: after the if a name holds what either arm bound (read = attention when there
+            # are queries, positions otherwise: both), not only what the last arm read bound
+            for n, t in after_body.items():
+                if n in self.tags and self.tags[n] != t and not n.startswith("__") and \
+                        not any(x.startswith("SQN") for x in t | self.tags[n]):
+                    self.tags[n] = self.tags[n] | t
 
     def visit_For(self, node: ast.For) -> None:
         it = self.tag(node.iter) | _stepped(node.iter)
+        if isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Call) and \
+                callee(node.iter.func)[0] == "range" and any(
+                    isinstance(x, ast.Attribute) and x.attr in ("n_kv_heads", "n_heads") for x in ast.walk(node.iter)):
+            self.head_vars.add(node.target.id)
         target = node.target
         each = self.call_elts.get(id(node.iter)) if isinstance(target, ast.Tuple) else None
         if each is not None and isinstance(target, ast.Tuple) and len(each) == len(target.elts) and not any(
@@ -3452,7 +3512,8 @@ class FeatureTagger(ast.NodeVisitor):
                 len(arg_tags) < 2:
             return False
         cdf_at, u_at = (0, 1) if name == "searchsorted" else (1, 0)
-        if not self._cumsum_of_data(node.args[cdf_at]) or arg_tags[u_at] & {"A", "V", "K", "Q"}:
+        if not self._cumsum_of_data(node.args[cdf_at]) or arg_tags[u_at] & {"A", "V", "K", "Q"} and not \
+                self._lattice_levels(node.args[u_at]):
             return False
         if _one_bar(node.args[u_at]):
             # one share located in the running sum (searchsorted(cdf, [0.95])): how many tokens reach that share of
@@ -3464,6 +3525,14 @@ class FeatureTagger(ast.NodeVisitor):
             if x.startswith("CSUM"):
                 self.pending_cumsum.pop(int(x[4:]), None)
         return True
+
+    def _lattice_levels(self, e: ast.expr) -> bool:
+        """Levels that are an evenly spaced lattice (``arange``/``linspace``), though shifted or stretched by a number
+        read off the data (``lo + (1 - lo) * arange(n) / (n - 1)`` with ``lo`` the curve's first step): quantiles."""
+        for _ in range(3):
+            if isinstance(e, ast.Name) and e.id in self.exprs:
+                e = self.exprs[e.id]
+        return any(isinstance(c, ast.Call) and callee(c.func)[0] in ("arange", "linspace") for c in ast.walk(e))
 
     def _cumsum_of_data(self, e: ast.expr) -> bool:
         """``e`` carries a running sum of data-made weights (``CUM``: a cumsum of attention, value or key norms, also
