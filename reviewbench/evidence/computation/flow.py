@@ -638,8 +638,9 @@ def _splice(parts: ast.List | ast.Tuple) -> bool:
 
 
 def _one_bar(e: ast.expr) -> bool:
-    """A single number (``0.95``, ``self.share``, ``torch.tensor([self.share])``): one bar, not a set of quantiles."""
-    if isinstance(e, ast.Call) and callee(e.func)[0] in ("tensor", "as_tensor", "full") and e.args:
+    """A single number (``0.95``, ``self.share``, ``torch.tensor([self.share])``, ``np.array([0.9])``): one bar, not a
+    set of quantiles."""
+    if isinstance(e, ast.Call) and callee(e.func)[0] in ("tensor", "as_tensor", "full", "array", "asarray") and e.args:
         e = e.args[0] if callee(e.func)[0] != "full" else e.args[1] if len(e.args) > 1 else e.args[0]
         if isinstance(e, (ast.List, ast.Tuple)):
             if len(e.elts) != 1:
@@ -2723,7 +2724,9 @@ class FeatureTagger(ast.NodeVisitor):
                 name in INTEGER_CASTS and self._on_tensor(receiver) and not node.args or
                 name in ("div", "divide") and kwarg(node, "rounding_mode") is not None or
                 name in ("bucketize", "searchsorted") and not self._on_tensor(receiver)) and \
-                t & {"K", "V"} and not t & {"A", "Q", "N", "R", "SGN", "I"} and not self._boolean(receiver, node):
+                t & {"K", "V"} and not t & {"A", "Q", "N", "R", "SGN"} and not self._boolean(receiver, node) and not (
+                    "I" in rt and name not in QUANTISING_CALLS and name not in ("div", "divide", "bucketize",
+                                                                                   "searchsorted")):
             # (indices a mask of the keys gave, nonzero(taken).long(), are cast, not rounded)
             self.add("quantised", line)  # keys or values rounded to a few levels: a low-bit copy of them
             self._quantised_in(t, line)
@@ -3455,6 +3458,11 @@ class FeatureTagger(ast.NodeVisitor):
                 if n in self.tags and self.tags[n] != t and not n.startswith("__") and \
                         not any(x.startswith("SQN") for x in t | self.tags[n]):
                     self.tags[n] = self.tags[n] | t
+        elif _leaves(node.orelse) and not _leaves(node.body):
+            # the else arm leaves (a fallback that returns): past the if, names hold what the body bound
+            for n, t in after_body.items():
+                if not n.startswith("__"):
+                    self.tags[n] = t
 
     def visit_For(self, node: ast.For) -> None:
         it = self.tag(node.iter) | _stepped(node.iter)
@@ -3515,7 +3523,7 @@ class FeatureTagger(ast.NodeVisitor):
         if not self._cumsum_of_data(node.args[cdf_at]) or arg_tags[u_at] & {"A", "V", "K", "Q"} and not \
                 self._lattice_levels(node.args[u_at]):
             return False
-        if _one_bar(node.args[u_at]):
+        if _one_bar(node.args[u_at]) or _one_bar(self._resolved(node.args[u_at])):
             # one share located in the running sum (searchsorted(cdf, [0.95])): how many tokens reach that share of
             # the mass, a coverage count, no draws
             if "A" in arg_tags[cdf_at]:
