@@ -8036,8 +8036,10 @@ class MassQuota(EvictionMethod):
 BOARDS['ZipVL (round 17)'] = 'A'
 
 # SpindleKV (board B_online): deep-layer attention by logsumexp and einsum; a while loop folding hubs with incremental degrees and count-weighted averages; Rewrite in shallow layers.
-# left open: the hub folding (a while loop over link degrees) is not read as a clustering; read as attention, similarity and a merge with an attention propagation
-OPEN['SpindleKV (round 17)'] = '''"""Depth-split folding: near the input, keys are still highly repetitive, so groups of near-identical keys are
+# (read after round 17's fixes: keys linked above a likeness bar and averaged into their hub are a clustering; a
+# log-sum-exp bound to a name normalises a softmax; an index is no carried vector; a while loop that reads no chunk
+# refills nothing)
+PORTS['SpindleKV (round 17)'] = '''"""Depth-split folding: near the input, keys are still highly repetitive, so groups of near-identical keys are
 folded onto a representative key; higher up, where attention is sharp, the tokens the latest queries read
 least are simply dropped."""
 

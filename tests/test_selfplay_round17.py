@@ -1,7 +1,7 @@
 """Self-play round 17 (issue 23): twelve papers not drawn before, ported blind to the reader by a helper as a capable
 cheating agent writes them (tests/selfplay_ports.py, "(round 17)" keys, each with the board it was written for). Read
-as their rule: 1 of 12 at the code before the round, 10 after; G-Prune (its propagation starts from key norms) and
-SpindleKV (hub folding in a while loop) left open. Each change is an equivalence of operations, never a paper's name,
+as their rule: 1 of 12 at the code before the round, 11 after; G-Prune (its propagation starts from key norms) left
+open. Each change is an equivalence of operations, never a paper's name,
 and each comes with an honest near-neighbour written fresh here.
 """
 
@@ -192,3 +192,72 @@ def test_a_coverage_cut_head_by_head_is_the_coverage_rule() -> None:
     c = computation(PORTS["ZipVL (round 17)"])
     ms = {m.short_name: m for m in computation_matches(c.features, "", c.paths, BOARDS["ZipVL (round 17)"])}
     assert "head_budget" in c.features and ms["ZipVL"].level == "same"
+
+
+FOLD = '''    def select(self, view: LayerView) -> Keep:
+        out = []
+        for h in range(view.n_kv_heads):
+            k = view.keys[h].float()
+            unit = F.normalize(k, dim=-1)
+            linked = (unit @ unit.T) > 0.9
+            linked.fill_diagonal_(False)
+            alive = torch.ones(k.shape[0], dtype=torch.bool)
+            score = k.norm(dim=-1)
+            left = k.shape[0]
+            while left > view.budget:
+                hub = int(torch.argmax(linked.sum(1).masked_fill(~alive, -1)))
+                mates = torch.nonzero(linked[hub] & alive).flatten()
+                if mates.numel() == 0:
+                    break
+                MERGE
+                alive[mates] = False
+                left -= int(mates.numel())
+            out.append(torch.nonzero(alive).flatten())
+        return Keep(tuple(out))
+'''
+
+
+def test_keys_linked_above_a_bar_and_averaged_into_their_hub_are_a_clustering() -> None:
+    assert "key_clustering" in _port("SpindleKV")
+    folded = _f(FOLD.replace("MERGE", "members = torch.cat([mates, mates.new_tensor([hub])])\n"
+                                      "                k[hub] = k[members].mean(0)"))
+    assert "key_clustering" in folded and "chunked_refill" not in folded
+    dropped = _f(FOLD.replace("MERGE", "pass"))  # the linked keys only dropped: a redundancy, no clustering
+    assert "key_clustering" not in dropped and "key_similarity" in dropped
+
+
+def test_a_log_sum_exp_bound_to_a_name_makes_a_softmax_and_an_index_is_no_carried_vector() -> None:
+    f = _port("SpindleKV")
+    assert "attention" in f and "exp_logit" not in f and "attention_propagation" not in f
+    by_name = _f('''    def select(self, view: LayerView) -> Keep:
+        k = view.keys.float().repeat_interleave(view.model.group_size, 0)
+        z = torch.einsum("hnd,htd->hnt", view.queries.float(), k) * view.model.scale
+        lse = torch.logsumexp(z, dim=-1, keepdim=True)
+        p = torch.exp(z - lse)
+        return Keep.from_topk(view.group(p.sum(1), "mean"), view.budget, view.valid)
+''', "    query_window = 8\n")
+    assert "attention" in by_name and "exp_logit" not in by_name
+    raw = _f('''    def select(self, view: LayerView) -> Keep:
+        k = view.keys.float().repeat_interleave(view.model.group_size, 0)
+        z = torch.einsum("hnd,htd->hnt", view.queries.float(), k) * view.model.scale
+        shift = z.amax(dim=(1, 2), keepdim=True)
+        return Keep.from_topk(view.group(torch.exp(z - shift).sum(1), "mean"), view.budget, view.valid)
+''', "    query_window = 8\n")
+    assert "exp_logit" in raw  # shifted by one number, never normalised: an exponential logit
+
+
+def test_a_while_loop_that_reads_chunks_refills_a_pot() -> None:
+    streamed = _f('''    def select(self, view: LayerView) -> Keep:
+        s = view.group(view.attention(reduce="sum"), "mean")
+        out = []
+        for h in range(view.n_kv_heads):
+            pot = torch.arange(0)
+            pos = 0
+            while pos < view.n_tokens:
+                pot = torch.cat([pot, torch.arange(pos, min(view.n_tokens, pos + 64))])
+                pot = pot[s[h, pot].argsort(descending=True)[: view.budget]]
+                pos += 64
+            out.append(pot.sort().values)
+        return Keep(tuple(out))
+''', "    query_window = 8\n")
+    assert "chunked_refill" in streamed

@@ -626,6 +626,16 @@ def _mentions(e: ast.expr, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(e))
 
 
+def _mentions_as_data(e: ast.expr, name: str) -> bool:
+    """``name`` read as the data of ``e``, not only inside an index (``x[lo:hi] @ a`` carries x; ``u[mates] @ u[hub]``
+    reads ``mates`` as an index into u only)."""
+    if isinstance(e, ast.Name):
+        return e.id == name
+    if isinstance(e, ast.Subscript):
+        return _mentions_as_data(e.value, name)
+    return any(_mentions_as_data(c, name) for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr))
+
+
 def _queries_only(t: set[str]) -> bool:
     """Tags of the queries alone (their rows, their Gram matrix): no keys, attention or values in them."""
     return "Q" in t and not t & {"K", "A", "V"}
@@ -957,6 +967,9 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("uniform_positions", node.lineno)  # free[linspace(0, n - 1, k).long()]: evenly spaced
             if self._sorted_quota(node):
                 self.add("group_budget", node.lineno)
+            if "KSIMC" in st and t & {"K", "V"} and not t & {"A", "Q", "KSIM"} and not isinstance(node.slice, ast.Slice):
+                t = t | {"ASG"}  # keys[members], members the keys linked to one above a likeness bar: one group of
+                # them (averaged into its representative, a leader clustering)
             if "ASG" in st and t & DATA_TAGS and "ASG" not in t:
                 sl = node.slice.id if isinstance(node.slice, ast.Name) else None
                 if isinstance(node.slice, ast.Compare) or isinstance(self.exprs.get(sl or ""), ast.Compare) or \
@@ -1006,6 +1019,8 @@ class FeatureTagger(ast.NodeVisitor):
                 out_pair = t
             if "ASG" in t:
                 out_pair = out_pair | {"ASG"}
+            if "KSIM" in t and not t & {"A", "Q"} and not vis:
+                out_pair = out_pair | {"KSIMC"}  # key likeness against a bar: which keys are linked to which
             if "IS" in t:
                 out_pair = out_pair | {"ADM"}  # (row + column) compared: an anti-diagonal mask
             if "DD" in t and all(isinstance(o, ast.Eq) for o in node.ops):
@@ -1156,8 +1171,9 @@ class FeatureTagger(ast.NodeVisitor):
 
     def _log_normaliser(self, e: ast.expr) -> bool:
         """``logsumexp(z)`` (torch's or torch.special's), or a helper of the module folding ``logaddexp``/``logsumexp``:
-        the log of a softmax's denominator."""
-        return _calls_any(e, ("logsumexp",), self.defs, _LOG_FOLDS)
+        the log of a softmax's denominator; also through a name bound to one (``lse = logsumexp(z); exp(z - lse)``)."""
+        return _calls_any(e, ("logsumexp",), self.defs, _LOG_FOLDS) or isinstance(e, ast.Name) and \
+            e.id in self.exprs and _calls_any(self.exprs[e.id], ("logsumexp",), self.defs, _LOG_FOLDS)
 
     def _tag_binop(self, node: ast.BinOp) -> set[str]:
         """The tags of an arithmetic expression, and the features its operation shows."""
@@ -1505,7 +1521,7 @@ class FeatureTagger(ast.NodeVisitor):
                 parts.append(self.exprs[part.id])
 
         def carries(e: ast.expr) -> bool:  # e is the carried vector, or it reshaped on the line before (x.unsqueeze(1))
-            return _mentions(e, target) or any(
+            return _mentions_as_data(e, target) or any(
                 isinstance(u := _unreshaped(self.exprs[n]), ast.Name) and u.id == target for n in bound_in(e))
 
         for ops in [o for part in parts for o in _matmul_operands(part)]:
@@ -3502,7 +3518,14 @@ class FeatureTagger(ast.NodeVisitor):
     def visit_While(self, node: ast.While) -> None:
         self.tag(node.test)
         self.loop += 1
-        self.frames.append({"blocks": True, "sel": set(), "cat": set(), "node": node, "shrink": False,
+        # a while loop streams chunks where it reads a run of the data from a start that moves (x[pos:pos + c],
+        # x[start:]); a loop that only ranks and folds what it holds (mates[order[:left - room]]) reads no chunk
+        streams = any(isinstance(n, ast.Subscript) and any(
+            isinstance(p, ast.Slice) and p.lower is not None and any(isinstance(x, ast.Name) for x in ast.walk(p.lower))
+            for p in (n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice])) or isinstance(n, ast.Call) and
+            callee(n.func)[0] == "arange" and len(n.args) >= 2 and any(isinstance(x, ast.Name) for x in ast.walk(
+                n.args[0])) for st in node.body for n in ast.walk(st))  # (or arange(pos, pos + c): that run's indices)
+        self.frames.append({"blocks": streams, "sel": set(), "cat": set(), "node": node, "shrink": False,
                             "rank": set(), "blocks_scored": False, "bound": set()})
         for s in node.body + node.orelse:
             self.visit(s)
