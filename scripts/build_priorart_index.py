@@ -1572,11 +1572,12 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
     # a cosine-similarity graph of the tokens, importance propagated along its weighted edges by iteration (a power
     # iteration, as AIM's PageRank over attention), the top nodes kept; no attention required (attention left out of
     # the optional list, so AIM's ports, PageRank over attention plus similarity merging, stay AIM's)
+    # (the paper starts each node's score from its feature's L2 norm, arXiv 2501.02268 section 3)
     "G-Prune": (["key_similarity", "attention_propagation"],
-                ["layer_reuse", "mean_key", "similarity_suppression", "pre_rope"],
-                "tokens as nodes of a graph weighted by key cosine similarity; importance propagated iteratively "
-                "along the weighted links (a power iteration of the normalised similarity matrix); the top tokens "
-                "after the iterations kept"),
+                ["layer_reuse", "mean_key", "similarity_suppression", "pre_rope", "key_norm"],
+                "tokens as nodes of a graph weighted by key cosine similarity; each node's score starts from its "
+                "key's L2 norm and is propagated iteratively along the weighted links (a power iteration of the "
+                "normalised similarity matrix); the top tokens after the iterations kept"),
     # global tokens, a sliding window and random keys: StreamingLLM's positions with Random's score beside them (a
     # rule of its own, so that crediting BigBird covers the random draw its pattern is made of)
     "BigBird": (["random", "sinks", "recent"], ["uniform_positions", "block_scores"],

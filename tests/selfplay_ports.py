@@ -7758,8 +7758,8 @@ class LockstepLedger(EvictionMethod):
 BOARDS['KVCompose (round 17)'] = 'B_offline'
 
 # G-Prune (board B_online): a row softmax by hand, the similarity graph built in row tiles, the propagation as tile-by-tile vector-matrix products summed into a fresh vector, a kthvalue bar.
-# left open: its propagation starts from each key's norm, which G-Prune's rule does not state (read as G-Prune plus a key norm: a family match)
-OPEN['G-Prune (round 17)'] = '''"""Resonance ranking: keys that resemble each other are wired together, each key starts with its own
+# (read once G-Prune's rule states what its paper does: each node's score starts from its L2 norm)
+PORTS['G-Prune (round 17)'] = '''"""Resonance ranking: keys that resemble each other are wired together, each key starts with its own
 loudness as a charge, the charge is passed along the wires for a few rounds, and the keys that end up holding
 the most charge per wire are kept."""
 

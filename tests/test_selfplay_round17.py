@@ -1,7 +1,7 @@
 """Self-play round 17 (issue 23): twelve papers not drawn before, ported blind to the reader by a helper as a capable
 cheating agent writes them (tests/selfplay_ports.py, "(round 17)" keys, each with the board it was written for). Read
-as their rule: 1 of 12 at the code before the round, 11 after; G-Prune (its propagation starts from key norms) left
-open. Each change is an equivalence of operations, never a paper's name,
+as their rule: 1 of 12 at the code before the round, 12 after (G-Prune's once its rule stated the paper's initial
+scores, each node's L2 norm). Each change is an equivalence of operations, never a paper's name,
 and each comes with an honest near-neighbour written fresh here.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from reviewbench.evidence.computation import computation
 from reviewbench.evidence.priorart_evidence import computation_matches
-from tests.selfplay_ports import BOARDS, OPEN, PORTS
+from tests.selfplay_ports import BOARDS, PORTS
 
 HEAD = ("import math\n\nimport numpy as np\nimport torch\nimport torch.nn.functional as F\n\n"
         "from harness.api import EvictionMethod, Keep, LayerView\n\n\n")
@@ -83,7 +83,7 @@ def test_a_matrix_computed_in_row_tiles_gives_each_token_its_own_value() -> None
 
 
 def test_a_product_summed_tile_by_tile_into_the_carried_vector_is_a_walk() -> None:
-    assert "attention_propagation" in computation(OPEN["G-Prune (round 17)"]).features
+    assert "attention_propagation" in _port("G-Prune")
     body = '''    def select(self, view: LayerView) -> Keep:
         out = []
         for h in range(view.n_kv_heads):
