@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from reviewbench.evidence.computation import computation
 from reviewbench.evidence.stated import structures
-from tests.selfplay_ports import HEAD, OPEN, PORTS
+from tests.selfplay_ports import HEAD, PORTS
 
 
 def _f(body: str, attrs: str = "    query_window = 16\n", module: str = "") -> set[str]:
@@ -174,7 +174,7 @@ def test_the_live_tokens_counted_from_the_newest_back_are_a_recent_window() -> N
 
 
 def test_a_histogram_of_scores_is_counts_and_a_floor_is_no_maximum() -> None:
-    capkv = set(computation(OPEN["CapKV (round 15)"]).features)
+    capkv = set(computation(PORTS["CapKV (round 15)"]).features)
     assert not capkv & {"accumulate", "max_attention", "key_norm"} and "leverage" in capkv
     running = _f('''    def select(self, view: LayerView) -> Keep:
         best = None

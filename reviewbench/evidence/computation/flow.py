@@ -1986,9 +1986,12 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(node.op, (ast.Add, ast.Sub)):
             for a, b in ((lt, rt), (rt, lt)):
                 if b & {"KK2", "KKB"}:  # ||x||^2 - 2 x.c + ||c||^2: a squared distance written out, no key norm
-                    lines = [int(x[3:]) for x in a if x.startswith("SQN")] + [
-                        self.sq_norm_lines[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and
-                        n.id in self.sq_norm_lines and "NSQ" in a]
+                    lines = [int(x[3:]) for x in a if x.startswith("SQN")]
+                    for side in (node.left, node.right):  # (aa - 2 a.b + bb with aa a name bound to the norms)
+                        while isinstance(side, ast.Subscript):
+                            side = side.value
+                        if isinstance(side, ast.Name) and side.id in self.sq_norm_lines and "NSQ" in a:
+                            lines.append(self.sq_norm_lines[side.id])
                     for x in lines:
                         if self.found.get("key_norm") == x:
                             del self.found["key_norm"]
@@ -3520,11 +3523,16 @@ class FeatureTagger(ast.NodeVisitor):
         self.loop += 1
         # a while loop streams chunks where it reads a run of the data from a start that moves (x[pos:pos + c],
         # x[start:]); a loop that only ranks and folds what it holds (mates[order[:left - room]]) reads no chunk
+        body: list[ast.AST] = [n for st in node.body for n in ast.walk(st)]
+        for c in [n for n in body if isinstance(n, ast.Call)]:  # (and the helpers the body calls, their statements)
+            local = self.defs.resolve(c, self.owner)
+            if local is not None:
+                body += [n for st in local.body for n in ast.walk(st)]
         streams = any(isinstance(n, ast.Subscript) and any(
             isinstance(p, ast.Slice) and p.lower is not None and any(isinstance(x, ast.Name) for x in ast.walk(p.lower))
             for p in (n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice])) or isinstance(n, ast.Call) and
             callee(n.func)[0] == "arange" and len(n.args) >= 2 and any(isinstance(x, ast.Name) for x in ast.walk(
-                n.args[0])) for st in node.body for n in ast.walk(st))  # (or arange(pos, pos + c): that run's indices)
+                n.args[0])) for n in body)  # (or arange(pos, pos + c): that run's indices)
         self.frames.append({"blocks": streams, "sel": set(), "cat": set(), "node": node, "shrink": False,
                             "rank": set(), "blocks_scored": False, "bound": set()})
         for s in node.body + node.orelse:
