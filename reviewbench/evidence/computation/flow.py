@@ -1992,8 +1992,8 @@ class FeatureTagger(ast.NodeVisitor):
                             side = side.value
                         if isinstance(side, ast.Name) and side.id in self.sq_norm_lines and "NSQ" in a:
                             lines.append(self.sq_norm_lines[side.id])
-                    for x in lines:
-                        if self.found.get("key_norm") == x:
+                    for at in lines:
+                        if self.found.get("key_norm") == at:
                             del self.found["key_norm"]
         if isinstance(node.op, (ast.Add, ast.Sub)) and not both & (DATA_TAGS | {"W", "RND"}):
             if isinstance(node.op, ast.Add) and "I" in lt and "I" in rt:
