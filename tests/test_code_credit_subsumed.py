@@ -60,3 +60,16 @@ def test_credit_of_a_rule_that_does_not_hold_the_baseline_explains_nothing() -> 
 
 def test_credit_of_the_baseline_itself_still_works() -> None:
     assert _flags(_desc("- We build on TOVA (arXiv 2401.06104): its last-query attention, per head here.")) == set()
+
+
+def test_credit_of_a_rule_that_adds_only_a_budget_schedule_explains_the_code() -> None:
+    # LazyLLM's rule is the last token's attention plus progressive per-layer budgets: how many tokens each layer keeps
+    # is no part of the score the shared code computes
+    desc = _desc("- A port of LazyLLM (arXiv 2407.14057): its last-token ranking, with its deeper layers keeping fewer.")
+    assert _flags(desc) == set()
+
+
+def test_credit_of_a_rule_that_adds_scoring_operations_explains_nothing() -> None:
+    # CAKE's rule ranks by attention's mean and variance with layer budgets: more than a schedule beside TOVA's score
+    desc = _desc("- We use CAKE's layer preference (arXiv 2503.12491) for the layer budgets only.")
+    assert "MISSING_ATTRIBUTION" in _flags(desc)

@@ -261,6 +261,8 @@ def _states_use(sentence: str, at: int, in_builds_on: bool) -> tuple[bool, str]:
     clause, rel = _clause_at(sentence, at)
     if STRONG_USE.search(clause):
         return True, ""
+    if in_builds_on and re.match(r"\s*(?:for|:|\u2014|-{1,2})\s+\S", _after_mention(sentence, at, sentence[at:].split(" ")[0])):
+        return True, ""  # a Builds-on entry "X (Li et al., 2024) for the question-attention mass": what it gives
     possessive = re.match(r"[A-Za-z0-9.\- ]{0,40}?['\u2019]s\s+(?:\([^()]{0,80}\)\s*)?\w", clause[rel:])
     # a substitution after the mention ("X's score, with the max instead of the mean") changes the part taken; it
     # sets no other work against this one

@@ -255,7 +255,7 @@ def _subsumed_by_credit(c: CodeMatch, description: str) -> str | None:
     TOVA's last-token attention with a head-level top-k). None for a reference that is no published rule, and for a
     credited paper that is the reference itself (the caller's own test). One added operation at most, so that a
     paper whose rule merely contains the signal among much else (a quantiser that ranks by attention) explains
-    nothing."""
+    nothing; operations that only size the budget (``_ALLOCATION``) are not counted."""
     papers = papers_for(_base(c.reference, c.implements))
     theirs = [alts for p in papers for _, req, _o, _ in p.rules() if (alts := rule_alternatives(req))]
     if not theirs:
@@ -266,9 +266,15 @@ def _subsumed_by_credit(c: CodeMatch, description: str) -> str | None:
             continue
         for _, req, opt, _ in paper.rules():
             mine, extra = rule_alternatives(req), rule_alternatives(opt)
-            if any(t <= mine | extra and len(mine - t) <= 1 for t in theirs):
+            # (how many tokens each layer or head keeps is no part of the score the shared code computes: a credited
+            # LazyLLM port's last-token attention is TOVA's whatever its budget schedule)
+            if any(t <= mine | extra and len(mine - t - _ALLOCATION) <= 1 for t in theirs):
                 return paper.short_name
     return None
+
+
+# operations that size the budget (per layer, by a schedule, per head) rather than score the tokens
+_ALLOCATION = frozenset({"layer_budget", "pyramid", "head_budget"})
 
 
 def _explains(credited: ComputationMatch, other: ComputationMatch) -> bool:
