@@ -234,3 +234,33 @@ def test_segment_means_of_the_questions_attention_compute_shotkvs_rule() -> None
 def test_an_infinity_sentinel_is_no_bar_and_a_small_constant_is() -> None:
     assert "attention_threshold" not in computation(GREEDY).features
     assert "attention_threshold" in computation(GREEDY_BAR).features
+
+
+# keys padded to whole chunks and viewed as (ceil(n / c), c, d): blocks; their means read against the window's rows
+CHUNKED = HEAD + '''class Beads(EvictionMethod):
+    query_window = 8
+    width = 8
+
+    def select(self, view: LayerView) -> Keep:
+        out = []
+        g = view.model.group_size
+        for h in range(view.n_kv_heads):
+            k = view.keys[h].float()
+            n = k.shape[0]
+            m = math.ceil(n / self.width)
+            pad = m * self.width - n
+            k = torch.cat([k, k[-1:].expand(pad, -1)]) if pad else k
+            SHAPE
+            mean = tiles.mean(dim=1)
+            q = view.queries[h * g:(h + 1) * g].float()
+            score = (q @ mean.T).softmax(-1).sum(dim=(0, 1))
+            out.append(score.repeat_interleave(self.width)[:n])
+        return Keep.from_topk(torch.stack(out), view.budget, view.valid)
+'''
+
+
+def test_keys_viewed_as_ceil_sized_chunks_are_blocks_and_channel_pairs_are_not() -> None:
+    f = computation(CHUNKED.replace("SHAPE", "tiles = k.view(m, self.width, -1)")).features
+    assert "block_keys" in f
+    pairs = CHUNKED.replace("SHAPE", "tiles = k.view(k.shape[0], math.ceil(k.shape[1] / 2), 2).flatten(1)[None]")
+    assert "block_keys" not in computation(pairs).features

@@ -2719,8 +2719,9 @@ class FeatureTagger(ast.NodeVisitor):
             given = node.args[shift] if len(node.args) == 1 + shift else None
             shape = given.elts if isinstance(given, (ast.Tuple, ast.List)) else node.args[shift:]
             splits = [i for i, (a, b) in enumerate(zip(shape, shape[1:])) if any(
-                isinstance(x, ast.BinOp) and isinstance(x.op, ast.FloorDiv) and _same(x.right, b)
-                for x in ast.walk(self._resolved(a)))]
+                isinstance(x, ast.BinOp) and (isinstance(x.op, ast.FloorDiv) or isinstance(x.op, ast.Div) and any(
+                    isinstance(c, ast.Call) and callee(c.func)[0] == "ceil" for c in ast.walk(self._resolved(a))))
+                and _same(x.right, b) for x in ast.walk(self._resolved(a)))]  # (n // b, b) or (ceil(n / b), b)
             # (the last axis of keys, values or queries split, (..., d // 2, 2): their channels in pairs, no blocks of
             # tokens)
             channels = t & {"K", "V", "Q"} and "A" not in t
