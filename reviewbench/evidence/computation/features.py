@@ -40,6 +40,15 @@ class Computation:
         return " ".join(out)
 
 
+def _prepared(source: str) -> ast.Module | None:
+    """The module parsed, with the rewrites every reading starts from (helpers and layers inlined, moment pairs
+    split), or None when it does not parse."""
+    tree = parse_source(source)
+    if tree is None:
+        return None
+    return split_moment_pairs(inline_stateless_layers(inline_divisor_norms(inline_expression_helpers(tree))))
+
+
 def computation(source: str) -> Computation:
     """Features of an ``EvictionMethod`` module, from its interface use and data flow (names play no part).
 
@@ -47,10 +56,9 @@ def computation(source: str) -> Computation:
     out, so that what only feeds the tie-break (a norm computed on the line before) is no feature either; its
     features are ``tie_breaks``. Each return path of a function that returns on several is read on its own too
     (``paths``: a fallback or probe-detecting branch beside the ported rule)."""
-    tree = parse_source(source)
+    tree = _prepared(source)
     if tree is None:
         return Computation()
-    tree = split_moment_pairs(inline_stateless_layers(inline_divisor_norms(inline_expression_helpers(tree))))
     found, ties, reads = _features_of(tree)
     tie_breaks: dict[str, int] = {}
     if ties:
@@ -78,10 +86,9 @@ def scored_features(source: str) -> dict[str, int]:
     all design guards (no queries, fewer tokens than the budget: ``_judged_alone`` says no) cut down to its final
     return (``_path``). What only a guard's return computes (the newest tokens kept when there are no queries) is no
     part of the method a description states. A function with an early return behind a probe keeps all its paths."""
-    tree = parse_source(source)
+    tree = _prepared(source)
     if tree is None:
         return {}
-    tree = split_moment_pairs(inline_stateless_layers(inline_divisor_norms(inline_expression_helpers(tree))))
     fns = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     helpers = Defs(tree).by_name
     memory = _memory(tree, fns)
