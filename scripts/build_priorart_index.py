@@ -1007,9 +1007,12 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
              "the entropy and variance of attention"),
     "PyramidInfer": (["attention", "window_queries|last_query", "layer_budget", "pyramid"], ["head_average"],
                      "attention of the recent queries, top-k with fewer tokens kept in deeper layers"),
-    "HeadKV": (["attention", "window_queries", "head_budget", "learned_weights"], ["pooling", "learned_gate"],
-               "an offline head-importance table splits the budget over heads; SnapKV window attention inside "
-               "each head"),
+    # (a training-free port scores the heads per prompt as the paper profiles them: how often a head's strongest
+    # attention falls on the token a copy writes next, its retrieval score)
+    "HeadKV": (["attention", "head_budget", "learned_weights|copy_score"],
+               ["window_queries", "pooling", "learned_gate", "reconstruction", "head_average"],
+               "an offline head-importance table (retrieval-reasoning scores: attention on the token being copied) "
+               "splits the budget over heads; SnapKV window attention inside each head"),
     "DuoAttention": (["sinks", "recent", "learned_gate|learned_weights"], ["head_budget", "learned_weights"],
                      "a learned per-head gate: retrieval heads keep every token, streaming heads keep sinks plus "
                      "recent tokens"),
@@ -1068,7 +1071,8 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                    ["max_attention"],
                    "a layer is lazy when its last queries' attention, averaged over heads, puts more than a "
                    "threshold on the initial and recent tokens: lazy layers keep sinks + recent, others everything"),
-    "RazorAttention": (["sinks", "recent", "learned_gate", "merge"], ["learned_weights", "head_budget"],
+    "RazorAttention": (["sinks", "recent", "learned_gate|copy_score", "merge"],
+                       ["learned_weights", "head_budget", "attention", "reconstruction"],
                        "retrieval (echo/induction) heads found once keep the full cache; the others keep sinks + "
                        "recent tokens and one compensation token averaging the dropped ones"),
     "RLKV": (["sinks", "recent", "learned_gate"], ["learned_weights", "head_budget", "decode"],
@@ -1189,6 +1193,14 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                "selection (token importance is similar across adjacent layers)"),
     "LazyLLM": (["attention", "last_query", "layer_budget", "pyramid"], ["head_average", "sinks", "recent"],
                 "prompt tokens pruned by the last token's attention, progressively more in deeper layers"),
+    # an ANN index over the keys answering each query with its top-k inner products; as an eviction (a cache that
+    # keeps what the searches fetch), tokens ranked by how many of the recent queries' searches fetched them
+    "RetrievalAttention": (["attention", "query_votes"],
+                           ["window_queries", "last_query", "all_queries", "decode", "sinks", "recent",
+                            "head_average"],
+                           "each query's top-k keys by inner product (a nearest-neighbour search over the keys); "
+                           "tokens kept by how many searches fetched them, beside a static frame of sinks and "
+                           "recent tokens"),
     "TokenSelect": (["attention", "last_query", "head_average"], ["decode"],
                     "per-head soft votes: each head's softmax of q k^T, summed over heads, picks the tokens for the "
                     "current query (the selection reused while consecutive queries stay similar)"),
@@ -1675,8 +1687,6 @@ NO_RULE: dict[str, str] = {
             "scoring with low-rank keys is Loki's rule",
     "MatryoshkaKV": "trained orthogonal projections of nested rank: storage and training; a training-free port "
                     "(a PCA basis truncated per head) scoring with the projected keys is Loki's rule",
-    "RetrievalAttention": "an ANN index over the keys returning the current query's top-k attention: in operations "
-                          "top-k attention of the current query, which SAGE-KV and TOVA state",
     "NSA": "trained compressed, selected and sliding branches: an architecture; a port's selection (the query "
            "against block summaries, the top blocks, a sliding window) is ShadowKV's and InfLLM's block-key rule in "
            "the same operations, which name it (a rule of its own would also name their credited ports)",

@@ -355,6 +355,7 @@ def states_variation(sentence: str) -> bool:
 ATTENTION_FEATURES = frozenset({
     "attention", "max_attention", "attention_threshold", "attention_variance", "attention_propagation",
     "attention_output", "attention_coverage", "count_normalised", "antidiagonal", "exp_logit", "channel_selection",
+    "query_votes", "copy_score",
     "last_attended", "recurrence_interval"})
 QUERY_FEATURES = ATTENTION_FEATURES | frozenset({"query_statistics", "query_svd", "future_rope"})
 QUERY_CHOICE = frozenset({"last_query", "window_queries", "question_queries", "all_queries"})

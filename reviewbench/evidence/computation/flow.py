@@ -1019,6 +1019,11 @@ class FeatureTagger(ast.NodeVisitor):
                 out_pair = t
             if "ASG" in t:
                 out_pair = out_pair | {"ASG"}
+            if all(isinstance(o, ast.Eq) for o in node.ops) and any({"R", "A", "QROW"} <= x for x in sides) and \
+                    any(x & {"I", "P"} and not x & (DATA_TAGS | {"R"}) for x in sides):
+                # a.argmax(-1) == row + 1: whether each row's most attended token is the one a position of the row
+                # names (the token a copy writes next): a head's copy (retrieval, induction) score
+                self.add("copy_score", node.lineno)
             if "KSIM" in t and not t & {"A", "Q"} and not vis:
                 out_pair = out_pair | {"KSIMC"}  # key likeness against a bar: which keys are linked to which
             if "IS" in t:
@@ -1938,6 +1943,20 @@ class FeatureTagger(ast.NodeVisitor):
             del self.found["max_attention"]  # the maximum was taken into a temporary first: read there as a score
         return True
 
+    def _python_number(self, e: ast.expr, depth: int = 0) -> bool:
+        """A count held as one Python number (``int(ok.sum())``, ``max(1, n)``, ``x.item()``, ``len(rows)``): how
+        many rows a mean runs over, no count per key."""
+        e = self._resolved(e)
+        if not isinstance(e, ast.Call) or depth > 3:
+            return False
+        name = callee(e.func)[0]
+        if name in ("int", "float", "len", "round") and isinstance(e.func, ast.Name) or name == "item":
+            return True
+        # the builtin max or min of a literal and a value: a number (a tensor of many entries cannot be compared so)
+        return name in ("max", "min") and isinstance(e.func, ast.Name) and len(e.args) >= 2 and any(
+            isinstance(a, ast.Constant) for a in e.args) or depth < 3 and name in ("max", "min") and isinstance(
+            e.func, ast.Name) and any(self._python_number(a, depth + 1) for a in e.args)
+
     def _resolved(self, e: ast.expr) -> ast.expr:
         """A size named in a shape, resolved to the expression it was last bound to (n = (t + b - 1) // b)."""
         if isinstance(e, ast.Name) and e.id in self.exprs:
@@ -1951,7 +1970,8 @@ class FeatureTagger(ast.NodeVisitor):
         line = node.lineno
         both = lt | rt
         if isinstance(node.op, ast.Div):
-            if "A" in lt and "EL" not in lt and _count_like(rt):  # (a time elapsed over a count is an age's share)
+            if "A" in lt and "EL" not in lt and _count_like(rt) and not self._python_number(node.right):
+                # (a time elapsed over a count is an age's share; a total over a Python number of rows is a mean)
                 self.add("count_normalised", line)  # attention summed, over how many queries see each key
                 return lt | rt
             if not lt & (DATA_TAGS | {"I", "P"}) and _count_like(rt):
@@ -2014,6 +2034,9 @@ class FeatureTagger(ast.NodeVisitor):
         self._estimators(lt, rt, line)
         if "LOGA" in lt and "A" in rt or "LOGA" in rt and "A" in lt:
             self.add("entropy", line)  # attention against its own log: -sum p log p, written by hand or as a product
+        if not elementwise and any("Q" in a and "K" not in a and "QRED" not in a and "K" in b and "Q" not in b
+                                   for a, b in ((lt, rt), (rt, lt))):
+            out.add("QROW")  # queries against keys, one row per query: nothing summed over the queries yet
         for a, b in ((lt, rt), (rt, lt)):
             if "Q" in a and "K" not in a and "X" in b and "K" in b and "QZ" not in b:
                 self.add("key_envelope", line)  # q_c times a channel's min or max of the keys: an upper bound
@@ -2521,14 +2544,14 @@ class FeatureTagger(ast.NodeVisitor):
             if isinstance(red, ast.Constant) and red.value == "max":
                 self.add("max_attention", line)  # attention(reduce="max"): the largest over the queries
             # unreduced: (heads, queries, tokens), its axis 1 the queries
-            return {"A"} | (all_args - {"Q"}) | (set() if red is not None else {"QAX"})
+            return {"A"} | (all_args - {"Q"}) | (set() if red is not None else {"QAX", "QROW"})
         if name == "reference_attention" and len(arg_tags) >= 2 and "Q" in arg_tags[0] and "K" in arg_tags[1]:
             # harness.api.reference_attention(q, k, ...): the interface's own softmax(q k^T), as view.attention
             self.add("attention", line)
             red = kwarg(node, "reduce")
             if isinstance(red, ast.Constant) and red.value == "max":
                 self.add("max_attention", line)
-            return {"A"} | (all_args - {"Q"}) | (set() if red is not None else {"QAX"})
+            return {"A"} | (all_args - {"Q"}) | (set() if red is not None else {"QAX", "QROW"})
         if name == "recall":
             key = _name_key(node)
             self.recalled.add(key)
@@ -2574,7 +2597,20 @@ class FeatureTagger(ast.NodeVisitor):
         if name == "sqrt" and "NSQ" in t and t & {"K", "V", "Q"}:
             return (t - {"NSQ", "SQ"}) | {"N"}  # the root of each row's squared norm: its norm, bound to divide by
         if op in ("reduce", "extreme"):
-            t = t - {"QAX"}  # (the attention matrix reduced: no query axis left to slice)
+            t = t - {"QAX", "QROW"}  # (the attention matrix reduced: no query axis left to slice)
+            if "VOH" in t:
+                t = t | {"VOTE"}  # one-hot rows of each query's picks summed: how many queries picked each token
+            if "Q" in t and not t & {"K", "A"}:
+                t = t | {"QRED"}  # the queries summarised (a mean query): one row, not one per query
+        if op == "rank" and "VOTE" in t:
+            self.add("query_votes", line)  # tokens ranked by how many queries' own top-k picked them
+        if op == "scatter" and name in ("bincount", "scatter_add", "scatter_add_", "index_add", "index_add_") and \
+                {"R", "QROW"} <= self._counted(node, receiver, rt, arg_tags):
+            t = t | {"VOTE"}  # each query's top-k picks counted by token: its fetch (hit) counts
+        if name == "one_hot" and {"R", "QROW"} <= t:
+            t = t | {"VOH"}
+        if name == "unique" and {"R", "QROW"} <= t and is_true(kwarg(node, "return_counts")):
+            t = t | {"VOTE"}
         if self._inverse_transform(name, node, receiver, arg_tags) or self._nearest_quantile(name, node, receiver):
             self.add("importance_sampling", line)  # draws (or even quantiles) located in a data-made CDF
             return {x for x in t if not x.startswith("CSUM")} - {"V", "K", "Q", "A"} | {"I", "RND"}
@@ -2931,6 +2967,9 @@ class FeatureTagger(ast.NodeVisitor):
             # entries picked by a ranking: what they are is the source's (keys picked by their norm are keys, no
             # summary of them: the index's own tags stay with the index)
             t = (t - ((set().union(*rest) - src) & _WHAT_DATA)) | {"SEL"}
+        if op == "gather" and "A" in src and "QROW" in src and any(
+                a & {"I", "P"} and not a & (DATA_TAGS | {"R", "DD"}) for a in rest):
+            self.add("copy_score", line)  # each row's attention on a token its own position names (the next to copy)
         if op == "gather" and "A" in src and any("DD" in a for a in rest):
             t = t | {"DG"}  # attention gathered at a query-key distance from each query: the entries of a diagonal
         if op == "gather" and "K" in src and (src | set().union(*rest)) & {"BLK", "BID"} and any("R" in a for a in rest):
@@ -3232,7 +3271,7 @@ class FeatureTagger(ast.NodeVisitor):
                                                   for c in ast.walk(a) if isinstance(c, ast.Call))):
                 self.add("head_budget", line)  # one top-k over every (head, token) pair of the layer
             if op == "scatter" and name in ("bincount", "scatter_add", "scatter_add_") and not t & {"ASG", "BID", "DD"} \
-                    and not self._votes(node, receiver, arg_tags) and {"R", "F"} <= self._counted(
+                    and not self._votes(node, receiver, arg_tags) and "QROW" not in t and {"R", "F"} <= self._counted(
                         node, receiver, rt, arg_tags):
                 # the picks of one ranking over the flattened heads and tokens counted by the head they fall in (a
                 # ranking along one head's tokens, scattered by token, counts no head)
@@ -3434,6 +3473,9 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(node.op, ast.Add) and "A" in t and _head_indexed(node.value, self.loop_vars) and not (
                 isinstance(node.target, ast.Subscript) and _head_indexed(node.target, self.loop_vars)):
             self.add("head_average", node.lineno)  # acc += a[h] over the heads: attention summed over every head
+        if isinstance(node.op, ast.Add) and isinstance(node.target, ast.Subscript) and \
+                {"R", "QROW"} <= self.tag(node.target.slice):
+            t = t | {"VOTE"}  # counts[picks] += 1 (or a loop over them): each query's top-k picks counted
         self._bind(node.target, prior | t)
 
     def visit_Return(self, node: ast.Return) -> None:
@@ -3679,6 +3721,11 @@ class FeatureTagger(ast.NodeVisitor):
             self.tag(v)
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in _WRITES_IN_PLACE:
             self._written_in_place(v, v.func.value, node.lineno)
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "at" and \
+                isinstance(v.func.value, ast.Attribute) and v.func.value.attr == "add" and len(v.args) >= 2 and \
+                isinstance(v.args[0], ast.Name) and {"R", "QROW"} <= self.tag(v.args[1]):
+            # np.add.at(counts, picks, 1): each query's top-k picks counted by token
+            self.tags[v.args[0].id] = self.tags.get(v.args[0].id, set()) | {"VOTE"}
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in (
                 "sub_", "mul_", "div_", "masked_fill_", "index_fill_", "index_put_", "scatter_", "copy_") and \
                 isinstance(v.func.value, (ast.Name, ast.Subscript)):
@@ -3706,8 +3753,10 @@ class FeatureTagger(ast.NodeVisitor):
             isinstance(base, ast.Attribute) and base.attr == "state"
         if adds and remembered and "A" in carried and self.current not in ("__init__", "setup"):
             self.add("accumulate", line)
+        if adds and {"R", "QROW"} <= carried:
+            carried = carried | {"VOTE"}  # counts.index_add_(0, picks, ones): each query's top-k picks counted
         if key is not None:
-            self.tags[key] = self.tags.get(key, set()) | (carried & _WHAT_DATA) | (
+            self.tags[key] = self.tags.get(key, set()) | (carried & (_WHAT_DATA | {"VOTE"})) | (
                 {"S"} if self_attr(base) and self.current not in ("__init__", "setup") else set())
 
     def generic_visit(self, node: ast.AST) -> None:

@@ -169,6 +169,10 @@ FEATURE_WORDS = {
                     "per group",
     "block_keys": "representative keys of each block landmarks block mean key query against block summaries",
     "antidiagonal": "antidiagonal sums strided block importance proxy sparse prefill",
+    "copy_score": "retrieval heads copy score induction echo heads attention on the token being copied next "
+                  "most attended token equals the next token to reproduce",
+    "query_votes": "each query's top-k nearest keys retrieved maximum inner product search fetch counts votes how many "
+                   "queries picked each token",
     "key_clustering": "k-means clustering of keys centroids clusters selected by query centroid similarity",
     "layer_reuse": "selection of one layer reused by other layers filter layers shared indices across layers",
     "last_attended": "recency of the last strong attention milestone tokens time since last attended",
