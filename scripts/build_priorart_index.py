@@ -1113,12 +1113,16 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                  ["all_queries", "window_queries", "last_query", "head_average", "accumulate", "random"],
                  "normalised attention: the attention a key receives summed over the probe queries (recent plus a "
                  "random sample) divided by how many of them can see it (the causal count); the most salient kept"),
+    # (the retrieval rules below keep whole pages or blocks chosen by a summary; under a token budget a port fills
+    # the block that no longer fits whole with its best tokens, a ranking inside that block: block_quota)
     "Quest": (["key_envelope", "block_scores"],
-              ["block_keys", "last_query", "window_queries", "decode", "attention", "sinks", "recent"],
+              ["block_keys", "last_query", "window_queries", "decode", "attention", "sinks", "recent",
+               "block_quota"],
               "keys cut into pages, the channel-wise min and max of each page; a page's bound "
               "sum_c max(q_c min_c, q_c max_c) with the current query; the top pages kept"),
     "ArkVale": (["key_envelope", "block_scores", "decode"],
-                ["block_keys", "last_query", "window_queries", "attention", "sinks", "recent", "accumulate"],
+                ["block_keys", "last_query", "window_queries", "attention", "sinks", "recent", "accumulate",
+                 "block_quota"],
                 "pages summarised by digests (the bounding cuboid of their keys: channel-wise min and max); a page's "
                 "importance is the query's bound against its digest; pages evicted and recalled during decoding"),
     "LServe": (["key_envelope", "learned_gate"],
@@ -1130,17 +1134,18 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
     # a sparse-attention gate an agent may port as an eviction rule: each query's own (current) block is always
     # attended, so the recent stretch is part of the rule
     "MoBA": (["block_keys", "recent"],
-             ["attention", "last_query", "window_queries", "decode", "block_scores", "head_average", "all_queries"],
+             ["attention", "last_query", "window_queries", "decode", "block_scores", "head_average", "all_queries",
+              "block_quota"],
              "keys cut into blocks; each query gates the blocks by its product with the block's mean key and attends "
              "to the top-k blocks plus its own current block (parameter-free, no softmax over blocks)"),
     "InfLLM": (["block_keys", "recent"],
                ["attention", "sinks", "last_query", "window_queries", "decode", "block_scores", "max_attention",
-                "head_average", "all_queries"],
+                "head_average", "all_queries", "block_quota"],
                "distant tokens in blocks, each represented by its few most-attended tokens' keys; a block's "
                "relevance is the query against its representative keys; top blocks plus sinks and a local window"),
     "ShadowKV": (["block_keys"],
                  ["attention", "last_query", "window_queries", "decode", "block_scores", "key_similarity", "sinks",
-                  "recent", "leverage", "low_rank_scores", "pre_rope", "mean_key"],
+                  "recent", "leverage", "low_rank_scores", "pre_rope", "mean_key", "block_quota"],
                  "chunk landmarks (the mean pre-RoPE key of each chunk); the query against the landmarks picks the "
                  "top chunks; chunks whose keys stray from their landmark (the lowest cosine to that mean key) kept "
                  "as outliers"),
@@ -1150,7 +1155,8 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                    "(strided queries against reversed strided keys); blocks kept up to a cumulative threshold"),
     "FlexPrefill": (["block_keys|block_scores", "attention_coverage"],
                     ["attention", "last_query", "window_queries", "entropy", "pooling", "block_keys",
-                     "block_scores", "query_statistics", "attention_threshold", "diagonal_sums"],
+                     "block_scores", "query_statistics", "attention_threshold", "diagonal_sums", "head_average",
+                     "block_quota"],
                     "block attention estimated from pooled queries and keys (a per-head pattern test by divergence); "
                     "blocks kept until their sorted estimated attention reaches a cumulative threshold; the heads that "
                     "fail the test take the vertical-slash pattern (column and diagonal sums of the last queries' "

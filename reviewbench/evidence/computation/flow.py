@@ -2953,7 +2953,8 @@ class FeatureTagger(ast.NodeVisitor):
             t = t | {"CHI"}  # channels ranked by a per-channel magnitude of the queries and keys
         if op == "rank" and "Q" in t and not t & {"A", "K"}:
             t = t | {"CHI"}  # queries' magnitudes ranked: channels chosen by the query
-        elif op == "rank" and "M" in t and "KR" in t and "A" not in t:
+        elif op == "rank" and "M" in t and "KR" in t and "A" not in t and "BID" not in t:
+            # (a bound per block, summed over the channels, ranks blocks: BID)
             t = t | {"CHI"}  # per-channel statistics of queries and keys (each reduced over tokens) ranked: channels
         if op == "gather" and "CHI" in t and t & {"Q", "K"}:
             t = t | {"CH"}
@@ -3141,6 +3142,12 @@ class FeatureTagger(ast.NodeVisitor):
                 isinstance(xd, ast.Tuple) and len(xd.elts) > 1):
             t = t | {"X"}  # a per-channel minimum or maximum of keys or values (over tokens and channels at once: one
             # number per head, a shift that keeps an exponential finite, no envelope)
+        if name in ("scatter_reduce", "scatter_reduce_", "index_reduce", "index_reduce_") and t & {"K", "V"} and \
+                not t & {"A", "N", "Q"}:
+            how = kwarg(node, "reduce") or next((a for a in node.args if isinstance(a, ast.Constant) and isinstance(
+                a.value, str)), None)
+            if isinstance(how, ast.Constant) and how.value in ("amax", "amin"):
+                t = t | {"X", "KR"}  # each group's channel-wise maximum (minimum) of its keys: an envelope of the group
         if name in ("sample", "rsample") and receiver is not None and not rt & DATA_TAGS:
             op = "random"  # a distribution's draws (torch.distributions.Gumbel(0, 1).sample(shape))
             t = set()  # the shape asked for
