@@ -1013,7 +1013,12 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                ["window_queries", "pooling", "learned_gate", "reconstruction", "head_average"],
                "an offline head-importance table (retrieval-reasoning scores: attention on the token being copied) "
                "splits the budget over heads; SnapKV window attention inside each head"),
-    "DuoAttention": (["sinks", "recent", "learned_gate|learned_weights"], ["head_budget", "learned_weights"],
+    # (the head-split rules below: a training-free port replaces the learned or profiled gate by a test on the prompt
+    # (head_gate: heads ranked by how their output or attention behaves, some sent to sinks and a window alone); the
+    # retrieval heads then rank by attention where the budget does not hold their whole cache)
+    "DuoAttention": (["sinks", "recent", "learned_gate|learned_weights|head_gate"],
+                     ["head_budget", "learned_weights", "attention", "attention_output", "max_attention",
+                      "head_average", "window_queries", "last_query"],
                      "a learned per-head gate: retrieval heads keep every token, streaming heads keep sinks plus "
                      "recent tokens"),
     "SAGE-KV": (["attention", "last_query", "head_budget"], ["head_average"],
@@ -1071,14 +1076,15 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                    ["max_attention"],
                    "a layer is lazy when its last queries' attention, averaged over heads, puts more than a "
                    "threshold on the initial and recent tokens: lazy layers keep sinks + recent, others everything"),
-    "RazorAttention": (["sinks", "recent", "learned_gate|copy_score", "merge"],
-                       ["learned_weights", "head_budget", "attention", "reconstruction"],
+    "RazorAttention": (["sinks", "recent", "learned_gate|copy_score|head_gate", "merge"],
+                       ["learned_weights", "head_budget", "attention", "reconstruction", "max_attention",
+                        "head_average"],
                        "retrieval (echo/induction) heads found once keep the full cache; the others keep sinks + "
                        "recent tokens and one compensation token averaging the dropped ones"),
-    "RLKV": (["sinks", "recent", "learned_gate"], ["learned_weights", "head_budget", "decode"],
+    "RLKV": (["sinks", "recent", "learned_gate|head_gate"], ["learned_weights", "head_budget", "decode", "attention", "attention_output", "max_attention", "head_average", "head_budget", "window_queries", "last_query"],
              "head gates learned by RL on reasoning traces: gated-in heads keep the full cache, the others sinks + "
              "recent tokens"),
-    "PruLong": (["sinks", "recent", "learned_gate"], ["learned_weights", "head_budget"],
+    "PruLong": (["sinks", "recent", "learned_gate|head_gate"], ["learned_weights", "attention", "attention_output", "max_attention", "head_average", "head_budget", "window_queries", "last_query"],
                 "trained head gates make most heads local (sinks + sliding window), a few global (full cache)"),
     "BaKlaVa": (["head_budget", "learned_weights"],
                 ["attention", "window_queries", "last_query", "pooling", "head_average", "max_attention",
@@ -1113,16 +1119,18 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                  ["all_queries", "window_queries", "last_query", "head_average", "accumulate", "random"],
                  "normalised attention: the attention a key receives summed over the probe queries (recent plus a "
                  "random sample) divided by how many of them can see it (the causal count); the most salient kept"),
+    # (each query's own top pages or blocks, counted over the recent queries, is how a port of these per-query
+    # retrieval rules turns them into an eviction: query_votes)
     # (the retrieval rules below keep whole pages or blocks chosen by a summary; under a token budget a port fills
     # the block that no longer fits whole with its best tokens, a ranking inside that block: block_quota)
     "Quest": (["key_envelope", "block_scores"],
               ["block_keys", "last_query", "window_queries", "decode", "attention", "sinks", "recent",
-               "block_quota"],
+               "block_quota", "query_votes"],
               "keys cut into pages, the channel-wise min and max of each page; a page's bound "
               "sum_c max(q_c min_c, q_c max_c) with the current query; the top pages kept"),
     "ArkVale": (["key_envelope", "block_scores", "decode"],
                 ["block_keys", "last_query", "window_queries", "attention", "sinks", "recent", "accumulate",
-                 "block_quota"],
+                 "block_quota", "query_votes"],
                 "pages summarised by digests (the bounding cuboid of their keys: channel-wise min and max); a page's "
                 "importance is the query's bound against its digest; pages evicted and recalled during decoding"),
     "LServe": (["key_envelope", "learned_gate"],
@@ -1135,17 +1143,17 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
     # attended, so the recent stretch is part of the rule
     "MoBA": (["block_keys", "recent"],
              ["attention", "last_query", "window_queries", "decode", "block_scores", "head_average", "all_queries",
-              "block_quota"],
+              "block_quota", "query_votes"],
              "keys cut into blocks; each query gates the blocks by its product with the block's mean key and attends "
              "to the top-k blocks plus its own current block (parameter-free, no softmax over blocks)"),
     "InfLLM": (["block_keys", "recent"],
                ["attention", "sinks", "last_query", "window_queries", "decode", "block_scores", "max_attention",
-                "head_average", "all_queries", "block_quota"],
+                "head_average", "all_queries", "block_quota", "query_votes"],
                "distant tokens in blocks, each represented by its few most-attended tokens' keys; a block's "
                "relevance is the query against its representative keys; top blocks plus sinks and a local window"),
     "ShadowKV": (["block_keys"],
                  ["attention", "last_query", "window_queries", "decode", "block_scores", "key_similarity", "sinks",
-                  "recent", "leverage", "low_rank_scores", "pre_rope", "mean_key", "block_quota"],
+                  "recent", "leverage", "low_rank_scores", "pre_rope", "mean_key", "block_quota", "query_votes"],
                  "chunk landmarks (the mean pre-RoPE key of each chunk); the query against the landmarks picks the "
                  "top chunks; chunks whose keys stray from their landmark (the lowest cosine to that mean key) kept "
                  "as outliers"),
@@ -1221,9 +1229,10 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                         "a few outlier channels (chosen offline) estimate q k^T cheaply; the top tokens by that "
                         "estimate attended exactly"),
     "ThinK": (["channel_selection", "attention", "window_queries"],
-              ["pooling", "head_average", "last_query", "query_statistics"],
+              ["pooling", "head_average", "last_query", "query_statistics", "merge", "recent", "sinks"],
               "key channels ranked by their query-key interaction over the window queries (|Q_c| |K_c|); the "
-              "scores use the kept channels only"),
+              "scores use the kept channels only (a port hands the kept keys back with the other channels zeroed: "
+              "a Rewrite), composed with a token eviction by window attention"),
     "Loki": (["low_rank_scores"],
              ["attention", "leverage", "last_query", "window_queries", "decode", "learned_weights", "query_svd",
               "head_average", "mean_key"],
@@ -1470,12 +1479,16 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                   "keys linked by cosine similarity above a threshold, the best-connected ones chosen as code words "
                   "and the others folded into them (a codebook), beside eviction by window attention"),
     "InfiniPot-V": (["key_similarity", "value_norm"],
-                    ["recent", "sinks", "chunked_refill", "decode", "head_average", "block_scores", "key_norm"],
-                    "the cosine similarity of each key to the recent tokens' keys (temporal redundancy) against the "
-                    "value norm: redundant tokens dropped, large values kept; no attention"),
-    "EMS": (["attention", "accumulate", "window_queries", "head_budget", "merge"],
+                    ["recent", "sinks", "chunked_refill", "decode", "head_average", "block_scores", "key_norm",
+                     "mean_key", "pooling"],
+                    "the cosine similarity of each key to the recent tokens' keys (temporal redundancy; averaged over "
+                    "the recent frames: the similarity to their mean unit key) against the value norm (smoothed over "
+                    "neighbouring tokens or not): redundant tokens dropped, large values kept; no attention"),
+    # (the head-wise budgets come from ranking the blended score across heads; a port keeping even per-head budgets
+    # still computes the paper's score and its evict-then-merge)
+    "EMS": (["attention", "accumulate", "window_queries", "merge"],
             ["all_queries", "decode", "recent", "sinks", "pooling", "head_average", "key_similarity",
-             "count_normalised"],
+             "count_normalised", "head_budget", "question_queries", "window_kept"],
             "accumulated attention blended with the recent queries' attention, one ranking across the heads of a "
             "layer (head-wise budgets); the evicted tokens merged into the kept ones"),
     "Radar": (["random", "key_norm", "block_scores|block_keys"],
@@ -1483,9 +1496,11 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                "recent", "head_average", "block_keys", "block_scores"],
               "keys and query lifted by a random feature map (random projections, exp minus half the squared norm); "
               "each segment's summed features against the query's estimate its attention; the top segments kept"),
-    "LOOK-M": (["attention", "question_queries", "key_similarity", "merge"],
+    # (the text prompt's rows are the question's on board A; a query-agnostic port reads every prompt row, which is
+    # what the text prior accumulates where the whole prompt is text)
+    "LOOK-M": (["attention", "question_queries|all_queries|accumulate", "key_similarity", "merge"],
                ["window_queries", "all_queries", "accumulate", "head_average", "pooling", "recent", "sinks",
-                "max_attention", "key_clustering"],
+                "max_attention", "key_clustering", "question_queries"],
                "the prompt text's attention (accumulated over its rows, H2O-style) ranks the cache; each evicted token "
                "merged into its most similar kept key (cosine similarity)"),
     # Third widening round (written from the papers' key ideas above; new reader operations: token_spectrum,
@@ -1508,9 +1523,11 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                          "accumulate"],
                         "the attention of a random sample of the queries summed per key; the fewest keys whose sorted "
                         "attention reaches a share of the mass kept, beside a local window"),
-    "FastV": (["attention", "all_queries", "layer_reuse"], ["head_average", "count_normalised", "max_attention"],
+    "FastV": (["attention", "all_queries", "layer_reuse"],
+              ["head_average", "count_normalised", "max_attention", "layer_budget", "last_query"],
               "the attention each token receives averaged over every query at one layer ranks the tokens; the lowest "
-              "dropped for every later layer (that layer's selection kept by the ones after it)"),
+              "dropped for every later layer (that layer's selection kept by the ones after it; the layers before it "
+              "keep everything: a per-layer budget)"),
     "AIM": (["attention", "attention_propagation"],
             ["all_queries", "window_queries", "last_query", "head_average", "layer_budget", "pyramid",
              "key_similarity", "merge", "sinks", "recent", "max_attention"],
@@ -1563,9 +1580,10 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
     # DPP kernel = relevance x similarity x relevance; greedy MAP (incremental Cholesky) suppresses similar tokens.
     "CDPruner": (["key_similarity", "similarity_suppression", "question_queries"],
                  ["attention", "leverage", "layer_reuse", "head_average", "mean_key", "pre_rope",
-                  "query_statistics"],
+                  "query_statistics", "exp_logit", "last_query", "window_queries"],
                  "a DPP kernel of pairwise key similarity weighted by each token's relevance to the question "
-                 "queries; greedy MAP selection keeps relevant, mutually dissimilar tokens"),
+                 "queries (the relevance exponentiated, exp(alpha r), in the official code); greedy MAP selection keeps "
+                 "relevant, mutually dissimilar tokens"),
     # rater (question) attention, a per-layer count from the rank of that attention, pruned tokens merged.
     "SparseVLM": (["attention", "question_queries", "merge", "layer_budget"],
                   ["head_average", "key_similarity", "key_clustering", "query_svd", "leverage", "pooling",
@@ -1602,9 +1620,11 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                 "a few global (opening) tokens and a sliding window kept, the rest drawn at random (random blocks)"),
     # sixth widening round: attention scored with RoPE removed from queries and keys, beside an evenly spaced lattice
     "FEATHER": (["attention", "pre_rope", "uniform_positions"],
-                ["question_queries", "last_query", "window_queries", "head_average", "max_attention"],
+                ["question_queries", "last_query", "window_queries", "head_average", "max_attention",
+                 "layer_budget", "pyramid"],
                 "the last (question) tokens' attention computed with the rotary embedding removed from queries and "
-                "keys, plus uniform sampling: evenly spaced tokens kept beside the top-scored ones"),
+                "keys, plus uniform sampling: evenly spaced tokens kept beside the top-scored ones; pruning in stages "
+                "(more kept in the shallow layers)"),
 }
 
 # The training-free port of a learned method: the rule a method computes when it takes the paper's trained part

@@ -8416,3 +8416,970 @@ class QuantileDraw(EvictionMethod):
         return Keep(tuple(out))
 '''
 BOARDS['ATS (round 17)'] = 'A'
+
+
+# --- round 18 (twelve papers not drawn before, seed 2026120623 over the eviction, merging and allocation entries
+# of the index; written blind to the reader by a helper; read 1/12 at the code before it, 11/12 after) -----------
+
+# EMS (board A, 'Tandem-Lens Fold'): two attention lenses (a searchsorted count of visible queries over all queries, an einsum window lens) blended; evicted entries folded into their most similar survivor by weighted index_add_, with a null class; Rewrite.
+PORTS['EMS (round 18)'] = '''"""Tandem-lens fold: two attention lenses rank the cache, then near-duplicates of what survives are folded in."""
+
+import torch
+import torch.nn.functional as F
+
+from harness.api import EvictionMethod, Keep, LayerView, Rewrite
+
+
+def _visible_counts(key_pos: torch.Tensor, query_pos: torch.Tensor) -> torch.Tensor:
+    """How many of the (sorted) query positions can see each key: N - #queries strictly before it."""
+    qs = query_pos.to(key_pos.device).sort().values
+    before = torch.searchsorted(qs, key_pos.contiguous(), right=False)
+    return (qs.numel() - before).clamp_min(1).float()
+
+
+def _unit_mass(x: torch.Tensor, live: torch.Tensor) -> torch.Tensor:
+    x = x.masked_fill(~live, 0.0)
+    return x / x.sum(dim=-1, keepdim=True).clamp_min(1e-12)
+
+
+class TandemLensFold(EvictionMethod):
+    name = "tandem_lens_fold"
+    query_window = 1 << 20        # the whole prompt's queries feed the wide lens
+    question_queries = True
+    near_span = 24                # queries in the narrow lens
+    lens_mix = 0.5                # weight of the wide lens
+    fold_cos = 0.85               # an evicted entry this close to a survivor is folded into it
+
+    # ---------------------------------------------------------------- scoring
+    def _narrow_lens(self, view: LayerView) -> torch.Tensor:
+        q = view.queries[:, -self.near_span:].float()
+        qp = view.query_positions[-self.near_span:]
+        hkv, g = view.n_kv_heads, view.model.group_size
+        qg = q.reshape(hkv, g * q.shape[1], q.shape[-1])
+        logit = torch.einsum("hnd,htd->hnt", qg, view.keys.float()) * view.model.scale
+        logit = logit.view(hkv, g, q.shape[1], -1)
+        hidden = view.positions[:, None, None, :] > qp.view(1, 1, -1, 1)
+        if view.valid is not None:
+            hidden = hidden | ~view.valid[:, None, None, :]
+        prob = logit.masked_fill(hidden, float("-inf")).softmax(-1).nan_to_num(0.0)
+        return prob.sum(dim=2).mean(dim=1)  # (H_kv, T)
+
+    def _wide_lens(self, view: LayerView) -> torch.Tensor:
+        total = view.group(view.attention(reduce="sum"), "mean")
+        return total / _visible_counts(view.positions, view.query_positions)
+
+    # ---------------------------------------------------------------- folding
+    def _fold_head(self, keys, vals, pos, weight, live, keep_n):
+        order = torch.argsort(weight.masked_fill(~live, float("-inf")), descending=True)
+        n_live = int(live.sum())
+        keep_n = min(keep_n, n_live)
+        kept = order[:keep_n].sort().values
+        dropped = order[keep_n:n_live]
+        k_out, v_out = keys[kept].float().clone(), vals[kept].float().clone()
+        if dropped.numel() and keep_n:
+            kn = F.normalize(keys.float(), dim=-1)
+            affinity = kn[dropped] @ kn[kept].T              # (E, K)
+            best, home = affinity.max(dim=1)
+            joins = best >= self.fold_cos                     # the rest goes to the null class (discarded)
+            if bool(joins.any()):
+                w_all = weight.clamp_min(1e-6)
+                src, dst = dropped[joins], home[joins]
+                mass = w_all[kept].clone()
+                k_out.mul_(mass[:, None])
+                v_out.mul_(mass[:, None])
+                k_out.index_add_(0, dst, keys[src].float() * w_all[src, None])
+                v_out.index_add_(0, dst, vals[src].float() * w_all[src, None])
+                mass.index_add_(0, dst, w_all[src])
+                k_out.div_(mass[:, None])
+                v_out.div_(mass[:, None])
+        return k_out.to(keys.dtype), v_out.to(vals.dtype), pos[kept]
+
+    def select(self, view: LayerView):
+        live = view.valid_mask()
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        if int(live.sum(dim=1).max()) <= view.budget:
+            return Keep(tuple(torch.nonzero(live[h]).flatten() for h in range(view.n_kv_heads)))
+        wide = _unit_mass(self._wide_lens(view), live)
+        narrow = _unit_mass(self._narrow_lens(view), live)
+        merit = self.lens_mix * wide + (1.0 - self.lens_mix) * narrow
+        ks, vs, ps = [], [], []
+        for h in range(view.n_kv_heads):
+            k, v, p = self._fold_head(view.keys[h], view.values[h], view.positions[h], merit[h], live[h], view.budget)
+            ks.append(k)
+            vs.append(v)
+            ps.append(p)
+        return Rewrite(tuple(ks), tuple(vs), tuple(ps))
+'''
+BOARDS['EMS (round 18)'] = 'A'
+
+# GraphKV (board A, 'Ripple Damping'): window attention smoothed by an unfold moving average; a lazy sparse similarity graph in a helper class (scatter_reduce amax over each chosen node's top edges) damps the scores in waves.
+PORTS['GraphKV (round 18)'] = '''"""Ripple damping: pick survivors in waves; every wave damps the entries that look like the ones just picked."""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from harness.api import EvictionMethod, Keep, LayerView
+
+
+def _smooth(x: torch.Tensor, width: int) -> torch.Tensor:
+    """Centred moving average along the last axis (edges averaged over what exists)."""
+    half = width // 2
+    padded = F.pad(x, (half, half), value=0.0)
+    ones = F.pad(torch.ones_like(x), (half, half), value=0.0)
+    num = padded.unfold(-1, width, 1).sum(-1)
+    den = ones.unfold(-1, width, 1).sum(-1)
+    return num / den
+
+
+class _WaveGraph:
+    """Sparse similarity graph over one head's keys, built lazily from the rows of the chosen nodes."""
+
+    def __init__(self, keys: torch.Tensor, fan_out: int):
+        self.unit = F.normalize(keys.float(), dim=-1)
+        self.fan_out = fan_out
+
+    def damping(self, sources: torch.Tensor) -> torch.Tensor:
+        """(T,) strongest edge weight reaching each node from ``sources`` (each keeps its top ``fan_out`` edges)."""
+        rows = self.unit[sources] @ self.unit.T               # (S, T)
+        rows[torch.arange(sources.numel()), sources] = -1.0   # no self loops
+        k = min(self.fan_out, rows.shape[1])
+        w, nb = rows.topk(k, dim=1)
+        hit = torch.zeros(rows.shape[1], device=rows.device)
+        hit.scatter_reduce_(0, nb.flatten(), w.clamp_min(0).flatten(), reduce="amax")
+        return hit
+
+
+class RippleDamping(EvictionMethod):
+    name = "ripple_damping"
+    query_window = 16
+    question_queries = True
+    smooth_width = 5
+    waves = 3
+    fan_out = 8
+    damp = 0.6
+
+    def _base(self, view: LayerView) -> torch.Tensor:
+        a = view.attention()                       # (H_q, N, T)
+        s = view.group(a.sum(dim=1), "mean")
+        return _smooth(s, self.smooth_width)
+
+    def select(self, view: LayerView) -> Keep:
+        live = view.valid_mask()
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        base = self._base(view)
+        pinned = view.positions >= view.query_positions.min()
+        picks = []
+        for h in range(view.n_kv_heads):
+            ok = live[h]
+            n_ok = int(ok.sum())
+            quota = min(view.budget, n_ok)
+            pin = torch.nonzero(pinned[h] & ok).flatten()
+            if pin.numel() >= quota:
+                picks.append(pin[-quota:] if quota else pin[:0])
+                continue
+            score = base[h].clone().masked_fill(~ok, float("-inf"))
+            score[pin] = float("-inf")
+            taken = [pin]
+            left = quota - pin.numel()
+            graph = _WaveGraph(view.keys[h], self.fan_out)
+            for wave in range(self.waves):
+                if left <= 0:
+                    break
+                size = left if wave == self.waves - 1 else max(1, math.ceil(left / (self.waves - wave)))
+                size = min(size, int(torch.isfinite(score).sum()))
+                if size <= 0:
+                    break
+                chosen = score.topk(size).indices
+                taken.append(chosen)
+                score[chosen] = float("-inf")
+                left -= size
+                if left > 0:
+                    score = score * (1.0 - self.damp * graph.damping(chosen))
+            picks.append(torch.cat(taken).sort().values)
+        return Keep(tuple(picks))
+'''
+BOARDS['GraphKV (round 18)'] = 'A'
+
+# FEATHER (board A, 'Derotated Lattice'): the last query's attention with the rotation undone (view.rotate by minus the positions); a numpy linspace lattice over np.flatnonzero's live tokens; three-stage layer_budgets.
+PORTS['FEATHER (round 18)'] = '''"""Derotated lattice pruning: judge tokens by attention with the positional rotation taken out, and always
+keep an evenly spaced lattice of the context so no region goes dark; prune harder in deeper stages."""
+
+import numpy as np
+import torch
+
+from harness.api import EvictionMethod, Keep, LayerView, ModelInfo
+
+
+class DerotatedLattice(EvictionMethod):
+    name = "derotated_lattice"
+    query_window = 1                  # the final prompt position is the judge
+    lattice_share = 0.5               # part of each head's budget spent on the even lattice
+    stage_weights = (2.0, 1.0, 0.55)  # shallow / middle / deep thirds of the stack
+
+    def layer_budgets(self, mean_budget: int, n_tokens: int, model: ModelInfo):
+        layers = model.attention_layers
+        if mean_budget >= n_tokens or len(layers) < 3:
+            return None
+        cut = np.array_split(np.arange(len(layers)), 3)
+        w = np.zeros(len(layers))
+        for part, weight in zip(cut, self.stage_weights):
+            w[part] = weight
+        pool = mean_budget * len(layers)
+        alloc = np.floor(pool * w / w.sum()).astype(int)
+        alloc = np.clip(alloc, 1, n_tokens)
+        while alloc.sum() > pool:  # clipping up to 1 can overspend by a hair: take it from the deepest
+            alloc[np.argmax(alloc[::-1] > 1) * -1 - 1] -= 1
+        return [int(a) for a in alloc]
+
+    @staticmethod
+    def _strip(view: LayerView, x: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        try:
+            return view.rotate(x, -pos)
+        except ValueError:  # rotation unknown: judge with what we have
+            return x.float()
+
+    def _judge(self, view: LayerView) -> torch.Tensor:
+        """(T,) mean over every query head of the derotated softmax of the last query."""
+        q_last = view.queries[:, -1:]
+        qpos = view.query_positions[-1:]
+        q0 = self._strip(view, q_last, qpos)[:, 0]                     # (H_q, D)
+        g = view.model.group_size
+        out = torch.zeros(view.n_tokens)
+        live = view.valid_mask()
+        for h in range(view.n_kv_heads):
+            k0 = self._strip(view, view.keys[h], view.positions[h])     # (T, D)
+            logits = q0[h * g:(h + 1) * g] @ k0.T * view.model.scale   # (g, T)
+            blocked = ~live[h] | (view.positions[h] > qpos[0])
+            p = torch.softmax(logits.masked_fill(blocked, float("-inf")), dim=-1).nan_to_num(0.0)
+            out += p.sum(dim=0).cpu()
+        return out / view.model.n_heads
+
+    def select(self, view: LayerView) -> Keep:
+        live = view.valid_mask()
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        common = live.all(dim=0).cpu().numpy()
+        judged = self._judge(view).numpy()
+        usable = np.flatnonzero(common)
+        quota = min(view.budget, usable.size)
+        n_grid = int(quota * self.lattice_share)
+        grid = usable[np.unique(np.linspace(0, usable.size - 1, n_grid).round().astype(int))] if n_grid else usable[:0]
+        rank = judged.copy()
+        rank[~common] = -np.inf
+        rank[grid] = -np.inf
+        rest = quota - grid.size
+        best = np.argsort(-rank, kind="stable")[:rest] if rest > 0 else usable[:0]
+        chosen = np.sort(np.concatenate([grid, best]).astype(np.int64))
+        idx = torch.from_numpy(chosen).to(view.keys.device)
+        return Keep.same_for_all_heads(idx, view.n_kv_heads)
+'''
+BOARDS['FEATHER (round 18)'] = 'A'
+
+# RoCo (board C, 'Calm Window'): running sum, sum of squares and count of group-averaged attention kept with remember/recall under a module tuple of names, in a zip loop; chunked causal softmax by hand; numpy argsort/setdiff1d selection.
+PORTS['RoCo (round 18)'] = '''"""Calm-window eviction for a capped cache: evict only among entries whose attention has been steady, and
+among those the ones with the lowest average attention per observing step."""
+
+import numpy as np
+import torch
+
+from harness.api import EvictionMethod, Keep, LayerView
+
+_TAGS = ("cw_s1", "cw_s2", "cw_n")
+
+
+class CalmWindow(EvictionMethod):
+    name = "calm_window"
+    query_window = 512          # at least one block of steps: every query since the last call
+    guard_tail = 10             # the newest entries are never candidates
+    spare_share = 0.3           # part of the budget left outside the candidate pool (most volatile entries)
+    chunk = 128
+
+    def _observe(self, view: LayerView):
+        """Per-token running moments of the group-averaged attention: sum, sum of squares, observation count."""
+        s1, s2, n = (view.recall(t) for t in _TAGS)
+        if view.queries is None or view.query_positions is None:
+            return s1, s2, n
+        last = view.state.get("cw_last", -1)
+        fresh = view.query_positions > last
+        if not bool(fresh.any()):
+            return s1, s2, n
+        q = view.queries[:, fresh].float()
+        qp = view.query_positions[fresh]
+        hkv, g = view.n_kv_heads, view.model.group_size
+        keys = view.keys.float()
+        pos = view.positions
+        live = view.valid_mask()
+        for a in range(0, q.shape[1], self.chunk):
+            qc, pc = q[:, a:a + self.chunk], qp[a:a + self.chunk]
+            c = qc.shape[1]
+            lg = torch.matmul(qc.reshape(hkv, g * c, -1), keys.transpose(1, 2)).view(hkv, g, c, -1)
+            lg = lg * view.model.scale
+            unseen = (pos[:, None, None, :] > pc.view(1, 1, c, 1)) | ~live[:, None, None, :]
+            att = lg.masked_fill(unseen, float("-inf")).softmax(-1).nan_to_num(0.0).mean(dim=1)  # (H_kv, c, T)
+            s1 = s1 + att.sum(dim=1)
+            s2 = s2 + att.pow(2).sum(dim=1)
+            n = n + (~unseen[:, 0]).sum(dim=1).float()
+        view.state["cw_last"] = int(qp.max())
+        return s1, s2, n
+
+    def select(self, view: LayerView) -> Keep:
+        s1, s2, n = self._observe(view)
+        for tag, x in zip(_TAGS, (s1, s2, n)):
+            view.remember(tag, x)
+        live = view.valid_mask().cpu().numpy()
+        mean = (s1 / n.clamp_min(1.0)).cpu().numpy()
+        var = (s2 / n.clamp_min(1.0)).cpu().numpy() - mean**2
+        spread = np.sqrt(np.clip(var, 0.0, None))
+        pos = view.positions.cpu().numpy()
+        budget = view.budget
+        out = []
+        for h in range(view.n_kv_heads):
+            idx = np.flatnonzero(live[h])
+            total = idx.size
+            drop = total - budget
+            if drop <= 0:
+                out.append(torch.from_numpy(idx.astype(np.int64)))
+                continue
+            guard = min(self.guard_tail, budget)
+            newest = idx[np.argsort(pos[h, idx], kind="stable")[total - guard:]] if guard else idx[:0]
+            cand = np.setdiff1d(idx, newest, assume_unique=True)
+            pool = max(drop, min(cand.size, total - 1 - int(self.spare_share * budget)))
+            calm = cand[np.argsort(spread[h, cand], kind="stable")[:pool]]
+            gone = calm[np.argsort(mean[h, calm], kind="stable")[:drop]]
+            out.append(torch.from_numpy(np.setdiff1d(idx, gone, assume_unique=True).astype(np.int64)))
+        return Keep(tuple(t.to(view.keys.device) for t in out))
+'''
+BOARDS['RoCo (round 18)'] = 'C'
+
+# ThinK (board A, 'Lean Key Lanes'): window attention avg-pooled for the tokens; a per-channel |Q| x |K| magnitude (squares summed over rows, square root) ranked, scattered into a lane mask and multiplied into the kept keys; Rewrite.
+PORTS['ThinK (round 18)'] = '''"""Lean key lanes: keep the tokens the closing queries look at, then switch off the key lanes (feature
+channels) those queries barely use, so each kept key carries only its busiest lanes."""
+
+import torch
+import torch.nn.functional as F
+
+from harness.api import EvictionMethod, Keep, LayerView, Rewrite
+
+
+class LeanKeyLanes(EvictionMethod):
+    name = "lean_key_lanes"
+    query_window = 32
+    question_queries = True
+    pool_width = 7
+    lane_keep = 0.5           # share of key lanes left on
+
+    def _token_merit(self, view: LayerView) -> torch.Tensor:
+        a = view.attention()                                   # (H_q, N, T)
+        m = view.group(a.sum(1), "mean")
+        m = F.avg_pool1d(m.unsqueeze(1), self.pool_width, stride=1, padding=self.pool_width // 2,
+                         count_include_pad=False).squeeze(1)
+        return m
+
+    def _lane_mask(self, view: LayerView, live: torch.Tensor) -> torch.Tensor:
+        """(H_kv, D) bool: lanes whose query magnitude x key magnitude is in the top share."""
+        g, hkv = view.model.group_size, view.n_kv_heads
+        q = view.queries.float()
+        q_mag = q.pow(2).sum(dim=1).view(hkv, g, -1).sum(dim=1).sqrt()           # (H_kv, D)
+        k = view.keys.float() * live[..., None]
+        k_mag = k.pow(2).sum(dim=1).sqrt()                                       # (H_kv, D)
+        lane = q_mag * k_mag
+        d = lane.shape[-1]
+        n_on = max(1, int(round(self.lane_keep * d)))
+        on = torch.zeros_like(lane, dtype=torch.bool)
+        on.scatter_(1, lane.topk(n_on, dim=-1).indices, True)
+        return on
+
+    def select(self, view: LayerView):
+        live = view.valid_mask()
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        merit = self._token_merit(view)
+        recent = view.positions >= view.query_positions.min()
+        merit = merit.masked_fill(recent, float("inf"))
+        chosen = Keep.from_topk(merit, view.budget, view.valid).indices
+        lanes = self._lane_mask(view, live)
+        ks, vs, ps = [], [], []
+        for h, idx in enumerate(chosen):
+            k = view.keys[h, idx].clone()
+            keep_full = recent[h, idx]                     # the observation span keeps every lane
+            k[~keep_full] = k[~keep_full] * lanes[h].to(k.dtype)
+            ks.append(k)
+            vs.append(view.values[h, idx].clone())
+            ps.append(view.positions[h, idx].clone())
+        return Rewrite(tuple(ks), tuple(vs), tuple(ps))
+'''
+BOARDS['ThinK (round 18)'] = 'A'
+
+# InfiniPot-V (board C, 'Echo-Stride Sieve'): cosine of each older key to the keys at the same in-tile offset of the newest tiles (a modulo-offset gather), averaged over the tiles; value norm avg-pooled; no queries.
+PORTS['InfiniPot-V (round 18)'] = '''"""Echo-stride sieve for a capped cache, with no queries at all: slice the cache into fixed-stride tiles,
+drop what merely echoes the newest tiles at the same in-tile offset, and fill the rest by value energy."""
+
+import torch
+import torch.nn.functional as F
+
+from harness.api import EvictionMethod, Keep, LayerView
+
+
+class EchoStrideSieve(EvictionMethod):
+    name = "echo_stride_sieve"
+    tile = 16              # tokens per tile
+    echo_share = 0.5       # part of the budget chosen by novelty against the newest tiles
+    probe_share = 0.25     # newest share of tiles used as the reference (always kept)
+    lead = 4               # earliest entries are always kept
+    energy_width = 3       # moving-average width on the value energy
+
+    def _novelty(self, keys: torch.Tensor, n_ref_tiles: int) -> torch.Tensor:
+        """keys (L, D) in cache order. Returns (L - R,) novelty of the older part: minus the mean cosine to the
+        token at the same offset (counted from the end) in each of the newest ``n_ref_tiles`` tiles."""
+        L = keys.shape[0]
+        R = n_ref_tiles * self.tile
+        unit = keys.float() / (keys.float().norm(dim=-1, keepdim=True) + 1e-9)
+        ref = unit[L - R:].reshape(n_ref_tiles, self.tile, -1)           # (Q, S, D)
+        old = unit[: L - R]
+        off = (torch.arange(L - R, device=keys.device) - (L - R)) % self.tile  # aligned to the tile grid
+        partners = ref[:, off]                                            # (Q, L-R, D)
+        return -(partners * old.unsqueeze(0)).sum(-1).mean(0)
+
+    def _energy(self, values: torch.Tensor) -> torch.Tensor:
+        e = values.float().norm(dim=-1)
+        if self.energy_width > 1:
+            e = F.avg_pool1d(e[None, None], self.energy_width, 1, self.energy_width // 2,
+                             count_include_pad=False)[0, 0]
+        return e
+
+    def _head(self, keys, values, positions, budget):
+        L = keys.shape[0]
+        if L <= budget:
+            return torch.arange(L, device=keys.device)
+        order = torch.argsort(positions)
+        keys, values = keys[order], values[order]
+        lead = min(self.lead, budget)
+        body_k, body_v = keys[lead:], values[lead:]
+        room = budget - lead
+        forced = torch.zeros(L - lead, dtype=torch.bool, device=keys.device)
+        n_tiles = body_k.shape[0] // self.tile
+        echo_room = int(round(self.echo_share * room))
+        ref_tiles = min(int(n_tiles * self.probe_share), echo_room // self.tile)
+        if ref_tiles >= 1 and n_tiles > ref_tiles:
+            R = ref_tiles * self.tile
+            forced[-R:] = True
+            nov = self._novelty(body_k, ref_tiles)
+            extra = min(echo_room - R, nov.numel())
+            if extra > 0:
+                forced[nov.topk(extra).indices] = True
+        score = self._energy(body_v)
+        score = torch.where(forced, score.max() + 1.0, score)
+        pick = score.topk(room).indices if room > 0 else score.new_empty(0, dtype=torch.long)
+        chosen = torch.cat([torch.arange(lead, device=keys.device), pick + lead])
+        return order[chosen].sort().values
+
+    def select(self, view: LayerView) -> Keep:
+        live = view.valid_mask()
+        out = []
+        for h in range(view.n_kv_heads):
+            rows = torch.nonzero(live[h]).flatten()
+            sub = self._head(view.keys[h, rows], view.values[h, rows], view.positions[h, rows], view.budget)
+            out.append(rows[sub])
+        return Keep(tuple(out))
+'''
+BOARDS['InfiniPot-V (round 18)'] = 'C'
+
+# RLKV (board B_offline, 'Deviation-Gated Split'): the learned gate replaced by the output error of each head restricted to a lead and a trailing window (two einsum attentions); heads ranked by it with sorted(key=lambda); ragged Keep, the closed heads keeping positions only.
+PORTS['RLKV (round 18)'] = '''"""Deviation-gated head split: measure, per KV head, how much its output changes when it is restricted to a
+lead + trailing window; heads that barely change run on that window alone, the others get the rest of the
+layer's budget (the whole context where it fits)."""
+
+import math
+
+import torch
+
+from harness.api import EvictionMethod, Keep, LayerView
+
+
+class DeviationGatedSplit(EvictionMethod):
+    name = "deviation_gated_split"
+    reconstruction_queries = True   # B_offline: the re-reading pass supplies the probe queries
+    query_window = 32               # elsewhere: the context's own closing queries
+    lead = 4
+    trail = 64
+    open_share = 0.5                # share of KV heads whose gate opens (at least one)
+    probe_cap = 256                 # probe queries used for the gate (evenly spaced)
+
+    def _attend(self, q, k, v, qpos, kpos, allowed, scale):
+        """q (G, N, D) against one head's k/v (T, D), restricted to ``allowed`` (T,) and causal when qpos given."""
+        lg = torch.einsum("gnd,td->gnt", q, k) * scale
+        block = ~allowed[None, None, :]
+        if qpos is not None:
+            block = block | (kpos[None, None, :] > qpos[None, :, None])
+        p = lg.masked_fill(block, float("-inf")).softmax(-1).nan_to_num(0.0)
+        return torch.einsum("gnt,td->gnd", p, v), p
+
+    def select(self, view: LayerView) -> Keep:
+        live = view.valid_mask()
+        if view.queries is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        n_q = view.queries.shape[1]
+        pick = torch.linspace(0, n_q - 1, min(n_q, self.probe_cap)).round().long().unique()
+        q = view.queries[:, pick].float()
+        qpos = None if view.query_positions is None else view.query_positions[pick]
+        causal = qpos is not None and bool((qpos <= view.positions.max()).any())
+        g, hkv, scale = view.model.group_size, view.n_kv_heads, view.model.scale
+
+        gate, relevance = [], []
+        for h in range(hkv):
+            ok = live[h]
+            pos = view.positions[h]
+            first = pos[ok].min() if bool(ok.any()) else pos.min()
+            last = pos[ok].max() if bool(ok.any()) else pos.max()
+            local = ok & ((pos < first + self.lead) | (pos > last - self.trail))
+            k, v = view.keys[h].float(), view.values[h].float()
+            qh = q[h * g:(h + 1) * g]
+            qp = qpos if causal else None
+            full, prob = self._attend(qh, k, v, qp, pos, ok, scale)
+            narrow, _ = self._attend(qh, k, v, qp, pos, local, scale)
+            dev = (full - narrow).pow(2).sum(-1).mean() / full.pow(2).sum(-1).mean().clamp_min(1e-9)
+            gate.append(float(dev))
+            relevance.append(prob.amax(dim=(0, 1)))
+        counts = [int(live[h].sum()) for h in range(hkv)]
+        total = view.budget * hkv
+
+        n_open = max(1, math.ceil(self.open_share * hkv))
+        opened = sorted(range(hkv), key=lambda h: -gate[h])[:n_open]
+        closed = [h for h in range(hkv) if h not in opened]
+        share = {h: min(counts[h], self.lead + self.trail, view.budget) for h in closed}
+        spare = total - sum(share.values())
+        for i, h in enumerate(sorted(opened, key=lambda h: counts[h])):
+            give = min(counts[h], spare // (len(opened) - i))
+            share[h] = give
+            spare -= give
+        for h in closed:                    # whatever the opened heads could not use widens the closed windows
+            more = min(spare, counts[h] - share[h])
+            share[h] += more
+            spare -= more
+
+        out = []
+        for h in range(hkv):
+            ok = live[h]
+            if share[h] >= counts[h]:
+                out.append(torch.nonzero(ok).flatten())
+                continue
+            if h in opened:
+                s = relevance[h].clone()
+                s[view.positions[h] < view.positions[h][ok].min() + self.lead] = float("inf")
+            else:
+                s = view.positions[h].float()
+                s[view.positions[h] < view.positions[h][ok].min() + self.lead] = float("inf")
+            s = s.masked_fill(~ok, float("-inf"))
+            out.append(s.topk(share[h]).indices.sort().values)
+        return Keep(tuple(out))
+'''
+BOARDS['RLKV (round 18)'] = 'B_offline'
+
+# FastKV (board A, 'Relay Cascade'): a relay shortlist dataclass kept across layers; torch.isin restricts the deeper layers to it.
+PORTS['FastKV (round 18)'] = '''"""Relay cascade: shallow layers each keep their own best tokens; at a relay layer midway down the stack one
+shared shortlist is drawn for the whole layer, and every deeper layer may only keep tokens from it."""
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from harness.api import EvictionMethod, Keep, LayerView, ModelInfo
+
+
+@dataclass
+class _Shortlist:
+    stamp: tuple
+    layer: int
+    members: torch.Tensor  # sorted original positions
+
+
+class RelayCascade(EvictionMethod):
+    name = "relay_cascade"
+    query_window = 8
+    question_queries = True
+    kernel = 7
+    relay_fraction = 0.2       # shortlist size as a share of the context (never below the layer budget)
+
+    def __init__(self) -> None:
+        self._relay_layer = None
+        self._shortlist = None
+        self._prev_layer = -1
+
+    def setup(self, model: ModelInfo) -> None:
+        layers = model.attention_layers
+        self._relay_layer = layers[max(0, len(layers) // 2 - 1)] if layers else 0
+
+    def _scores(self, view: LayerView) -> torch.Tensor:
+        att = view.attention()                                       # (H_q, N, T)
+        s = att.sum(dim=1).view(view.n_kv_heads, view.model.group_size, -1).mean(dim=1)
+        s = F.avg_pool1d(s[:, None], self.kernel, 1, self.kernel // 2, count_include_pad=False)[:, 0]
+        return s.masked_fill(view.positions >= view.query_positions.min(), float("inf"))
+
+    def _stamp(self, view: LayerView) -> tuple:
+        return (view.n_tokens, int(view.positions.max()), int(view.query_positions.max()))
+
+    def select(self, view: LayerView) -> Keep:
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        if view.layer <= self._prev_layer:       # a new compression pass starts from the top
+            self._shortlist = None
+        self._prev_layer = view.layer
+        relay = self._relay_layer if self._relay_layer is not None else view.model.n_layers // 2 - 1
+        s = self._scores(view)
+        live = view.valid_mask()
+        if view.layer == relay or (view.layer > relay and (self._shortlist is None
+                                                           or self._shortlist.stamp != self._stamp(view))):
+            pooled = s.masked_fill(~live, 0.0).clamp(max=1e4).mean(dim=0)
+            pooled = pooled.masked_fill(~live.all(dim=0), float("-inf"))
+            size = min(int(live.all(dim=0).sum()), max(view.budget, int(self.relay_fraction * view.n_tokens)))
+            rows = pooled.topk(size).indices
+            self._shortlist = _Shortlist(self._stamp(view), view.layer, view.positions[0, rows].sort().values)
+        if view.layer > relay and self._shortlist is not None:
+            allowed = torch.isin(view.positions, self._shortlist.members.to(view.positions.device))
+            s = s.masked_fill(~allowed, float("-inf"))
+            live = live & allowed
+        k = torch.minimum(live.sum(dim=1), torch.full_like(live.sum(dim=1), view.budget))
+        return Keep.from_topk(s, k, live)
+'''
+BOARDS['FastKV (round 18)'] = 'A'
+
+# FastV (board B_online, 'Early Verdict'): attention received averaged over every query at layer 2 (a verdict), position-keyed and reused by the deeper layers through isin; layer_budgets split between shallow and deep layers.
+PORTS['FastV (round 18)'] = '''"""Early verdict: let the first couple of layers keep (nearly) everything, read one verdict off the last of
+them, the attention every context token receives on average over all heads and all positions, and let every
+deeper layer keep the same top share of tokens according to that verdict."""
+
+import torch
+
+from harness.api import EvictionMethod, Keep, LayerView, ModelInfo
+
+
+class EarlyVerdict(EvictionMethod):
+    name = "early_verdict"
+    query_window = 1 << 20       # every context query
+    verdict_depth = 2            # layers before the verdict keep (almost) everything
+    shallow_cap = 0.5            # at most this share of the total goes to the shallow layers
+
+    def __init__(self) -> None:
+        self._verdict = None     # (stamp, order of original positions, best first)
+        self._seen = -1
+        self._layers = ()
+
+    def setup(self, model: ModelInfo) -> None:
+        self._layers = tuple(model.attention_layers)
+
+    def layer_budgets(self, mean_budget: int, n_tokens: int, model: ModelInfo):
+        layers = list(model.attention_layers)
+        d = min(self.verdict_depth, len(layers) - 1)
+        if d <= 0 or mean_budget >= n_tokens:
+            return None
+        pool = mean_budget * len(layers)
+        shallow = min(n_tokens, int(self.shallow_cap * pool) // d)
+        deep = (pool - shallow * d) // (len(layers) - d)
+        if deep < 1:
+            return None
+        return [shallow] * d + [deep] * (len(layers) - d)
+
+    def _received(self, view: LayerView) -> torch.Tensor:
+        """(T,) attention received per token, averaged over every query row and every query head."""
+        per_head = view.attention(reduce="mean")               # (H_q, T)
+        live = view.valid_mask().repeat_interleave(view.model.group_size, 0)
+        return per_head.masked_fill(~live, 0.0).mean(dim=0)
+
+    def select(self, view: LayerView) -> Keep:
+        live = view.valid_mask()
+        common = live.all(dim=0)
+        if view.queries is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        if view.layer <= self._seen:
+            self._verdict = None
+        self._seen = view.layer
+        rank_in = self._layers.index(view.layer) if view.layer in self._layers else view.layer
+        stamp = (view.n_tokens, int(view.positions.max()))
+        quota = min(view.budget, int(common.sum()))
+        if rank_in < self.verdict_depth or self._verdict is None or self._verdict[0] != stamp:
+            score = self._received(view).masked_fill(~common, float("-inf"))
+            order = view.positions[0][torch.argsort(score, descending=True)[: int(common.sum())]]
+            if rank_in == self.verdict_depth - 1 or (rank_in >= self.verdict_depth and self._verdict is None):
+                self._verdict = (stamp, order)
+            chosen_pos = order[:quota]
+        else:
+            chosen_pos = self._verdict[1][:quota]
+        idx = torch.nonzero(torch.isin(view.positions[0], chosen_pos.to(view.positions.device))).flatten()
+        return Keep.same_for_all_heads(idx, view.n_kv_heads)
+'''
+BOARDS['FastV (round 18)'] = 'B_online'
+
+# LOOK-M (board B_online, 'Absorb Ledger'): a ledger helper class of sums and counts; every evicted entry averaged into its most similar kept key (cosine argmax) by index_add_; Rewrite.
+PORTS['LOOK-M (round 18)'] = '''"""Absorb-on-evict ledger: keep the most-attended tokens plus a recent tail, and instead of discarding the
+rest, average every evicted entry into the kept entry whose key it resembles most."""
+
+import torch
+
+from harness.api import EvictionMethod, Keep, LayerView, Rewrite
+
+
+class _Ledger:
+    """Running sums for one head: each kept slot accumulates the entries it absorbs."""
+
+    def __init__(self, k: torch.Tensor, v: torch.Tensor):
+        self.k = k.float().clone()
+        self.v = v.float().clone()
+        self.n = torch.ones(k.shape[0], device=k.device)
+
+    def absorb(self, slot: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
+        self.k.index_add_(0, slot, k.float())
+        self.v.index_add_(0, slot, v.float())
+        self.n.index_add_(0, slot, torch.ones_like(slot, dtype=self.n.dtype))
+
+    def settle(self):
+        return self.k / self.n[:, None], self.v / self.n[:, None]
+
+
+class AbsorbLedger(EvictionMethod):
+    name = "absorb_ledger"
+    query_window = 1 << 20
+    tail_share = 0.25
+
+    def select(self, view: LayerView):
+        live = view.valid_mask()
+        if view.queries is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        if int(live.sum(dim=1).max()) <= view.budget:
+            return Keep(tuple(torch.nonzero(live[h]).flatten() for h in range(view.n_kv_heads)))
+        heat = view.group(view.attention(reduce="sum"), "sum")      # (H_kv, T) total attention received
+        tail = int(self.tail_share * view.budget)
+        ks, vs, ps = [], [], []
+        for h in range(view.n_kv_heads):
+            rows = torch.nonzero(live[h]).flatten()
+            pos = view.positions[h, rows]
+            score = heat[h, rows].clone()
+            if tail:
+                score[torch.argsort(pos, descending=True)[:tail]] = float("inf")
+            top = score.topk(view.budget).indices.sort().values
+            out_mask = torch.ones(rows.numel(), dtype=torch.bool, device=rows.device)
+            out_mask[top] = False
+            kept_k, kept_v = view.keys[h, rows[top]], view.values[h, rows[top]]
+            gone_k, gone_v = view.keys[h, rows[out_mask]], view.values[h, rows[out_mask]]
+            book = _Ledger(kept_k, kept_v)
+            if gone_k.shape[0]:
+                unit = torch.nn.functional.normalize
+                cos = unit(gone_k.float(), dim=-1) @ unit(kept_k.float(), dim=-1).T
+                book.absorb(cos.argmax(dim=1), gone_k, gone_v)
+            k_new, v_new = book.settle()
+            ks.append(k_new.to(view.keys.dtype))
+            vs.append(v_new.to(view.values.dtype))
+            ps.append(pos[top])
+        return Rewrite(tuple(ks), tuple(vs), tuple(ps))
+'''
+BOARDS['LOOK-M (round 18)'] = 'B_online'
+
+# AIM (board B_online, 'Pair-Fuse Taper'): a bag helper class fusing even/odd halves pairwise (bipartite matching by cosine of mean keys) down to a working set, then trimmed by window attention; linear-taper layer_budgets.
+# (left open: the port ranks by attention received where the paper runs a PageRank over the attention
+# matrix, so the rule it computes is the paper's merge beside another ranking)
+OPEN['AIM (round 18)'] = '''"""Pair-fuse taper: in each layer, first fuse look-alike entries pairwise (alternating halves, most similar
+pairs first) down to a working set, then trim that set by the attention the context's closing queries pay it;
+the per-layer allowance is flat for the shallow quarter of the stack and tapers linearly below it."""
+
+import math
+
+import torch
+
+from harness.api import EvictionMethod, Keep, LayerView, ModelInfo, Rewrite
+
+
+def _taper(n: int, flat: int, floor: float) -> list[float]:
+    w = []
+    for i in range(n):
+        if i < flat:
+            w.append(1.0)
+        else:
+            t = (i - flat + 1) / max(1, n - flat)
+            w.append(1.0 - (1.0 - floor) * t)
+    return w
+
+
+class _Bag:
+    """One head's working set: key/value sums, member counts, positions, attention mass."""
+
+    def __init__(self, k, v, pos, mass):
+        self.k, self.v = k.float().clone(), v.float().clone()
+        self.size = torch.ones(k.shape[0], device=k.device)
+        self.pos, self.mass = pos.clone(), mass.clone()
+
+    def __len__(self):
+        return self.k.shape[0]
+
+    def fuse_round(self, excess: int, frozen: torch.Tensor) -> int:
+        """Fuse up to ``excess`` entries of one half into their best partner in the other half."""
+        idx = torch.arange(len(self), device=self.k.device)
+        movable = ~frozen
+        src_side = idx[movable & (idx % 2 == 0)]
+        dst_side = idx[movable & (idx % 2 == 1)]
+        if src_side.numel() == 0 or dst_side.numel() == 0:
+            return 0
+        mean_k = self.k / self.size[:, None]
+        unit = mean_k / mean_k.norm(dim=-1, keepdim=True).clamp_min(1e-9)
+        sim = unit[src_side] @ unit[dst_side].T
+        best, partner = sim.max(dim=1)
+        r = min(excess, src_side.numel())
+        go = best.topk(r).indices
+        s, d = src_side[go], dst_side[partner[go]]
+        for name in ("k", "v"):
+            getattr(self, name).index_add_(0, d, getattr(self, name)[s])
+        self.size.index_add_(0, d, self.size[s])
+        self.mass.index_add_(0, d, self.mass[s])
+        stay = torch.ones(len(self), dtype=torch.bool, device=self.k.device)
+        stay[s] = False
+        for name in ("k", "v", "size", "pos", "mass"):
+            setattr(self, name, getattr(self, name)[stay])
+        return r
+
+    def take(self, rows):
+        rows = rows[torch.argsort(self.pos[rows])]
+        return self.k[rows] / self.size[rows, None], self.v[rows] / self.size[rows, None], self.pos[rows]
+
+
+class PairFuseTaper(EvictionMethod):
+    name = "pair_fuse_taper"
+    query_window = 16
+    flat_quarter = 0.25
+    taper_floor = 0.2
+    fuse_to = 1.5            # fuse down to this multiple of the allowance, then trim
+
+    def layer_budgets(self, mean_budget: int, n_tokens: int, model: ModelInfo):
+        n = len(model.attention_layers)
+        if mean_budget >= n_tokens or n < 2:
+            return None
+        w = _taper(n, int(math.ceil(self.flat_quarter * n)), self.taper_floor)
+        pool = mean_budget * n
+        if pool < n:
+            return None
+        out = [max(1, min(n_tokens, int(pool * x / sum(w)))) for x in w]
+        i = n - 1
+        while sum(out) > pool:          # a floor of one token can overspend a little: repay from the deep end
+            if out[i] > 1:
+                out[i] -= 1
+            i = i - 1 if i > 0 else n - 1
+        return out
+
+    def select(self, view: LayerView):
+        live = view.valid_mask()
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        if int(live.sum(dim=1).max()) <= view.budget:
+            return Keep(tuple(torch.nonzero(live[h]).flatten() for h in range(view.n_kv_heads)))
+        mass = view.group(view.attention().sum(dim=1), "mean")
+        tail = view.positions >= view.query_positions.min()
+        ks, vs, ps = [], [], []
+        for h in range(view.n_kv_heads):
+            rows = torch.nonzero(live[h]).flatten()
+            bag = _Bag(view.keys[h, rows], view.values[h, rows], view.positions[h, rows], mass[h, rows])
+            frozen_pos = view.positions[h, rows][tail[h, rows]]
+            target = min(len(bag), max(view.budget, int(self.fuse_to * view.budget)))
+            while len(bag) > target:
+                frozen = torch.isin(bag.pos, frozen_pos)
+                if bag.fuse_round(len(bag) - target, frozen) == 0:
+                    break
+            order = bag.mass.clone()
+            order[torch.isin(bag.pos, frozen_pos)] = float("inf")
+            keep_rows = order.topk(min(view.budget, len(bag))).indices
+            k, v, p = bag.take(keep_rows)
+            ks.append(k.to(view.keys.dtype))
+            vs.append(v.to(view.values.dtype))
+            ps.append(p)
+        return Rewrite(tuple(ks), tuple(vs), tuple(ps))
+'''
+BOARDS['AIM (round 18)'] = 'B_online'
+
+# CDPruner (board A, 'Conditioned Volume'): a helper class doing greedy Cholesky-style log-det maximisation with kernel rows built on demand (chained Cls(...).run(k)); relevance exp(alpha r) of derotated unit keys against the question; top-up by relevance.
+PORTS['CDPruner (round 18)'] = '''"""Conditioned volume picker: choose, per KV head, the set of cached keys that spans the largest volume once
+each key is scaled by its relevance to the question, greedily, one token at a time."""
+
+import torch
+
+from harness.api import EvictionMethod, Keep, LayerView
+
+
+class _GreedyVolume:
+    """Incremental Cholesky-style greedy maximiser of log det(L_S) for L = diag(r) F F^T diag(r), rows on demand."""
+
+    def __init__(self, feats: torch.Tensor, rel: torch.Tensor, live: torch.Tensor):
+        self.f, self.r = feats, rel
+        self.gain = (rel * rel).masked_fill(~live, float("-inf"))   # diagonal of L (unit-norm features)
+        self.basis = []
+        self.live = live
+
+    def row(self, j: int) -> torch.Tensor:
+        return self.r[j] * self.r * (self.f @ self.f[j])
+
+    def run(self, k: int, eps: float = 1e-6) -> list[int]:
+        picked = []
+        while len(picked) < k:
+            j = int(torch.argmax(self.gain))
+            dj = float(self.gain[j])
+            if not dj > eps:
+                break
+            e = self.row(j)
+            if self.basis:
+                c = torch.stack(self.basis)                     # (m, T)
+                e = e - c[:, j] @ c
+            e = e / dj ** 0.5
+            self.basis.append(e)
+            self.gain = self.gain - e * e
+            self.gain[j] = float("-inf")
+            picked.append(j)
+        return picked
+
+
+class ConditionedVolume(EvictionMethod):
+    name = "conditioned_volume"
+    query_window = 1
+    question_queries = True
+    theta = 0.5          # relevance vs diversity trade-off (1 = relevance used linearly)
+
+    @staticmethod
+    def _flat(view: LayerView, x: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        try:
+            return view.rotate(x, -pos)
+        except ValueError:
+            return x.float()
+
+    def _relevance(self, keys_u: torch.Tensor, asks_u: torch.Tensor, live: torch.Tensor) -> torch.Tensor:
+        r = (keys_u @ asks_u.T).mean(dim=1)
+        lo = r.masked_fill(~live, float("inf")).min()
+        hi = r.masked_fill(~live, float("-inf")).max()
+        r = (r - lo) / (hi - lo + 1e-6)
+        if self.theta != 1:
+            r = torch.exp(self.theta / (2 * (1 - self.theta)) * r)
+        return r.masked_fill(~live, 0.0)
+
+    def select(self, view: LayerView) -> Keep:
+        live = view.valid_mask()
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        g = view.model.group_size
+        q_flat = self._flat(view, view.queries, view.query_positions)
+        q_flat = q_flat / q_flat.norm(dim=-1, keepdim=True).clamp_min(1e-9)
+        result = []
+        for h in range(view.n_kv_heads):
+            ok = live[h]
+            quota = min(view.budget, int(ok.sum()))
+            k_flat = self._flat(view, view.keys[h], view.positions[h])
+            k_flat = k_flat / k_flat.norm(dim=-1, keepdim=True).clamp_min(1e-9)
+            asks = q_flat[h * g:(h + 1) * g].reshape(-1, k_flat.shape[-1])
+            rel = self._relevance(k_flat, asks, ok)
+            picked = _GreedyVolume(k_flat, rel, ok).run(quota)
+            if len(picked) < quota:        # the volume saturates (rank <= head dim): top up by relevance
+                r = rel.masked_fill(~ok, float("-inf")).clone()
+                if picked:
+                    r[torch.tensor(picked, device=r.device)] = float("-inf")
+                picked = picked + r.topk(quota - len(picked)).indices.tolist()
+            result.append(torch.tensor(sorted(picked), dtype=torch.long, device=view.keys.device))
+        return Keep(tuple(result))
+'''
+BOARDS['CDPruner (round 18)'] = 'A'

@@ -74,6 +74,15 @@ NOT_COUNTED = {
         "            s = k @ q.mean(0)\n"
         "            score = torch.bincount(s.topk(4).indices, minlength=n).float() + s\n"),
     "key norms": "            score = -k.norm(dim=-1)\n",
+    "one more for the first of one ranking (largest remainders)": (
+        "            a = torch.softmax(q @ k.T, dim=-1)\n"
+        "            score = a.sum(0)\n"
+        "            order = torch.argsort(a[0] - a[0].floor(), descending=True)\n"
+        "            score[order[:3]] += 1\n"),
+    "each query's picks weighted by their attention": (
+        "            a = torch.softmax(q @ k.T, dim=-1)\n"
+        "            top = a.topk(8, dim=-1)\n"
+        "            score = torch.zeros(n).index_add_(0, top.indices.reshape(-1), top.values.reshape(-1))\n"),
 }
 
 

@@ -120,6 +120,8 @@ MEAN_QUERY_ONLY = 0
 
 
 # Which queries score (class attributes, line 0) and the features that use the queries a method asks for.
+# what ``layer_budgets`` (a mean budget, a length and the model in; one budget per layer out) can compute
+LAYER_HOOK_FEATURES = frozenset({"layer_budget", "pyramid", "random", "layer_span"})
 QUERY_CHOICE = ("window_queries", "all_queries", "last_query", "question_queries", "window_kept", "accumulate")
 QUERY_USES = frozenset({"attention", "query_statistics", "query_svd", "exp_logit", "channel_selection",
                         "low_rank_scores", "block_keys", "key_envelope", "future_rope", "hashing", "reconstruction"})
@@ -918,8 +920,13 @@ def _tagged(tree: ast.Module, defs: Defs, schedules: set[int], attrs: dict[str, 
             for a in fn.args.args:
                 if a.arg != "self" and hook in ("select", "on_decode"):
                     flow.tags[a.arg] = {"VIEW"}
+            before = set(found)
             flow.run_def(fn)
             if hook == "layer_budgets":
+                # the hook sees a mean budget, a length and the model, no tokens: what its arithmetic over the layers'
+                # array looks like (its last entry, an entry beside an argmax) places no token
+                for f in set(found) - before - LAYER_HOOK_FEATURES:
+                    del found[f]
                 _pyramid(fn, found, defs)
     flow.finish()
     return flow

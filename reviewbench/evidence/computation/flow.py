@@ -623,7 +623,32 @@ def _einsum_token_letter(sub: str) -> str | None:
 
 
 def _mentions(e: ast.expr, name: str) -> bool:
+    if name.startswith("self."):
+        return any(isinstance(n, ast.Attribute) and self_attr(n) and n.attr == name[5:] for n in ast.walk(e))
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(e))
+
+
+def _unit(e: ast.expr) -> bool:
+    """A one or a tensor of ones: ``1``, ``1.0``, ``torch.ones(n)``, ``ones_like(top, dtype=...)``, ``x.new_ones(n)``,
+    ``torch.full(s, 1.0)`` (through a cast)."""
+    for _ in range(3):
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in ("float", "to", "long",
+                                                                                               "int", "double"):
+            e = e.func.value
+    if isinstance(e, ast.Constant):
+        return e.value == 1
+    if isinstance(e, ast.Call):
+        name = callee(e.func)[0]
+        if name in ("ones", "ones_like", "new_ones"):
+            return True
+        if name in ("full", "full_like", "new_full") and len(e.args) >= 2:
+            return isinstance(e.args[-1], ast.Constant) and e.args[-1].value == 1
+    return False
+
+
+def _mentions_any(e: ast.expr, names: set[str]) -> bool:
+    """Whether ``e`` reads one of ``names``."""
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(e))
 
 
 def _mentions_as_data(e: ast.expr, name: str) -> bool:
@@ -811,6 +836,7 @@ class FeatureTagger(ast.NodeVisitor):
         self.stack: list[int] = []
         self.owner: str | None = None
         self.loop = 0
+        self.loop_keys: dict[str, str] = {}  # loop variables over literal names, while such a loop runs per name
         self.current: str = ""
         self.aliases: dict[str, str] = {}
         self.normalising = 0
@@ -963,7 +989,9 @@ class FeatureTagger(ast.NodeVisitor):
                     t = t | {"R"}  # token indices read in a ranking's order (free[scores[free].argsort()]): a ranking
             if self._indexes_beside(node.slice):
                 self.add("pick_neighbours", node.lineno)  # x[top + d]: what stands beside the chosen tokens
-            if t & {"P", "I"} and not t & DATA_TAGS and self._lattice_index(node.slice, st):
+            if t & {"P", "I"} and not t & DATA_TAGS and self._lattice_index(node.slice, st) and not (
+                    isinstance(node.value, ast.Attribute) and node.value.attr == "query_positions"):
+                # (the queries' positions at a lattice: which probe queries read, no token kept)
                 self.add("uniform_positions", node.lineno)  # free[linspace(0, n - 1, k).long()]: evenly spaced
             if self._sorted_quota(node):
                 self.add("group_budget", node.lineno)
@@ -1080,7 +1108,7 @@ class FeatureTagger(ast.NodeVisitor):
             index = bool(t & {"I", "LIVEIDX"}) and not t & (DATA_TAGS | {"BID", "W", "RND", "BLK"})
             if not from_end and ("P" in t or index) and "DD" not in t and not any(
                     isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops) and any(
-                    isinstance(c, ast.Constant) and isinstance(c.value, int) or self_attr(c)
+                    isinstance(c, ast.Constant) and isinstance(c.value, int) or self_attr(c) or self._first_plus(c)
                     for c in [node.left, *node.comparators]):
                 self.add("sinks", node.lineno)  # positions < 4: the first tokens
             if "A" in t and not vis and not quota and not t & {"P", "R", "I"} and not any(
@@ -1248,6 +1276,8 @@ class FeatureTagger(ast.NodeVisitor):
             for a, b in ((lt, rt), (rt, lt)):
                 if "A" in a and "PAIR" in b and not b & DATA_TAGS:
                     return set(a)  # attention times a visibility (causal) mask: still that attention, masked
+                if "K" in a and not a & {"A", "Q", "CHI"} and "CHI" in b:
+                    return a | {"CH"}  # keys times a mask of the channels a ranking chose: those channels alone
         if isinstance(node.op, ast.MatMult):
             self._matmul(lt, rt, node.lineno)
             gained = self._spectral_product(lt, rt, node.lineno) | (
@@ -1570,6 +1600,10 @@ class FeatureTagger(ast.NodeVisitor):
                 tags = [self.tag(x) for x in parts if x is not None]
                 if any("KSIM" in x for x in tags) and any(x & {"R", "SEL"} and "KSIM" not in x for x in tags):
                     return True
+            elif isinstance(n, ast.Call) and n.args and "KSIM" in self.tag(n) and any(
+                    self.tag(a) & {"R", "SEL"} and "KSIM" not in self.tag(a) for a in n.args) and \
+                    callee(n.func)[0] not in CANON:
+                return True  # graph.damping(chosen): a helper given the picks returns their similarity to each token
         return False
 
     def _running_cover(self, name: str, value: ast.expr) -> bool:
@@ -1600,6 +1634,8 @@ class FeatureTagger(ast.NodeVisitor):
         entries at the chosen tokens' most similar neighbours scaled (``s[nb] *= decay``): selection with redundancy
         suppressed (a decay propagated over the key similarity graph)."""
         base = target.value if isinstance(target, ast.Subscript) else target
+        if isinstance(base, ast.Attribute) and self_attr(base):
+            base = ast.Name(id=f"self.{base.attr}", ctx=ast.Load())  # self.gain in a helper object: its own score
         if not isinstance(base, ast.Name):
             return
         score = self.tags.get(base.id, set())
@@ -1942,6 +1978,25 @@ class FeatureTagger(ast.NodeVisitor):
         if self.found.get("max_attention") == den.lineno and den.lineno != num.lineno:
             del self.found["max_attention"]  # the maximum was taken into a temporary first: read there as a score
         return True
+
+    def _first_plus(self, e: ast.expr) -> bool:
+        """``pos.min() + 4``, ``first + self.lead`` (``first = pos[ok].min()``), ``pos[0] + n``: a few past the first
+        position: what lies below it is the first tokens."""
+        if not isinstance(e, ast.BinOp) or not isinstance(e.op, ast.Add):
+            return False
+        for a, b in ((e.left, e.right), (e.right, e.left)):
+            if not (isinstance(a, ast.Constant) and isinstance(a.value, int) or self_attr(a)):
+                continue
+            first = self._resolved(b)
+            if isinstance(first, ast.IfExp):
+                first = first.body
+            if isinstance(first, ast.Call) and callee(first.func)[0] in ("min", "amin") and \
+                    self.tag(first) & {"P", "I"} and not self.tag(first) & DATA_TAGS:
+                return True
+            if isinstance(first, ast.Subscript) and isinstance(first.slice, ast.Constant) and first.slice.value == 0 \
+                    and self.tag(first) & {"P", "I"} and not self.tag(first) & DATA_TAGS:
+                return True
+        return False
 
     def _python_number(self, e: ast.expr, depth: int = 0) -> bool:
         """A count held as one Python number (``int(ok.sum())``, ``max(1, n)``, ``x.item()``, ``len(rows)``): how
@@ -2388,6 +2443,22 @@ class FeatureTagger(ast.NodeVisitor):
             attrs = self._as_object(None, lambda: self._inline(init, node, arg_tags, kw_tags))
             self.constructed[id(node)] = attrs
             return set().union(*attrs.values()) | all_args
+        func = node.func
+        made = func.value if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) else None
+        if isinstance(func, ast.Attribute) and made is not None and id(made) in self.constructed and \
+                isinstance(made.func, ast.Name):
+            # Helper(keys, rel).run(k): a method of the object just made, run on what its __init__ stored
+            cls = made.func.id
+            method_def = next((d for d in self.defs.by_name.get(func.attr, []) if self.defs.owner.get(id(d)) == cls),
+                              None)
+            if method_def is not None and id(method_def) not in self.stack:
+                from_made: set[str] = set()
+                run_def = method_def
+
+                def run_made() -> None:
+                    from_made.update(self._inline(run_def, node, arg_tags, kw_tags))
+                self.constructed[id(made)] = self._as_object(self.constructed[id(made)], run_made)
+                return from_made | all_args
         local = self.defs.resolve(node, self.owner) or self._instance_method(node)
         if local is not None and id(local) in self.stack and self._recursive_power(local, node):
             self.add("query_svd", node.lineno)  # the queries' principal direction by a recursive power iteration
@@ -2553,7 +2624,7 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("max_attention", line)
             return {"A"} | (all_args - {"Q"}) | (set() if red is not None else {"QAX", "QROW"})
         if name == "recall":
-            key = _name_key(node)
+            key = self._key(node)
             self.recalled.add(key)
             if self.recall_tags is None:
                 return {"S", "A"}  # what was stored is not known yet: read as a remembered score (attention)
@@ -2561,7 +2632,7 @@ class FeatureTagger(ast.NodeVisitor):
         if name == "remember":
             stored = set().union(*arg_tags[1:2]) if len(arg_tags) > 1 else set().union(
                 *[self.tag(k.value) for k in node.keywords if k.arg in ("value", "tensor")])
-            key = _name_key(node)
+            key = self._key(node)
             self.stored.setdefault(key, set()).update(stored)
             if "S" in stored or not stored & (DATA_TAGS | {"S"}):
                 self.add("accumulate", line)  # what is stored carries what was recalled: a running quantity (a
@@ -2605,7 +2676,7 @@ class FeatureTagger(ast.NodeVisitor):
         if op == "rank" and "VOTE" in t:
             self.add("query_votes", line)  # tokens ranked by how many queries' own top-k picked them
         if op == "scatter" and name in ("bincount", "scatter_add", "scatter_add_", "index_add", "index_add_") and \
-                {"R", "QROW"} <= self._counted(node, receiver, rt, arg_tags):
+                {"R", "QROW"} <= self._counted(node, receiver, rt, arg_tags) and self._unit_counts(node, receiver):
             t = t | {"VOTE"}  # each query's top-k picks counted by token: its fetch (hit) counts
         if name == "one_hot" and {"R", "QROW"} <= t:
             t = t | {"VOH"}
@@ -3008,7 +3079,8 @@ class FeatureTagger(ast.NodeVisitor):
                 t = t | {"ABS"}  # magnitudes of keys or values (|k - m| is a distance, not a norm)
         if op == "pow" and (name == "square" or any(isinstance(a, ast.Constant) and a.value == 2 for a in node.args)):
             x = self._operand(receiver, node.args)
-            if "A" in t and x is not None and (subtracts(x) or self._centred(x)):
+            if "A" in t and "V" not in t and x is not None and (subtracts(x) or self._centred(x)):
+                # ((full - narrow) outputs, attention applied to the values, squared: an output error, no spread)
                 return t | {"CSQ"}  # (a - a.mean()).square(): squared deviations of attention
             if not (x is not None and subtracts(x)):
                 return t | {"SQ"}
@@ -3389,6 +3461,8 @@ class FeatureTagger(ast.NodeVisitor):
                     tgt, ast.Attribute) and self_attr(tgt) else None
                 if key is not None:
                     self.wrapped[key] = wrapped
+        if self._keyed_unpack(node):
+            return
         elts = _tuple_elts(node.value)
         denominator = id(node) in self.denominators
         self.normalising += denominator  # m = k.norm(-1) read only in x / outer(m, m): a cosine's scale, no norm score
@@ -3480,8 +3554,10 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(node.op, ast.Add) and "A" in t and _head_indexed(node.value, self.loop_vars) and not (
                 isinstance(node.target, ast.Subscript) and _head_indexed(node.target, self.loop_vars)):
             self.add("head_average", node.lineno)  # acc += a[h] over the heads: attention summed over every head
-        if isinstance(node.op, ast.Add) and isinstance(node.target, ast.Subscript) and \
-                {"R", "QROW"} <= self.tag(node.target.slice):
+        if isinstance(node.op, ast.Add) and isinstance(node.target, ast.Subscript) and _unit(node.value) and \
+                not (isinstance(node.target.slice, ast.Subscript) and isinstance(node.target.slice.slice, ast.Slice)) \
+                and {"R", "QROW"} <= self.tag(node.target.slice):
+            # (extra[order[:left]] += 1: one more for the first of one ranking, a largest-remainder rounding)
             t = t | {"VOTE"}  # counts[picks] += 1 (or a loop over them): each query's top-k picks counted
         self._bind(node.target, prior | t)
 
@@ -3503,6 +3579,8 @@ class FeatureTagger(ast.NodeVisitor):
                 self.seq_elts["__return__"] = seq
             if isinstance(node.value, ast.Call) and callee(node.value.func)[0] == "Rewrite":
                 self.add("merge", node.lineno)
+                if node.value.args and "CH" in self.tag(node.value.args[0]):
+                    self.add("channel_selection", node.lineno)  # kept keys carry only the channels a ranking chose
 
     def visit_If(self, node: ast.If) -> None:
         self._gate(self.tag(node.test), node.lineno)
@@ -3520,6 +3598,7 @@ class FeatureTagger(ast.NodeVisitor):
         after_body = {n: set(t) for n, t in self.tags.items()}
         for s in node.orelse:
             self.visit(s)
+        self._head_gate(node, after_body)
         if not _leaves(node.body) and not _leaves(node.orelse):
             # both arms fall through: after the if a name holds what either arm bound (read = attention when there
             # are queries, positions otherwise: both), not only what the last arm read bound
@@ -3533,7 +3612,108 @@ class FeatureTagger(ast.NodeVisitor):
                 if not n.startswith("__"):
                     self.tags[n] = t
 
+    def _head_gate(self, node: ast.If, after_body: dict[str, set[str]]) -> None:
+        """``if h in opened: s = attention[h] else: s = positions[h]`` in a loop: a decision per head (or per
+        layer) made from the data (the heads ranked by how their output, attention or keys behave) sends some heads
+        to a score of positions alone (a streaming head: sinks and a window) and the others to a data score. The
+        retrieval/streaming head split of DuoAttention, RazorAttention and RLKV, with the profile or learned gate
+        replaced by a test on this prompt."""
+        if not self.loop or not _mentions_any(node.test, self.loop_vars):
+            return
+        test = self.tag(node.test)
+        if not test & (DATA_TAGS | {"V"}) or not test & {"R", "X"} and not isinstance(node.test, ast.Compare):
+            return
+        body_names = {n for n in ast.walk(ast.Module(body=node.body, type_ignores=[])) if isinstance(n, ast.Name) and
+                      isinstance(n.ctx, ast.Store)}
+        else_names = {n for n in ast.walk(ast.Module(body=node.orelse, type_ignores=[])) if isinstance(n, ast.Name) and
+                      isinstance(n.ctx, ast.Store)}
+        for name in {n.id for n in body_names} & {n.id for n in else_names}:
+            arms = (after_body.get(name, set()), self.tags.get(name, set()))
+            if any(a & {"P", "I"} and not a & (DATA_TAGS | {"W", "RND"}) for a in arms) and \
+                    any(a & {"A", "K", "V"} for a in arms):
+                self.add("head_gate", node.lineno)
+                return
+
+    def _key(self, node: ast.Call) -> str | None:
+        """``_name_key``, and the loop's current literal where the name is a loop variable over literal names."""
+        first = node.args[0] if node.args else None
+        if isinstance(first, ast.Name) and first.id in self.loop_keys:
+            return self.loop_keys[first.id]
+        return _name_key(node)
+
+    def _literal_names(self, e: ast.expr) -> tuple[str, ...] | None:
+        """A tuple of literal names: written out, or a module's or class's constant."""
+        if isinstance(e, (ast.Tuple, ast.List)) and e.elts and all(
+                isinstance(x, ast.Constant) and isinstance(x.value, str) for x in e.elts):
+            return tuple(x.value for x in e.elts)  # type: ignore[attr-defined]
+        if isinstance(e, ast.Name):
+            return self.defs.str_tuples.get(e.id)
+        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+            return self.defs.str_tuples.get(f"self.{e.attr}")
+        return None
+
+    def _keyed_items(self, target: ast.expr, it: ast.expr) -> list[tuple[str, str, list[tuple[ast.expr, ast.expr]]]] | None:
+        """A loop over literal names that remembers or recalls under them: ``for t in _TAGS``, ``for t, x in
+        zip(_TAGS, (s1, s2, n))``. Each item: (the name variable, its literal, the other targets with their
+        element), so that each store and read is keyed by its own literal rather than one unknown key."""
+        if isinstance(target, ast.Name):
+            names = self._literal_names(it)
+            return None if names is None else [(target.id, n, []) for n in names]
+        if isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[0], ast.Name) and \
+                isinstance(it, ast.Call) and callee(it.func)[0] == "zip" and len(it.args) == 2 and not it.keywords:
+            names = self._literal_names(it.args[0])
+            other = it.args[1]
+            if names is not None and isinstance(other, (ast.Tuple, ast.List)) and len(other.elts) == len(names) and \
+                    not any(isinstance(e, ast.Starred) for e in other.elts):
+                return [(target.elts[0].id, n, [(target.elts[1], e)]) for n, e in zip(names, other.elts)]
+        return None
+
+    def _keyed_loop(self, node: ast.For) -> bool:
+        """Runs a loop over literal names (``_keyed_items``) once per name, where its body remembers or recalls under
+        the loop variable. Returns whether it did."""
+        items = self._keyed_items(node.target, node.iter)
+        if items is None or len(items) > 8 or node.orelse:
+            return False
+        var = items[0][0]
+        if not any(isinstance(n, ast.Call) and callee(n.func)[0] in ("remember", "recall") and n.args and
+                   isinstance(n.args[0], ast.Name) and n.args[0].id == var for st in node.body for n in ast.walk(st)):
+            return False
+        self.loop += 1
+        for _, name, binds in items:
+            self.loop_keys[var] = name
+            self.tags[var] = set()
+            for tgt, e in binds:
+                self._bind(tgt, self.tag(e))
+            for st in node.body:
+                self.visit(st)
+        self.loop_keys.pop(var, None)
+        self.loop -= 1
+        return True
+
+    def _keyed_unpack(self, node: ast.Assign) -> bool:
+        """``s1, s2, n = (view.recall(t) for t in _TAGS)`` (or a list comprehension): each name bound to what its own
+        literal recalls. Returns whether the assignment was read so."""
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Tuple) or \
+                not isinstance(node.value, (ast.GeneratorExp, ast.ListComp)) or len(node.value.generators) != 1:
+            return False
+        gen = node.value.generators[0]
+        targets = node.targets[0].elts
+        if gen.ifs or gen.is_async or not isinstance(gen.target, ast.Name) or any(
+                not isinstance(t, ast.Name) for t in targets):
+            return False
+        names = self._literal_names(gen.iter)
+        if names is None or len(names) != len(targets):
+            return False
+        var = gen.target.id
+        for tgt, name in zip(targets, names):
+            self.loop_keys[var] = name
+            self._bind(tgt, self.tag(node.value.elt))
+        self.loop_keys.pop(var, None)
+        return True
+
     def visit_For(self, node: ast.For) -> None:
+        if self._keyed_loop(node):
+            return
         it = self.tag(node.iter) | _stepped(node.iter)
         if isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Call) and \
                 callee(node.iter.func)[0] == "range" and any(
@@ -3655,6 +3835,18 @@ class FeatureTagger(ast.NodeVisitor):
         at = 1 if self._on_tensor(receiver) else 2
         return arg_tags[at] if len(arg_tags) > at else set()
 
+    def _unit_counts(self, node: ast.Call, receiver: ast.expr | None) -> bool:
+        """A count adds one per id: ``bincount`` without weights, a scatter or index add of ones (``ones_like``, a
+        literal 1, a name bound to ones), not of a weight or a share of a budget."""
+        name = callee(node.func)[0]
+        if name == "bincount":  # torch.bincount(x, weights, minlength), x.bincount(weights, minlength)
+            at = 0 if self._on_tensor(receiver) else 1
+            weights = kwarg(node, "weights") or (node.args[at] if len(node.args) > at else None)
+            return weights is None or isinstance(weights, ast.Constant) and weights.value is None or _unit(weights)
+        at = 2 if self._on_tensor(receiver) else 3
+        src = kwarg(node, "src") or kwarg(node, "source") or (node.args[at] if len(node.args) > at else None)
+        return src is not None and _unit(self._resolved(src))
+
     def _votes(self, node: ast.Call, receiver: ast.expr | None, arg_tags: list[set[str]]) -> bool:
         """``counts.scatter_add_(1, top, ones)`` with ``top`` a ranking's indices along the tokens, unflattened: each
         token counted once per ranking that picked it (a vote), no share of a budget counted per head (that
@@ -3730,7 +3922,8 @@ class FeatureTagger(ast.NodeVisitor):
             self._written_in_place(v, v.func.value, node.lineno)
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "at" and \
                 isinstance(v.func.value, ast.Attribute) and v.func.value.attr == "add" and len(v.args) >= 2 and \
-                isinstance(v.args[0], ast.Name) and {"R", "QROW"} <= self.tag(v.args[1]):
+                isinstance(v.args[0], ast.Name) and {"R", "QROW"} <= self.tag(v.args[1]) and \
+                (len(v.args) < 3 or _unit(v.args[2])):
             # np.add.at(counts, picks, 1): each query's top-k picks counted by token
             self.tags[v.args[0].id] = self.tags.get(v.args[0].id, set()) | {"VOTE"}
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in (
@@ -3760,10 +3953,13 @@ class FeatureTagger(ast.NodeVisitor):
             isinstance(base, ast.Attribute) and base.attr == "state"
         if adds and remembered and "A" in carried and self.current not in ("__init__", "setup"):
             self.add("accumulate", line)
-        if adds and {"R", "QROW"} <= carried:
+        if name in ("scatter_", "index_fill_", "index_put_") and "CHI" in carried:
+            carried = carried | {"CHIM"}  # a mask written at the channels a ranking chose
+        if adds and {"R", "QROW"} <= carried and self._unit_counts(call, receiver):
             carried = carried | {"VOTE"}  # counts.index_add_(0, picks, ones): each query's top-k picks counted
         if key is not None:
             self.tags[key] = self.tags.get(key, set()) | (carried & (_WHAT_DATA | {"VOTE"})) | (
+                {"CHI"} if "CHIM" in carried else set()) | (
                 {"S"} if self_attr(base) and self.current not in ("__init__", "setup") else set())
 
     def generic_visit(self, node: ast.AST) -> None:

@@ -149,6 +149,19 @@ class Defs:
                     walk(child, owner)
 
         walk(tree, None)
+        # tuples of literal names at module or class level (``_TAGS = ("s1", "s2", "n")``): the keys a loop over them
+        # remembers and recalls one by one (read as ``self._TAGS`` too where a class holds them)
+        self.str_tuples: dict[str, tuple[str, ...]] = {}
+        holders: list[ast.Module | ast.ClassDef] = [tree, *(c for c in tree.body if isinstance(c, ast.ClassDef))]
+        for holder in holders:
+            for st in holder.body:
+                if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and \
+                        isinstance(st.value, (ast.Tuple, ast.List)) and st.value.elts and all(
+                            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in st.value.elts):
+                    names = tuple(e.value for e in st.value.elts)  # type: ignore[attr-defined]
+                    self.str_tuples[st.targets[0].id] = names
+                    if holder is not tree:
+                        self.str_tuples[f"self.{st.targets[0].id}"] = names
 
     def resolve(self, call: ast.Call, current_owner: str | None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The local definition a call runs, if it is one: ``helper(x)``, ``self.helper(x)``, ``Cls.helper(x)``."""

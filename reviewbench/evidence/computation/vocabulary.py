@@ -37,7 +37,7 @@ for _names, _op in [
      "masked_scatter scatter_reduce sparse_coo_tensor", "scatter"),
     ("var std cov var_mean std_mean", "var"),
     ("fill_diagonal_ diagonal diag diag_embed", "diag"),
-    ("nonzero argwhere", "nonzero"),
+    ("nonzero argwhere flatnonzero", "nonzero"),
     ("abs", "abs"),
     ("clamp clamp_ clamp_min clamp_max clip", "clamp"),
     ("isin unique", "set"),
@@ -171,6 +171,8 @@ FEATURE_WORDS = {
     "antidiagonal": "antidiagonal sums strided block importance proxy sparse prefill",
     "copy_score": "retrieval heads copy score induction echo heads attention on the token being copied next "
                   "most attended token equals the next token to reproduce",
+    "head_gate": "retrieval heads streaming heads split per prompt heads whose output changes little keep sinks and a "
+                 "window the others the full cache",
     "query_votes": "each query's top-k nearest keys retrieved maximum inner product search fetch counts votes how many "
                    "queries picked each token",
     "key_clustering": "k-means clustering of keys centroids clusters selected by query centroid similarity",
