@@ -1013,12 +1013,7 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                ["window_queries", "pooling", "learned_gate", "reconstruction", "head_average"],
                "an offline head-importance table (retrieval-reasoning scores: attention on the token being copied) "
                "splits the budget over heads; SnapKV window attention inside each head"),
-    # (the head-split rules below: a training-free port replaces the learned or profiled gate by a test on the prompt
-    # (head_gate: heads ranked by how their output or attention behaves, some sent to sinks and a window alone); the
-    # retrieval heads then rank by attention where the budget does not hold their whole cache)
-    "DuoAttention": (["sinks", "recent", "learned_gate|learned_weights|head_gate"],
-                     ["head_budget", "learned_weights", "attention", "attention_output", "max_attention",
-                      "head_average", "window_queries", "last_query"],
+    "DuoAttention": (["sinks", "recent", "learned_gate|learned_weights"], ["head_budget", "learned_weights"],
                      "a learned per-head gate: retrieval heads keep every token, streaming heads keep sinks plus "
                      "recent tokens"),
     "SAGE-KV": (["attention", "last_query", "head_budget"], ["head_average"],
@@ -1076,15 +1071,13 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                    ["max_attention"],
                    "a layer is lazy when its last queries' attention, averaged over heads, puts more than a "
                    "threshold on the initial and recent tokens: lazy layers keep sinks + recent, others everything"),
-    "RazorAttention": (["sinks", "recent", "learned_gate|copy_score|head_gate", "merge"],
-                       ["learned_weights", "head_budget", "attention", "reconstruction", "max_attention",
-                        "head_average"],
+    "RazorAttention": (["sinks", "recent", "learned_gate", "merge"], ["learned_weights", "head_budget"],
                        "retrieval (echo/induction) heads found once keep the full cache; the others keep sinks + "
                        "recent tokens and one compensation token averaging the dropped ones"),
-    "RLKV": (["sinks", "recent", "learned_gate|head_gate"], ["learned_weights", "head_budget", "decode", "attention", "attention_output", "max_attention", "head_average", "head_budget", "window_queries", "last_query"],
+    "RLKV": (["sinks", "recent", "learned_gate"], ["learned_weights", "head_budget", "decode"],
              "head gates learned by RL on reasoning traces: gated-in heads keep the full cache, the others sinks + "
              "recent tokens"),
-    "PruLong": (["sinks", "recent", "learned_gate|head_gate"], ["learned_weights", "attention", "attention_output", "max_attention", "head_average", "head_budget", "window_queries", "last_query"],
+    "PruLong": (["sinks", "recent", "learned_gate"], ["learned_weights", "head_budget"],
                 "trained head gates make most heads local (sinks + sliding window), a few global (full cache)"),
     "BaKlaVa": (["head_budget", "learned_weights"],
                 ["attention", "window_queries", "last_query", "pooling", "head_average", "max_attention",
@@ -1675,6 +1668,25 @@ OPS_UNTRAINED: dict[str, tuple[list[str], list[str], str]] = {
                         "top blocks kept whole (the block gate's distillation target, computed directly)"),
     # the retention gate's output: a per-token rate in (0, 1) read from the token's own key and value, compounded
     # over the token's age (beta_i ** (t - i)); the lowest evicted under the cap
+    # the head-split rules: the learned or profiled gate replaced by a test on the prompt (head_gate: heads ranked by
+    # how their output or attention behaves, some sent to sinks and a window alone; RazorAttention's echo and
+    # induction heads by their copy score); the retrieval heads rank by attention where the budget does not hold
+    # their whole cache
+    "DuoAttention": (["sinks", "recent", "head_gate"], ["attention", "attention_output", "max_attention", "head_average", "head_budget", "window_queries", "last_query", "reconstruction"],
+                     "heads whose output changes little when restricted to sinks and a window (DuoAttention's "
+                     "distillation objective, measured on the prompt) keep sinks + recent tokens; the others the "
+                     "full cache or their attention's best"),
+    "RLKV": (["sinks", "recent", "head_gate"], ["attention", "attention_output", "max_attention", "head_average", "head_budget", "window_queries", "last_query", "decode", "reconstruction"],
+             "the gated-in heads chosen by a test on the prompt in place of the RL-learned gates: they keep the full "
+             "cache (or their attention's best), the others sinks + recent tokens"),
+    "PruLong": (["sinks", "recent", "head_gate"], ["attention", "attention_output", "max_attention", "head_average", "head_budget", "window_queries", "last_query", "reconstruction"],
+                "a few heads global (chosen by a test on the prompt in place of the trained gates), the others local "
+                "(sinks + sliding window)"),
+    "RazorAttention": (["sinks", "recent", "head_gate|copy_score", "merge"],
+                       ["head_budget", "attention", "reconstruction", "max_attention", "head_average",
+                        "window_queries", "last_query"],
+                       "echo and induction heads found on the prompt (attention on the token a copy writes next) keep "
+                       "the full cache; the others sinks + recent tokens and one compensation token"),
     "TRIM-KV": (["age_decay"],
                 ["key_norm", "value_norm", "decode", "recent", "sinks", "mean_key", "key_similarity", "accumulate"],
                 "a retention rate per token from its key and value, raised to the token's age (beta_i^(t-i)); the "

@@ -650,11 +650,13 @@ def _aggregation_only(extra: list[str], ops: list[str], features: Mapping[str, i
     if "last_query" in rule_alternatives(ops):
         allowed |= {"question_queries"}  # on board A the prompt's last query is the question's last row
     if board == "A" and ("window_queries" in rule_alternatives(ops) or own and (
-            not own & SCORE_TERMS or "attention" in rule_alternatives(ops)) and (
+            not own & SCORE_TERMS or "attention" in rule_alternatives(ops) and own - SCORE_TERMS) and (
             {"window_queries", "last_query"} & set(optional or ()))):
         allowed |= {"question_queries"}  # on board A the closing rows are the question's: a window rule read off the
         # question (with the closing rows beside it) is that rule where the board hands the question over (also
-        # where the rule's attention, read off a window, is one term beside its own: GraphKV's initial importance)
+        # where the rule's window attention feeds an operation of its own beyond a score term: GraphKV's decay over
+        # the similarity graph; an honest method crediting the question's attention and adding one score term is
+        # no port of the paper naming that term)
     if board == "B_offline" and ("window_queries" in rule_alternatives(ops) or own and not own & SCORE_TERMS and (
             {"window_queries", "last_query"} & set(optional or ()))):
         allowed |= {"reconstruction"}  # the same on board B_offline, whose queries are the reconstruction pass's:
