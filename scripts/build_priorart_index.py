@@ -1644,6 +1644,10 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
 # No target to compute directly (trained end to end by the language-modelling loss or a reward, with no label per
 # token): Attention-Gate, DMS, KVP, Hybrid-LTE, HeadKV / BaKlaVa / LU-KV / EvolKV (offline profiles: a port that
 # profiles per prompt is Ada-KV's, CAKE's or ZigZagKV's rule), LESS, LoCoCo, RestoreKV (KVzip's rule plus training).
+# what a training-free port of a head-split rule may compute beside its gate (``OPS_UNTRAINED``)
+HEAD_SPLIT_OPTIONAL = ["attention", "attention_output", "max_attention", "head_average", "head_budget", "window_queries",
+                       "last_query", "reconstruction", "attention_threshold", "pooling"]
+
 OPS_UNTRAINED: dict[str, tuple[list[str], list[str], str]] = {
     # the retaining heads' label (causal importance): the largest attention any query of the current chunk pays each
     # held token, kept as a running maximum while the prompt is prefilled chunk by chunk and the cache cut to its
@@ -1669,22 +1673,20 @@ OPS_UNTRAINED: dict[str, tuple[list[str], list[str], str]] = {
     # the retention gate's output: a per-token rate in (0, 1) read from the token's own key and value, compounded
     # over the token's age (beta_i ** (t - i)); the lowest evicted under the cap
     # the head-split rules: the learned or profiled gate replaced by a test on the prompt (head_gate: heads ranked by
-    # how their output or attention behaves, some sent to sinks and a window alone; RazorAttention's echo and
-    # induction heads by their copy score); the retrieval heads rank by attention where the budget does not hold
-    # their whole cache
-    "DuoAttention": (["sinks", "recent", "head_gate"], ["attention", "attention_output", "max_attention", "head_average", "head_budget", "window_queries", "last_query", "reconstruction"],
+    # how their output or attention behaves, or a bar on it, some sent to sinks and a window alone; RazorAttention's
+    # echo and induction heads by their copy score); the retrieval heads rank by (pooled) attention where the budget
+    # does not hold their whole cache
+    "DuoAttention": (["sinks", "recent", "head_gate"], HEAD_SPLIT_OPTIONAL,
                      "heads whose output changes little when restricted to sinks and a window (DuoAttention's "
                      "distillation objective, measured on the prompt) keep sinks + recent tokens; the others the "
                      "full cache or their attention's best"),
-    "RLKV": (["sinks", "recent", "head_gate"], ["attention", "attention_output", "max_attention", "head_average", "head_budget", "window_queries", "last_query", "decode", "reconstruction"],
+    "RLKV": (["sinks", "recent", "head_gate"], HEAD_SPLIT_OPTIONAL + ["decode"],
              "the gated-in heads chosen by a test on the prompt in place of the RL-learned gates: they keep the full "
              "cache (or their attention's best), the others sinks + recent tokens"),
-    "PruLong": (["sinks", "recent", "head_gate"], ["attention", "attention_output", "max_attention", "head_average", "head_budget", "window_queries", "last_query", "reconstruction"],
+    "PruLong": (["sinks", "recent", "head_gate"], HEAD_SPLIT_OPTIONAL,
                 "a few heads global (chosen by a test on the prompt in place of the trained gates), the others local "
                 "(sinks + sliding window)"),
-    "RazorAttention": (["sinks", "recent", "head_gate|copy_score", "merge"],
-                       ["head_budget", "attention", "reconstruction", "max_attention", "head_average",
-                        "window_queries", "last_query"],
+    "RazorAttention": (["sinks", "recent", "head_gate|copy_score", "merge"], HEAD_SPLIT_OPTIONAL,
                        "echo and induction heads found on the prompt (attention on the token a copy writes next) keep "
                        "the full cache; the others sinks + recent tokens and one compensation token"),
     "TRIM-KV": (["age_decay"],

@@ -58,6 +58,9 @@ COUNTED = {
     "the interface's attention, bincount": (
         "            hits = view.attention(h).topk(5, dim=-1).indices.flatten()\n"
         "            score = torch.bincount(hits, minlength=n).float()\n"),
+    "each query's picks weighted by its softmax over them (attention restricted to the fetched keys)": (
+        "            best, where = (q @ k.T).topk(8, dim=-1)\n"
+        "            score = torch.zeros(n).index_add_(0, where.reshape(-1), best.softmax(-1).reshape(-1))\n"),
     "unique with counts": (
         "            ids, cnt = torch.unique((q @ k.T).topk(4, dim=-1).indices, return_counts=True)\n"
         "            score = torch.zeros(n).index_put((ids,), cnt.float())\n"),
@@ -79,10 +82,11 @@ NOT_COUNTED = {
         "            score = a.sum(0)\n"
         "            order = torch.argsort(a[0] - a[0].floor(), descending=True)\n"
         "            score[order[:3]] += 1\n"),
-    "each query's picks weighted by their attention": (
+    "picks of one ranking given a share of the budget": (
         "            a = torch.softmax(q @ k.T, dim=-1)\n"
-        "            top = a.topk(8, dim=-1)\n"
-        "            score = torch.zeros(n).index_add_(0, top.indices.reshape(-1), top.values.reshape(-1))\n"),
+        "            top = a.topk(8, dim=-1).indices\n"
+        "            share = torch.full_like(top, want // 8, dtype=torch.float)\n"
+        "            score = a.sum(0) + torch.zeros(n).index_add_(0, top[0], share[0])\n"),
 }
 
 
@@ -107,3 +111,30 @@ def test_fetch_counts_beside_a_frame_name_retrieval_attention() -> None:
     c = computation(HEAD + body + TAIL)
     matches = computation_matches(c.features, "Keeps the tokens the recent queries fetch.", c.paths, "C")
     assert matches and matches[0].short_name == "RetrievalAttention" and matches[0].level == "same", matches[:3]
+
+
+def test_fetch_counts_ranked_by_the_interface_are_query_votes() -> None:
+    src = '''
+import torch
+from harness import EvictionMethod, Keep, LayerView
+
+
+class Ballots(EvictionMethod):
+    name = "ballots"
+    reconstruction_queries = True
+
+    def select(self, view: LayerView) -> Keep:
+        g = view.model.group_size
+        h_kv, t, d = view.keys.shape
+        q = view.queries.float().view(h_kv, -1, d)
+        ip = torch.einsum("hnd,htd->hnt", q, view.keys.float())
+        best, where = ip.topk(16, dim=-1)
+        votes = torch.zeros(h_kv, t)
+        votes.scatter_add_(1, where.flatten(1), best.softmax(-1).flatten(1))
+        return Keep.from_topk(votes, view.budget, view.valid)
+'''
+    assert "query_votes" in computation(src).features
+    summed = src.replace("best, where = ip.topk(16, dim=-1)", "votes = ip.softmax(-1).sum(1)").replace(
+        "        votes = torch.zeros(h_kv, t)\n        votes.scatter_add_(1, where.flatten(1), best.softmax(-1).flatten(1))\n",
+        "")
+    assert "query_votes" not in computation(summed).features

@@ -1108,7 +1108,8 @@ class FeatureTagger(ast.NodeVisitor):
             index = bool(t & {"I", "LIVEIDX"}) and not t & (DATA_TAGS | {"BID", "W", "RND", "BLK"})
             if not from_end and ("P" in t or index) and "DD" not in t and not any(
                     isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops) and any(
-                    isinstance(c, ast.Constant) and isinstance(c.value, int) or self_attr(c) or self._first_plus(c)
+                    isinstance(c, ast.Constant) and isinstance(c.value, int) or self_attr(c) or self._first_plus(c) or
+                    isinstance(c, ast.Name) and c.id in self.defs.int_consts and c.id not in self.tags
                     for c in [node.left, *node.comparators]):
                 self.add("sinks", node.lineno)  # positions < 4: the first tokens
             if "A" in t and not vis and not quota and not t & {"P", "R", "I"} and not any(
@@ -2673,7 +2674,7 @@ class FeatureTagger(ast.NodeVisitor):
                 t = t | {"VOTE"}  # one-hot rows of each query's picks summed: how many queries picked each token
             if "Q" in t and not t & {"K", "A"}:
                 t = t | {"QRED"}  # the queries summarised (a mean query): one row, not one per query
-        if op == "rank" and "VOTE" in t:
+        if (op == "rank" or name == "from_topk") and "VOTE" in t:
             self.add("query_votes", line)  # tokens ranked by how many queries' own top-k picked them
         if op == "scatter" and name in ("bincount", "scatter_add", "scatter_add_", "index_add", "index_add_") and \
                 {"R", "QROW"} <= self._counted(node, receiver, rt, arg_tags) and self._unit_counts(node, receiver):
@@ -3312,10 +3313,19 @@ class FeatureTagger(ast.NodeVisitor):
             # x.masked_fill(m, v) and torch.masked_fill(x, m, v): where m, v; torch.where(c, a, b)
             at = 0 if name == "where" or self._on_tensor(receiver) else 1
             cond, branches = arg_tags[at], arg_tags[at + 1:at + 2] if name != "where" else arg_tags[1:]
-            if "AC" in cond and any("A" not in b and b & {"S", "P", "I"} for b in branches):
+            if "AC" in cond and any("A" not in b and b & {"S", "P", "I"} for b in branches) and not (
+                    name == "where" and node.args and self._row_condition(node.args[0])):
+                # (a bar per head, broadcast along the tokens, picks a head's rule: a head gate, no time stamp)
                 self.add("last_attended", line)  # where strongly attended, the step; elsewhere the old stamp
         if name == "from_topk":
             t = t | {"R"}
+        if name == "where" and len(node.args) == 3 and self._row_condition(node.args[0]) and \
+                arg_tags[0] & (DATA_TAGS | {"V"}) and any(
+                    a & {"P", "I"} and not a & (DATA_TAGS | {"W", "RND"}) for a in arg_tags[1:]) and any(
+                    a & {"A", "K", "V"} for a in arg_tags[1:]):
+            # where(opened[:, None], attention, positions): heads picked by a test on the data keep their data score,
+            # the others positions alone (streaming heads): a head gate written as one select
+            self.add("head_gate", line)
         if op == "const" and name and name.endswith("_like"):
             t = set().union(*arg_tags[1:]) if len(arg_tags) > 1 else set()  # full_like(x, v): x gives only a shape
         if op == "const" and not t & PER_TOKEN:
@@ -3612,6 +3622,18 @@ class FeatureTagger(ast.NodeVisitor):
                 if not n.startswith("__"):
                     self.tags[n] = t
 
+    def _row_condition(self, e: ast.expr) -> bool:
+        """A condition per row broadcast along the tokens: ``mask[:, None]``, ``mask.unsqueeze(-1)``, ``m[..., None]``
+        (a name bound to one, too)."""
+        e = self._resolved(e)
+        if isinstance(e, ast.Subscript):
+            parts = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+            return len(parts) >= 2 and isinstance(parts[-1], ast.Constant) and parts[-1].value is None
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in ("unsqueeze", "view",
+                                                                                               "reshape"):
+            return e.func.attr == "unsqueeze" and bool(e.args) and isinstance(e.args[0], (ast.Constant, ast.UnaryOp))
+        return False
+
     def _head_gate(self, node: ast.If, after_body: dict[str, set[str]]) -> None:
         """``if h in opened: s = attention[h] else: s = positions[h]`` in a loop: a decision per head (or per
         layer) made from the data (the heads ranked by how their output, attention or keys behave) sends some heads
@@ -3836,8 +3858,8 @@ class FeatureTagger(ast.NodeVisitor):
         return arg_tags[at] if len(arg_tags) > at else set()
 
     def _unit_counts(self, node: ast.Call, receiver: ast.expr | None) -> bool:
-        """A count adds one per id: ``bincount`` without weights, a scatter or index add of ones (``ones_like``, a
-        literal 1, a name bound to ones), not of a weight or a share of a budget."""
+        """A count adds one per id (``bincount`` without weights, a scatter or index add of ones: ``ones_like``, a
+        literal 1, a name bound to ones) or the attention each query pays its pick; not a share of a budget."""
         name = callee(node.func)[0]
         if name == "bincount":  # torch.bincount(x, weights, minlength), x.bincount(weights, minlength)
             at = 0 if self._on_tensor(receiver) else 1
@@ -3845,7 +3867,14 @@ class FeatureTagger(ast.NodeVisitor):
             return weights is None or isinstance(weights, ast.Constant) and weights.value is None or _unit(weights)
         at = 2 if self._on_tensor(receiver) else 3
         src = kwarg(node, "src") or kwarg(node, "source") or (node.args[at] if len(node.args) > at else None)
-        return src is not None and _unit(self._resolved(src))
+        if src is None:
+            return False
+        if _unit(self._resolved(src)):
+            return True
+        # each pick weighted by the attention its query pays it over the fetched keys (a softmax over the top-k
+        # logits): attention restricted to each query's retrieved keys, summed; not a share of a budget
+        weights = self.tag(src)
+        return bool(weights & {"A", "Q"}) and not weights & {"QTA", "BUD"}
 
     def _votes(self, node: ast.Call, receiver: ast.expr | None, arg_tags: list[set[str]]) -> bool:
         """``counts.scatter_add_(1, top, ones)`` with ``top`` a ranking's indices along the tokens, unflattened: each

@@ -152,6 +152,11 @@ class Defs:
         # tuples of literal names at module or class level (``_TAGS = ("s1", "s2", "n")``): the keys a loop over them
         # remembers and recalls one by one (read as ``self._TAGS`` too where a class holds them)
         self.str_tuples: dict[str, tuple[str, ...]] = {}
+        # module-level integer constants (``SINKS = 4``): a literal count under a name
+        self.int_consts: dict[str, int] = {
+            st.targets[0].id: st.value.value for st in tree.body
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and
+            isinstance(st.value, ast.Constant) and type(st.value.value) is int}
         holders: list[ast.Module | ast.ClassDef] = [tree, *(c for c in tree.body if isinstance(c, ast.ClassDef))]
         for holder in holders:
             for st in holder.body:
