@@ -1477,11 +1477,9 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                     "the cosine similarity of each key to the recent tokens' keys (temporal redundancy; averaged over "
                     "the recent frames: the similarity to their mean unit key) against the value norm (smoothed over "
                     "neighbouring tokens or not): redundant tokens dropped, large values kept; no attention"),
-    # (the head-wise budgets come from ranking the blended score across heads; a port keeping even per-head budgets
-    # still computes the paper's score and its evict-then-merge)
-    "EMS": (["attention", "accumulate", "window_queries", "merge"],
+    "EMS": (["attention", "accumulate", "window_queries", "head_budget", "merge"],
             ["all_queries", "decode", "recent", "sinks", "pooling", "head_average", "key_similarity",
-             "count_normalised", "head_budget", "question_queries", "window_kept"],
+             "count_normalised"],
             "accumulated attention blended with the recent queries' attention, one ranking across the heads of a "
             "layer (head-wise budgets); the evicted tokens merged into the kept ones"),
     "Radar": (["random", "key_norm", "block_scores|block_keys"],

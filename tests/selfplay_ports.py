@@ -8419,10 +8419,12 @@ BOARDS['ATS (round 17)'] = 'A'
 
 
 # --- round 18 (twelve papers not drawn before, seed 2026120623 over the eviction, merging and allocation entries
-# of the index; written blind to the reader by a helper; read 1/12 at the code before it, 11/12 after) -----------
+# of the index; written blind to the reader by a helper; read 1/12 at the code before it, 10/12 after) -----------
 
+# (left open: the port keeps even per-head budgets where the paper ranks its blended score across the heads of a
+# layer; widening the rule to it read an honest tally-and-merge neighbour as EMS)
 # EMS (board A, 'Tandem-Lens Fold'): two attention lenses (a searchsorted count of visible queries over all queries, an einsum window lens) blended; evicted entries folded into their most similar survivor by weighted index_add_, with a null class; Rewrite.
-PORTS['EMS (round 18)'] = '''"""Tandem-lens fold: two attention lenses rank the cache, then near-duplicates of what survives are folded in."""
+OPEN['EMS (round 18)'] = '''"""Tandem-lens fold: two attention lenses rank the cache, then near-duplicates of what survives are folded in."""
 
 import torch
 import torch.nn.functional as F

@@ -1,7 +1,8 @@
 """Self-play round 18 (issue 23): twelve papers not drawn before (seed 2026120623), ported blind to the reader by a
 helper as a capable cheating agent writes them (tests/selfplay_ports.py, "(round 18)" keys). Read as their rule: 1
-of 12 at the code before the round, 11 after; AIM's port ranks by attention received where the paper runs a
-PageRank, and is left open. Each change is an equivalence of operations, never a paper's name, and each comes with
+of 12 at the code before the round, 10 after; AIM's port ranks by attention received where the paper runs a
+PageRank, and EMS's keeps even per-head budgets where the paper ranks across heads (widening EMS's rule to it read an
+honest neighbour as EMS): both are left open. Each change is an equivalence of operations, never a paper's name, and each comes with
 an honest near-neighbour written fresh here.
 """
 
