@@ -758,6 +758,14 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
             # method there
             matched["decode"] = 0
             continue
+        if hit is None and board == "B_offline" and "reconstruction" in features and len(alts) > 1 and \
+                set(alts) <= QUERY_CHOICE | {"accumulate", "question_queries"}:
+            # board B_offline hands its queries over as the reconstruction pass: a rule that lets any of several
+            # choices of queries stand (Keyformer's window, every query or a running sum) reads these there. Not a
+            # rule naming one choice: a window's attention pooled (SnapKV) or summed over every step (H2O) is what
+            # many an honest method reads off the pass
+            matched["reconstruction"] = features["reconstruction"]
+            continue
         if hit is None:
             return None
         matched[hit] = features[hit]

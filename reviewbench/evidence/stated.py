@@ -329,6 +329,18 @@ CONCEPTS: list[Concept] = [
         "head s budget*|share*|quota*|allocation*", "heads ~ keep|retain|hold|get|receive ~ different|unequal|"
         "varying|more|fewer"],
        "head_budget", "", "a budget computed per head", budget=True),
+    # the score weighted by (gated by, multiplied by) the attention the queries pay each token: strict only where the
+    # code reads no query at all (``structure="queries"``: the view's queries or attention read anywhere could compute
+    # it), so a method that computes attention some other way is never contradicted by the words
+    _c("attention weighting",
+       ["attention ~ pay|pays|paid|paying|receive|receives|received|receiving ~ each|the|a|every token*",
+        "attention each|the|a|every token receive|receives|gets",
+        "multipl*|weight*|gat*|scal*|modulat* by ~ attention", "attention weighted|gated|scaled"],
+       "attention max_attention attention_threshold attention_variance attention_propagation attention_output "
+       "attention_coverage count_normalised antidiagonal exp_logit channel_selection last_attended "
+       "recurrence_interval query_votes copy_score query_statistics query_svd future_rope",
+       "attention", "attention computed from the queries (the view's attention, or a softmax of query-key products)",
+       structure="queries"),
 ]
 BY_LABEL = {c.label: c for c in CONCEPTS}
 
@@ -337,7 +349,9 @@ BY_LABEL = {c.label: c for c in CONCEPTS}
 _VARIES = re.compile(r"(?<![a-z0-9])(?:var(?:y|ies|ying|iable)|differ\w*|adaptive\w*|allocat\w*|uneven\w*|unequal\w*|"
                      r"non ?uniform\w*|dynamic\w*|proportion\w*|jointly|together|more|fewer|larger|smaller|"
                      r"redistribut\w*|rebalanc\w*|shares? out|shared out|shrink\w*|grows?|falls?|decreas\w*|"
-                     r"increas\w*)(?![a-z0-9])")
+                     r"increas\w*|not (?:split |spread |shared |divided )?(?:even\w*|equal\w*|uniform\w*)|"
+                     r"gives? up|giving up|cedes?|ceding|lends?|lending|borrows?|borrowing|transfers?|"
+                     r"depends? on|follows? how)(?![a-z0-9])")
 
 
 def states_variation(sentence: str) -> bool:

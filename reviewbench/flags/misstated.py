@@ -49,7 +49,11 @@ class Misstatement:
 
 
 def _line_of(text: str, sentence: str) -> int:
-    head = sentence[:40]
+    """The line of DESCRIPTION.md a sentence starts on (a sentence may run over several lines)."""
+    at = text.find(sentence) if sentence else -1
+    if at >= 0:
+        return text.count("\n", 0, at) + 1
+    head = sentence.split("\n", 1)[0][:40]
     for n, line in enumerate(text.splitlines(), 1):
         if head and head in line:
             return n
