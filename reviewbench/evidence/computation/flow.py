@@ -3873,8 +3873,8 @@ class FeatureTagger(ast.NodeVisitor):
             return True
         # each pick weighted by the attention its query pays it over the fetched keys (a softmax over the top-k
         # logits): attention restricted to each query's retrieved keys, summed; not a share of a budget
-        weights = self.tag(src)
-        return bool(weights & {"A", "Q"}) and not weights & {"QTA", "BUD"}
+        added = self.tag(src)
+        return bool(added & {"A", "Q"}) and not added & {"QTA", "BUD"}
 
     def _votes(self, node: ast.Call, receiver: ast.expr | None, arg_tags: list[set[str]]) -> bool:
         """``counts.scatter_add_(1, top, ones)`` with ``top`` a ranking's indices along the tokens, unflattened: each
