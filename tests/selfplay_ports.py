@@ -9385,3 +9385,983 @@ class ConditionedVolume(EvictionMethod):
         return Keep(tuple(result))
 '''
 BOARDS['CDPruner (round 18)'] = 'A'
+
+
+# --- round 19 (twelve papers drawn again, seed 2026120700 over the index's ruled entries, ported blind to the
+# reader by a helper with deliberately unusual idioms: numpy round-trips, vmap, closures and partial, generators,
+# dataclasses, operator overloading, as_strided windows, Fractions; read 1/12 as its paper at the code before it
+# and 7 as another paper's rule (a flag stands), 2/12 and 7 after) ----------------------------------------------
+
+PORTS['KeyDiff (round 19)'] = r'''"""Contrast sieve: a streaming, attention-free filter that keeps the keys that stand apart from the crowd."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+import torch
+
+from harness import EvictionMethod, Keep, LayerView
+
+
+def _strips(total: int, width: int) -> Iterator[np.ndarray]:
+    """Consecutive spans of the live axis, oldest first, as the cache would receive them in a streamed prompt."""
+    for lo in range(0, total, width):
+        yield np.arange(lo, min(total, lo + width))
+
+
+def _unit_rows(mat: np.ndarray) -> np.ndarray:
+    mag = np.sqrt(np.einsum("ij,ij->i", mat, mat))
+    return mat / np.maximum(mag, 1e-12)[:, None]
+
+
+class ContrastSieve(EvictionMethod):
+    name = "contrast_sieve"
+    strip_width = 128  # tokens the reservoir absorbs per pass
+
+    def _reservoir(self, unit: np.ndarray, room: int) -> np.ndarray:
+        held = np.zeros(0, dtype=np.int64)
+        for fresh in _strips(unit.shape[0], self.strip_width):
+            pool = np.concatenate([held, fresh])
+            if pool.size <= room:
+                held = pool
+                continue
+            members = unit[pool]
+            centroid = members.mean(axis=0)  # the pool's centre of mass on the sphere
+            alike = members @ centroid  # monotone in the cosine to the centre
+            survivors = np.argpartition(alike, room - 1)[:room]  # the `room` least alike
+            held = np.sort(pool[survivors])
+        return held
+
+    def select(self, view: LayerView) -> Keep:
+        mask = view.valid_mask().cpu().numpy()
+        bank = view.keys.detach().float().cpu().numpy()
+        out = []
+        for h in range(view.n_kv_heads):
+            live = np.flatnonzero(mask[h])
+            room = min(int(view.budget), live.size)
+            if room <= 0:
+                picked = live[:0]
+            elif room >= live.size:
+                picked = live
+            else:
+                picked = live[self._reservoir(_unit_rows(bank[h, live]), room)]
+            out.append(torch.from_numpy(np.ascontiguousarray(picked)).to(view.keys.device, torch.long))
+        return Keep(tuple(out))
+'''
+BOARDS['KeyDiff (round 19)'] = 'B_online'
+
+# (open as its paper: read as FlexPrefill's rule, so its flag stands)
+OPEN['DBudgetKV (round 19)'] = r'''"""Ledger stop: rank the cache by a fixed positional prior, then trim from the bottom of the ledger until the
+retained part of the prompt's attention map would lose more than a sliver of its energy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from harness import EvictionMethod, Keep, LayerView
+
+_NEG = float("-inf")
+
+
+@dataclass(frozen=True)
+class Dial:
+    anchors: int = 4  # leading entries that head the ledger
+    tolerance: float = 0.01  # relative loss of Frobenius energy tolerated
+    rows_per_pass: int = 64  # query rows whose log-weights are held at once
+
+
+class LedgerStop(EvictionMethod):
+    name = "ledger_stop"
+    question_queries = True
+    query_window = 8
+    dial = Dial()
+
+    # ----------------------------------------------------------------------------------------------
+    def _log_energy(self, view: LayerView) -> torch.Tensor:
+        """(H_kv, T): log of the squared column norms of each KV head's attention map (rows: every query
+        of every query head in the group), computed in log space from the raw logits."""
+        q = view.queries.float()
+        qpos = view.query_positions.to(view.keys.device)
+        hq, n, d = q.shape
+        hk, t = view.n_kv_heads, view.n_tokens
+        g = hq // hk
+        keys = view.keys.float()
+        blind = ~view.valid_mask()
+        span = view.model.sliding_window if view.layer in view.model.sliding_layers else None
+        acc = torch.full((hk, t), _NEG, device=keys.device)
+        for rows in torch.split(torch.arange(n, device=keys.device), self.dial.rows_per_pass):
+            qp = qpos[rows]
+            lg = torch.einsum("kgrd,ktd->kgrt", q[:, rows].reshape(hk, g, rows.numel(), d), keys) * view.model.scale
+            veil = view.positions[:, None, :] > qp[None, :, None]
+            if span is not None:
+                veil = veil | (view.positions[:, None, :] <= qp[None, :, None] - span)
+            veil = veil | blind[:, None, :]
+            lg = lg.masked_fill(veil[:, None], _NEG)
+            norm = torch.logsumexp(lg, dim=-1, keepdim=True)
+            logw = torch.where(torch.isfinite(norm), lg - norm, torch.full_like(lg, _NEG))
+            acc = torch.logaddexp(acc, torch.logsumexp(2.0 * logw, dim=(1, 2)))
+        return acc
+
+    def _ledger(self, pos: torch.Tensor) -> torch.Tensor:
+        """Live indices ordered from most to least protected: the first `anchors` by position, then the rest
+        newest first."""
+        order = torch.argsort(pos)
+        head, tail = order[: self.dial.anchors], order[self.dial.anchors:]
+        return torch.cat([head, tail.flip(0)])
+
+    def select(self, view: LayerView) -> Keep:
+        valid = view.valid_mask()
+        energy = None
+        if view.queries is not None and view.query_positions is not None:
+            energy = self._log_energy(view)
+        out = []
+        for h in range(view.n_kv_heads):
+            live = torch.nonzero(valid[h]).flatten()
+            ranked = live[self._ledger(view.positions[h, live])]
+            stop = min(int(view.budget), ranked.numel())
+            if energy is not None and ranked.numel():
+                e = energy[h, ranked]
+                e = torch.exp(e - e.max()) if torch.isfinite(e.max()) else torch.zeros_like(e)
+                running = torch.cumsum(e, 0)
+                need = running[-1] * (1.0 - self.dial.tolerance) ** 2
+                if running[-1] > 0:
+                    halt = int(torch.searchsorted(running, need.unsqueeze(0)).item()) + 1
+                    stop = min(stop, max(1, halt))
+            out.append(ranked[:stop].sort().values)
+        return Keep(tuple(out))
+'''
+BOARDS['DBudgetKV (round 19)'] = 'A'
+
+# (open as its paper: read as TOVA and TokenSelect's rule, so its flag stands)
+OPEN['SAGE-KV (round 19)'] = r'''"""Tail glance: after the prompt is read, the final prompt position looks back once; each KV head keeps its
+anchor entries, its newest entries and the middle entries that glance lands on."""
+
+from __future__ import annotations
+
+import torch
+from torch.func import vmap
+
+from harness import EvictionMethod, Keep, LayerView
+
+
+def _glance(qg: torch.Tensor, k: torch.Tensor, live: torch.Tensor, scale: float) -> torch.Tensor:
+    """One KV head: mean over its query heads of the final query's softmax weights over the live keys."""
+    z = (qg @ k.transpose(0, 1)) * scale  # (g, T)
+    z = z.masked_fill(~live, float("-inf"))
+    return z.softmax(dim=-1).nan_to_num(0.0).mean(dim=0)
+
+
+class TailGlance(EvictionMethod):
+    name = "tail_glance"
+    query_window = 1
+    anchors = 4
+    tail_share = 8  # one eighth of each head's room goes to its newest entries (at most `tail_cap`)
+    tail_cap = 64
+
+    def select(self, view: LayerView) -> Keep:
+        valid = view.valid_mask()
+        hk, t = valid.shape
+        dev = view.keys.device
+        room = int(view.budget)
+        if view.queries is not None:
+            g = view.queries.shape[0] // hk
+            q_last = view.queries[:, -1].float().reshape(hk, g, -1)
+            weight = vmap(_glance, in_dims=(0, 0, 0, None))(q_last, view.keys.float(), valid, view.model.scale)
+        else:
+            weight = view.positions.float()  # nothing to look with: recency
+        out = []
+        for h in range(hk):
+            live = torch.nonzero(valid[h]).flatten()
+            n = live.numel()
+            cap = min(room, n)
+            slot = torch.zeros(n, dtype=torch.bool, device=dev)
+            head = min(self.anchors, cap)
+            tail = min(max(1, cap // self.tail_share), self.tail_cap, cap - head)
+            fixed = torch.cat([torch.arange(head, device=dev), torch.arange(n - tail, n, device=dev)])
+            slot.scatter_(0, fixed, True)
+            spare = cap - int(slot.sum())
+            if spare > 0:
+                w = weight[h, live].masked_fill(slot, float("-inf"))
+                ranked = torch.sort(w, descending=True, stable=True).indices
+                slot.scatter_(0, ranked[:spare], True)
+            out.append(live[slot])
+        return Keep(tuple(out))
+'''
+BOARDS['SAGE-KV (round 19)'] = 'A'
+
+# (open as its paper: read as DART's rule, so its flag stands)
+OPEN['G-Prune (round 19)'] = r'''"""Echo lattice: treat a head's cached keys as the nodes of an affinity graph, let each node's magnitude flow
+along the graph for a few rounds, and keep the nodes where the flow settles."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import torch
+
+from harness import EvictionMethod, Keep, LayerView
+
+
+class Operator:
+    """A square row-stochastic operator that is only ever applied to row vectors from the left: ``v @ op``."""
+
+    size: int
+
+    def rows(self) -> Iterator[tuple[slice, torch.Tensor]]:
+        raise NotImplementedError
+
+    def __rmatmul__(self, v: torch.Tensor) -> torch.Tensor:
+        out = torch.zeros_like(v)
+        for sl, block in self.rows():
+            out = out + v[sl] @ block
+        return out
+
+    def __pow__(self, n: int) -> "Operator":
+        return _Power(self, n)
+
+
+class _Power(Operator):
+    def __init__(self, base: Operator, n: int) -> None:
+        self.base, self.n, self.size = base, n, base.size
+
+    def __rmatmul__(self, v: torch.Tensor) -> torch.Tensor:
+        for _ in range(self.n):
+            v = v @ self.base
+        return v
+
+
+class AffinityGraph(Operator):
+    """Cosine affinities cut at ``floor``, sharpened by ``heat``, then normalised row by row. Rows are produced
+    in slabs and cached when small enough, so the dense matrix is never required at long contexts."""
+
+    def __init__(self, nodes: torch.Tensor, floor: float, heat: float, slab: int = 1024,
+                 keep_elems: int = 1 << 25) -> None:
+        self.unit = torch.nn.functional.normalize(nodes.float(), dim=-1)
+        self.size = int(nodes.shape[0])
+        self.floor, self.heat, self.slab = floor, heat, slab
+        self._cache: list[tuple[slice, torch.Tensor]] | None = [] if self.size * self.size <= keep_elems else None
+        self.degree = torch.zeros(self.size, device=nodes.device)
+        for sl, block in self._make():
+            self.degree[sl] = (block > 0).sum(dim=1).float()
+
+    def _make(self) -> Iterator[tuple[slice, torch.Tensor]]:
+        for lo in range(0, self.size, self.slab):
+            sl = slice(lo, min(self.size, lo + self.slab))
+            aff = self.unit[sl] @ self.unit.T
+            aff = torch.where(aff < self.floor, torch.zeros_like(aff), aff) / self.heat
+            aff = torch.where(aff.abs() < 1e-6, torch.full_like(aff, -5000.0), aff)
+            block = aff.softmax(dim=1)
+            if self._cache is not None:
+                self._cache.append((sl, block))
+            yield sl, block
+
+    def rows(self) -> Iterator[tuple[slice, torch.Tensor]]:
+        if self._cache is not None and self._cache:
+            yield from self._cache
+        else:
+            yield from self._make()
+
+
+class EchoLattice(EvictionMethod):
+    name = "echo_lattice"
+    floor = 0.5
+    heat = 0.03
+    rounds = 5
+
+    def _settle(self, nodes: torch.Tensor) -> torch.Tensor:
+        graph = AffinityGraph(nodes, self.floor, self.heat)
+        mass = nodes.float().norm(dim=-1)
+        flow = mass @ (graph ** self.rounds)
+        return flow / graph.degree.clamp_min(1.0)
+
+    def select(self, view: LayerView) -> Keep:
+        valid = view.valid_mask()
+        out = []
+        for h in range(view.n_kv_heads):
+            live = torch.nonzero(valid[h]).flatten()
+            cap = min(int(view.budget), live.numel())
+            if cap >= live.numel():
+                out.append(live)
+                continue
+            settled = self._settle(view.keys[h, live])
+            ranked = torch.argsort(settled, descending=True, stable=True)
+            out.append(live[ranked[:cap]].sort().values)
+        return Keep(tuple(out))
+'''
+BOARDS['G-Prune (round 19)'] = 'B_online'
+
+# (open as its paper: read as H2O's rule, so its flag stands)
+OPEN['FastV (round 19)'] = r'''"""Tribute sieve: every prompt position pays each earlier position a tribute (its attention weight). The census
+taken in an early layer, averaged over the whole prompt and all of the layer's heads, names the positions worth
+keeping; the layers above it keep those same positions."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Callable
+
+import torch
+
+from harness import EvictionMethod, Keep, LayerView
+
+
+def _levy(view: LayerView) -> torch.Tensor:
+    """(T,): tribute received per position, averaged over every query head of the layer and every prompt row."""
+    paid = view.attention(reduce="sum")  # (H_q, T) summed over the rows as they are computed
+    rows = max(1, int(view.queries.shape[1]))
+    return paid.mean(dim=0) / rows
+
+
+def _cut(scores: torch.Tensor, live: torch.Tensor, k: int) -> torch.Tensor:
+    """Indices (from ``live``) of the ``k`` largest scores; ties at the threshold go to the earliest entries."""
+    if k >= live.numel():
+        return live
+    if k <= 0:
+        return live[:0]
+    s = scores[live]
+    bar = torch.kthvalue(-s, k).values.neg()  # the k-th largest value
+    above = s > bar
+    short = k - int(above.sum())
+    chosen = above.clone()
+    if short > 0:
+        level = torch.nonzero(s == bar).flatten()[:short]
+        chosen.index_put_((level,), torch.ones_like(level, dtype=torch.bool))
+    return live[chosen]
+
+
+class TributeSieve(EvictionMethod):
+    name = "tribute_sieve"
+    query_window = 1 << 20  # every prompt row
+    question_queries = True
+    settle_depth = 2  # from this depth up, layers inherit the census taken by the layer just below it
+
+    def __init__(self) -> None:
+        self._memo: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def _census(self, view: LayerView, depth: int) -> torch.Tensor:
+        if view.queries is None:
+            return view.positions.float().amax(dim=0)
+        inherited = self._memo.get("census") if depth >= self.settle_depth else None
+        if inherited is not None and inherited[0].shape == view.positions.shape \
+                and bool((inherited[0] == view.positions).all()):
+            return inherited[1]
+        tally = _levy(view)
+        if depth == self.settle_depth - 1:
+            self._memo["census"] = (view.positions.clone(), tally)
+        return tally
+
+    def select(self, view: LayerView) -> Keep:
+        stack = tuple(view.model.attention_layers)
+        depth = stack.index(view.layer) if view.layer in stack else 0
+        if depth == 0:
+            self._memo.clear()
+        valid = view.valid_mask()
+        keep_k: Callable[[torch.Tensor], torch.Tensor] = partial(_cut, self._census(view, depth), k=int(view.budget))
+        picks = []
+        for h in range(view.n_kv_heads):
+            live = torch.nonzero(valid[h]).flatten()
+            picks.append(keep_k(live))
+        return Keep(tuple(picks))
+'''
+BOARDS['FastV (round 19)'] = 'A'
+
+# (open as its paper: read as Quest's rule, so its flag stands)
+OPEN['CritiPrefill (round 19)'] = r'''"""Tile oracle: judge the prompt in tiles rather than tokens. The closing segment of the prompt is summarised by
+the elementwise envelope of its queries, each earlier tile by the envelope of its keys; tiles are ranked by how
+strongly the two envelopes meet, with the ranking smoothed down the depth of the network."""
+
+from __future__ import annotations
+
+import torch
+
+from harness import EvictionMethod, Keep, LayerView
+
+
+class TileOracle(EvictionMethod):
+    name = "tile_oracle"
+    question_queries = True
+    query_window = 16
+    tile = 16  # tokens per tile
+    inherit = 0.25  # share of the layer below's tile map blended into this layer's
+
+    def __init__(self) -> None:
+        self._below: dict[str, object] | None = None
+
+    @staticmethod
+    def _envelope_meet(qg: torch.Tensor, kt: torch.Tensor) -> torch.Tensor:
+        """qg (g, N, C) segment queries of one group; kt (nb, C, w) keys cut into tiles -> (nb,) tile scores."""
+        q_hi, q_lo = qg.amax(dim=1), qg.amin(dim=1)
+        probes = torch.stack([q_hi, q_lo], dim=1)  # (g, z=2, C)
+        k_hi, k_lo = kt.amax(dim=-1), kt.amin(dim=-1)  # (nb, C)
+        meet_hi = torch.einsum("gzc,bc->gzb", probes, k_hi).mean(dim=1)
+        meet_lo = torch.einsum("gzc,bc->gzb", probes, k_lo).mean(dim=1)
+        return torch.maximum(meet_hi, meet_lo).mean(dim=0)
+
+    def _depth(self, view: LayerView) -> int:
+        layers = view.model.attention_layers
+        return layers.index(view.layer) if view.layer in layers else view.layer
+
+    def select(self, view: LayerView) -> Keep:
+        valid = view.valid_mask()
+        room = int(view.budget)
+        if view.queries is None or view.query_positions is None:
+            return Keep.from_topk(view.positions.float(), room, view.valid)
+        hk = view.n_kv_heads
+        g = view.queries.shape[0] // hk
+        q = view.queries.float().reshape(hk, g, view.queries.shape[1], -1)
+        cut = int(view.query_positions.min())
+        depth = self._depth(view)
+        below = self._below if (self._below is not None and self._below["depth"] == depth - 1) else None
+        maps: list[torch.Tensor | None] = []
+        out = []
+        for h in range(hk):
+            live = torch.nonzero(valid[h]).flatten()
+            pos = view.positions[h, live]
+            early, own = live[pos < cut], live[pos >= cut]
+            spare = room - own.numel()
+            w = self.tile
+            if spare > 0 and spare < 2 * w:
+                w = max(1, spare // 2)
+            nb = early.numel() // w
+            tiled = early[: nb * w]
+            near = torch.cat([early[nb * w:], own])  # the newest, untiled part is always kept
+            if near.numel() >= room or nb == 0:
+                maps.append(None)
+                out.append(near[max(0, near.numel() - room):] if near.numel() >= room else near)
+                continue
+            kt = view.keys[h, tiled].float().unfold(0, w, w)  # (nb, C, w)
+            score = self._envelope_meet(q[h], kt)
+            score = score.log_softmax(dim=-1).exp()
+            prior = None if below is None else below["maps"][h]
+            if depth > 1 and isinstance(prior, torch.Tensor) and prior.shape == score.shape:
+                score = prior * self.inherit + score * (1.0 - self.inherit)
+            maps.append(score)
+            take = min(nb, (room - near.numel()) // w)
+            best = torch.sort(score, descending=True, stable=True).indices[:take]
+            chosen = tiled.view(nb, w)[best].flatten()
+            out.append(torch.cat([chosen, near]).sort().values)
+        self._below = {"depth": depth, "maps": maps}
+        return Keep(tuple(out))
+'''
+BOARDS['CritiPrefill (round 19)'] = 'A'
+
+# (open: not read as any rule)
+OPEN['ArkVale (round 19)'] = r'''"""Boxcar pages: the decode cache is kept as fixed-size pages of consecutive entries. Each page carries a digest,
+the per-channel bounding box of its keys; when a layer is full, the newest query bounds each page's best possible
+logit from the box corners alone, and whole pages are dropped from the bottom of that bound."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from harness import EvictionMethod, Keep, LayerView
+
+
+@dataclass
+class Digest:
+    top: torch.Tensor  # (pages, D) channel maxima
+    bottom: torch.Tensor  # (pages, D) channel minima
+    sizes: torch.Tensor  # (pages,) entries per page
+    slot: torch.Tensor  # (n,) page slot of each live entry
+    labels: torch.Tensor  # (pages,) page labels, ascending (the last is the page being filled)
+
+    @staticmethod
+    def of(keys: torch.Tensor, labels: torch.Tensor) -> "Digest":
+        uniq, slot = torch.unique(labels, sorted=True, return_inverse=True)
+        d = keys.shape[-1]
+        spread = slot[:, None].expand(-1, d)
+        top = keys.new_full((uniq.numel(), d), float("-inf")).scatter_reduce(0, spread, keys, "amax")
+        bottom = keys.new_full((uniq.numel(), d), float("inf")).scatter_reduce(0, spread, keys, "amin")
+        return Digest(top, bottom, torch.bincount(slot, minlength=uniq.numel()), slot, uniq)
+
+    def ceiling(self, probes: torch.Tensor) -> torch.Tensor:
+        """probes (g, D) -> (pages,): the largest q.k any key inside each box could reach, max over the probes."""
+        corner = torch.maximum(probes[:, None, :] * self.top[None], probes[:, None, :] * self.bottom[None])
+        return corner.sum(dim=-1).amax(dim=0)
+
+
+class BoxcarPages(EvictionMethod):
+    name = "boxcar_pages"
+    query_window = 1
+    tag = "boxcar_label"
+
+    @staticmethod
+    def page_len(room: int) -> int:
+        return int(min(32, max(2, room // 16)))
+
+    def _label(self, view: LayerView, width: int) -> torch.Tensor:
+        """Page labels per entry: carried over from earlier calls by position; newcomers first top up the page
+        being filled, then open new pages of ``width``."""
+        labels = view.recall(self.tag, fill=-1.0).round().long()
+        valid = view.valid_mask()
+        for h in range(view.n_kv_heads):
+            live = torch.nonzero(valid[h]).flatten()
+            lab = labels[h, live]
+            fresh = lab < 0
+            nf = int(fresh.sum())
+            if not nf:
+                continue
+            known = lab[~fresh]
+            if known.numel():
+                last = int(known.max())
+                top_up = min(nf, max(0, width - int((known == last).sum())))
+                start = last + 1
+            else:
+                last, top_up, start = -1, 0, 0
+            rest = torch.arange(nf - top_up, device=lab.device) // width + start
+            lab[fresh] = torch.cat([torch.full((top_up,), last, device=lab.device, dtype=torch.long), rest])
+            labels[h, live] = lab
+        view.remember(self.tag, labels.float())
+        return labels
+
+    def select(self, view: LayerView) -> Keep:
+        room = int(view.budget)
+        width = self.page_len(room)
+        labels = self._label(view, width)
+        valid = view.valid_mask()
+        hk = view.n_kv_heads
+        probes = None
+        if view.queries is not None:
+            probes = view.queries[:, -1].float().reshape(hk, -1, view.queries.shape[-1])
+        out = []
+        for h in range(hk):
+            live = torch.nonzero(valid[h]).flatten()
+            if live.numel() <= room:
+                out.append(live)
+                continue
+            dg = Digest.of(view.keys[h, live].float(), labels[h, live])
+            bound = dg.ceiling(probes[h]) if probes is not None else dg.labels.float()
+            current = dg.labels.numel() - 1  # the page being filled stays
+            left = room - int(dg.sizes[current])
+            if left < 0:  # a page wider than the room (tiny caps): its newest entries
+                out.append(live[live.numel() - room:])
+                continue
+            bound[current] = float("-inf")
+            order = torch.argsort(bound, descending=True, stable=True)[:-1]
+            fits = torch.cumsum(dg.sizes[order], 0) <= left
+            chosen = torch.zeros(dg.labels.numel(), dtype=torch.bool, device=live.device)
+            chosen[order[fits]] = True
+            chosen[current] = True
+            out.append(live[chosen[dg.slot]])
+        return Keep(tuple(out))
+'''
+BOARDS['ArkVale (round 19)'] = 'C'
+
+# (open: not read as any rule)
+OPEN['HeadKV (round 19)'] = r'''"""Copycat quota: while the model replays its context verbatim, watch which KV heads actually fetch the token
+being copied. Heads that copy well get a larger share of the layer's room; inside every head the entries are
+chosen by where the closing replay rows look."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Iterator
+
+import torch
+
+from harness import EvictionMethod, Keep, LayerView
+
+
+def _slabs(view: LayerView, lo: int, hi: int, step: int) -> Iterator[tuple[int, torch.Tensor]]:
+    """Softmax rows of the offered queries lo..hi over the cache, a slab at a time: (start, (H_q, c, T))."""
+    for a in range(lo, hi, step):
+        yield a, view.attention(view.queries[:, a: min(hi, a + step)])
+
+
+def _widen_max(x: torch.Tensor, width: int) -> torch.Tensor:
+    """Sliding maximum over the last axis (odd width, same length), through a strided view of a padded copy."""
+    half = width // 2
+    rows, n = x.shape
+    padded = torch.full((rows, n + 2 * half), float("-inf"), dtype=x.dtype, device=x.device)
+    padded[:, half: half + n] = x
+    win = padded.as_strided((rows, n, width), (n + 2 * half, 1, 1))
+    return win.amax(dim=-1)
+
+
+def _apportion(total: int, weights: list[Fraction], cap: int) -> list[int]:
+    """Integer shares of ``total`` proportional to ``weights`` (largest remainder), none above ``cap``."""
+    raw = [total * w for w in weights]
+    share = [min(cap, int(r)) for r in raw]
+    left = total - sum(share)
+    order = sorted(range(len(raw)), key=lambda i: (raw[i] - int(raw[i])), reverse=True)
+    while left > 0:
+        moved = False
+        for i in order:
+            if left and share[i] < cap:
+                share[i] += 1
+                left -= 1
+                moved = True
+        if not moved:
+            break
+    return share
+
+
+class CopycatQuota(EvictionMethod):
+    name = "copycat_quota"
+    reconstruction_queries = True
+    query_window = 32
+    shortlist = 8  # a copy counts when the source entry is among a head's `shortlist` strongest weights
+    lend = 1.2  # each head lends 1/lend of its even share to a pool split by copy skill
+    closing_rows = 32  # replay rows that choose entries inside a head
+    widen = 7
+    tail = 8  # newest context entries every head keeps
+    slab_rows = 128
+
+    def _copy_skill(self, view: LayerView) -> torch.Tensor:
+        """(H_kv,): mean weight a head puts on the entry it is about to copy, counted when that entry is on its
+        shortlist, averaged over the head's query heads."""
+        n_rows, t = view.queries.shape[1], view.n_tokens
+        lead = n_rows - t  # rows of the replay instruction before the context itself
+        first = max(0, lead - 1)
+        skill = torch.zeros(view.queries.shape[0], device=view.keys.device)
+        seen = 0
+        for a, w in _slabs(view, first, n_rows - 1, self.slab_rows):
+            c = w.shape[1]
+            src = torch.arange(a, a + c, device=w.device) - lead + 1  # the entry row r is about to reproduce
+            ok = (src >= 0) & (src < t)
+            src = src.clamp(0, t - 1)
+            short = w.topk(min(self.shortlist, t), dim=-1).indices
+            hit = (short == src[None, :, None]).any(dim=-1) & ok[None]
+            got = w.gather(-1, src[None, :, None].expand(w.shape[0], c, 1))[..., 0]
+            skill += (got * hit).sum(dim=1)
+            seen += int(ok.sum())
+        return view.group(skill / max(1, seen), "mean")
+
+    def select(self, view: LayerView) -> Keep:
+        valid = view.valid_mask()
+        hk, t = valid.shape
+        room = int(view.budget)
+        live_counts = valid.sum(dim=1)
+        replay = (view.queries is not None and view.query_positions is not None and view.valid is None
+                  and int(view.query_positions.min()) > int(view.positions.max())
+                  and view.queries.shape[1] > t)
+        if replay:
+            skill = self._copy_skill(view).clamp_min(0)
+            tot = float(skill.sum())
+            frac = [Fraction(float(s) / tot).limit_denominator(1 << 20) if tot > 0 else Fraction(1, hk)
+                    for s in skill]
+            norm = sum(frac) or Fraction(1)
+            frac = [f / norm for f in frac]
+            pool = Fraction(room * hk) / Fraction(self.lend).limit_denominator(1000)
+            fixed = room - pool / hk
+            shares = [fixed + pool * f for f in frac]
+            quota = _apportion(room * hk, [s / (room * hk) for s in shares], int(live_counts.max()))
+            look = view.attention(view.queries[:, -self.closing_rows:])
+        else:
+            quota = [room] * hk
+            look = view.attention() if view.queries is not None else None
+        if look is not None:
+            heat = view.group(look.sum(dim=1), "mean")
+            heat = _widen_max(heat.masked_fill(~valid, float("-inf")), self.widen)
+        else:
+            heat = view.positions.float()
+        out = []
+        for h in range(hk):
+            live = torch.nonzero(valid[h]).flatten()
+            k = min(int(quota[h]), live.numel())
+            s = heat[h, live].clone()
+            s[max(0, live.numel() - self.tail):] = float("inf")
+            order = torch.argsort(s, descending=True, stable=True)[:k]
+            out.append(live[order].sort().values)
+        return Keep(tuple(out))
+'''
+BOARDS['HeadKV (round 19)'] = 'B_offline'
+
+# (open as its paper: read as R-KV's rule, so its flag stands)
+OPEN['InfiniPot (round 19)'] = r'''"""Kiln: a fixed-capacity cache that is fired down whenever it fills. Most of what survives is chosen by what the
+newest rows of the sequence attend to (a forward-looking prompt inside the trace itself); the rest is reserved for
+entries that are new, i.e. least redundant with everything the cache already held before them."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import torch
+
+from harness import EvictionMethod, Keep, LayerView
+
+
+def _novelty(keys: np.ndarray, rows: int = 512) -> np.ndarray:
+    """1 - the largest cosine between each entry and any entry before it (the first entry is fully novel)."""
+    n = keys.shape[0]
+    unit = keys / np.maximum(np.linalg.norm(keys, axis=1, keepdims=True), 1e-12)
+    out = np.ones(n, dtype=np.float64)
+    for lo in range(0, n, rows):
+        hi = min(n, lo + rows)
+        sim = unit[lo:hi] @ unit[:hi].T  # (c, hi)
+        earlier = np.arange(hi)[None, :] < np.arange(lo, hi)[:, None]
+        sim = np.where(earlier, sim, -np.inf)
+        best = sim.max(axis=1)
+        out[lo:hi] = np.where(np.isfinite(best), 1.0 - best, 1.0)
+    return out
+
+
+def _rank_take(score: np.ndarray, k: int, barred: np.ndarray) -> np.ndarray:
+    """Indices of the k best scores among the entries not barred (stable: earlier wins ties)."""
+    cand = np.flatnonzero(~barred)
+    if k <= 0 or cand.size == 0:
+        return cand[:0]
+    order = np.lexsort((cand, -score[cand]))
+    return cand[order[:k]]
+
+
+class Kiln(EvictionMethod):
+    name = "kiln"
+    query_window = 32  # the newest rows act as the forward-looking prompt
+    forward_share = 0.75  # of the room chosen by the forward-looking rows; the rest by novelty
+
+    def select(self, view: LayerView) -> Keep:
+        valid = view.valid_mask()
+        room = int(view.budget)
+        if view.queries is not None:
+            heat = view.group(view.attention(reduce="sum"), "mean").cpu().numpy()
+        else:
+            heat = view.positions.float().cpu().numpy()
+        bank = view.keys.detach().float().cpu().numpy()
+        out = []
+        for h in range(view.n_kv_heads):
+            live = torch.nonzero(valid[h]).flatten()
+            n = live.numel()
+            if n <= room:
+                out.append(live)
+                continue
+            idx = live.cpu().numpy()
+            take = partial(_rank_take, k=int(np.ceil(self.forward_share * room)))
+            first = take(heat[h, idx], barred=np.zeros(n, dtype=bool))
+            barred = np.zeros(n, dtype=bool)
+            barred[first] = True
+            second = _rank_take(_novelty(bank[h, idx]), room - first.size, barred)
+            chosen = np.sort(np.concatenate([first, second]))
+            out.append(live[torch.from_numpy(chosen).to(live.device)])
+        return Keep(tuple(out))
+'''
+BOARDS['InfiniPot (round 19)'] = 'C'
+
+PORTS['GemFilter (round 19)'] = r'''"""Early lens: one layer a little below mid-depth acts as a lens. Its final prompt row, pooled over all of its
+heads, decides which prompt positions matter, and every layer above it keeps exactly those positions. Layers
+below the lens, which are compressed before the lens is reached, apply the same final-row rule to themselves."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import torch
+
+from harness import EvictionMethod, Keep, LayerView, ModelInfo
+
+
+def _column_chunks(n: int, width: int = 4096) -> Iterator[slice]:
+    for lo in range(0, n, width):
+        yield slice(lo, min(n, lo + width))
+
+
+class EarlyLens(EvictionMethod):
+    name = "early_lens"
+    query_window = 1
+    lens_at = 0.42  # depth of the lens layer, as a fraction of the attention stack
+
+    def __init__(self) -> None:
+        self._stack: tuple[int, ...] = ()
+        self._focus: tuple[torch.Tensor, torch.Tensor] | None = None  # (positions seen by the lens, its picks)
+
+    def setup(self, model: ModelInfo) -> None:
+        self._stack = tuple(model.attention_layers)
+
+    def _final_row(self, view: LayerView) -> torch.Tensor:
+        """(T,): the last prompt row's softmax weights, summed over every query head (softmax written out)."""
+        g = view.model.group_size
+        q = view.queries[:, -1].float()  # (H_q, D)
+        valid = view.valid_mask().repeat_interleave(g, dim=0)  # (H_q, T)
+        keys = view.keys.float().repeat_interleave(g, dim=0)  # (H_q, T, D)
+        logits = torch.empty(valid.shape, device=q.device)
+        for cols in _column_chunks(view.n_tokens):
+            logits[:, cols] = (q[:, None, :] * keys[:, cols, :]).sum(dim=-1)
+        logits = (logits * view.model.scale).masked_fill(~valid, float("-inf"))
+        top = logits.amax(dim=-1, keepdim=True)
+        lifted = torch.where(valid, (logits - top).exp(), torch.zeros_like(logits))
+        return (lifted / lifted.sum(dim=-1, keepdim=True).clamp_min(1e-30)).sum(dim=0)
+
+    def _focus_on(self, view: LayerView, weight: torch.Tensor) -> torch.Tensor:
+        """Indices of the budget's worth of heaviest positions that every head holds."""
+        common = view.valid_mask().all(dim=0)
+        ranked = torch.argsort(weight.masked_fill(~common, float("-inf")), descending=True, stable=True)
+        k = min(int(view.budget), int(common.sum()))
+        return ranked[:k].sort().values
+
+    def select(self, view: LayerView) -> Keep:
+        stack = self._stack or tuple(view.model.attention_layers)
+        depth = stack.index(view.layer) if view.layer in stack else 0
+        lens = int(round(self.lens_at * (len(stack) - 1)))
+        if depth == 0:
+            self._focus = None
+        if view.queries is None:
+            return Keep.from_topk(view.positions.float(), int(view.budget), view.valid)
+        if depth > lens and self._focus is not None:
+            seen, picks = self._focus
+            if seen.shape == view.positions.shape and bool((seen == view.positions).all()) \
+                    and picks.numel() <= int(view.budget):
+                return Keep.same_for_all_heads(picks.clone(), view.n_kv_heads)
+        picks = self._focus_on(view, self._final_row(view))
+        if depth == lens:
+            self._focus = (view.positions.clone(), picks)
+        return Keep.same_for_all_heads(picks, view.n_kv_heads)
+'''
+BOARDS['GemFilter (round 19)'] = 'A'
+
+# (open: not read as any rule)
+OPEN['ATS (round 19)'] = r'''"""Quantile draw: weigh every cached entry by how much of the final context row's attention it draws times the
+size of what it would hand back (its value norm), lay the weights out as a cumulative curve, and read the curve at
+evenly spaced heights. Entries hit by several heights are kept once, so flat curves keep fewer entries."""
+
+from __future__ import annotations
+
+import torch
+
+from harness import EvictionMethod, Keep, LayerView
+
+
+class Curve:
+    """A normalised cumulative curve over entries sorted by weight (lightest first); ``curve @ heights`` reads
+    it back: for each height, the entry whose normalised cumulative weight lies closest."""
+
+    def __init__(self, weight: torch.Tensor) -> None:
+        w = weight / weight.sum().clamp_min(1e-30)
+        self.order = torch.argsort(w, stable=True)
+        acc = torch.cumsum(w[self.order], 0)
+        lo, hi = acc.min(), acc.max()
+        self.y = (acc - lo) / (hi - lo).clamp_min(1e-30)
+
+    def __len__(self) -> int:
+        return int(self.y.numel())
+
+    def heights(self, k: int) -> torch.Tensor:
+        """k heights from the curve's first non-zero level up to 1, evenly spaced."""
+        nz = self.y[self.y > 0]
+        start = nz.min() if nz.numel() else self.y.new_tensor(0.0)
+        if k == 1:
+            return start.reshape(1)
+        step = torch.arange(k, device=self.y.device, dtype=self.y.dtype)
+        return start + step * (1.0 - start) / (k - 1)
+
+    def __matmul__(self, hs: torch.Tensor) -> torch.Tensor:
+        right = torch.searchsorted(self.y, hs).clamp(max=len(self) - 1)
+        left = (right - 1).clamp(min=0)
+        closer_left = (hs - self.y[left]).abs() <= (self.y[right] - hs).abs()
+        slot = torch.where(closer_left, left, right)
+        return self.order[torch.unique(slot)]
+
+
+class QuantileDraw(EvictionMethod):
+    name = "quantile_draw"
+    query_window = 1  # the final context row plays the summarising role
+
+    def select(self, view: LayerView) -> Keep:
+        valid = view.valid_mask()
+        room = int(view.budget)
+        if view.queries is not None:
+            pull = view.group(view.attention(view.queries[:, -1:])[:, 0], "sum")  # (H_kv, T)
+        else:
+            pull = torch.ones(valid.shape, device=view.keys.device)
+        weight = pull * view.values.float().norm(dim=-1)
+        out = []
+        for h in range(view.n_kv_heads):
+            live = torch.nonzero(valid[h]).flatten()
+            if live.numel() <= room:
+                out.append(live)
+                continue
+            w = weight[h, live]
+            if not bool(w.sum() > 0):
+                w = torch.ones_like(w)
+            curve = Curve(w)
+            drawn = curve @ curve.heights(room)
+            out.append(live[drawn].sort().values)
+        return Keep(tuple(out))
+'''
+BOARDS['ATS (round 19)'] = 'B_online'
+
+# (open as its paper: read as TOVA and TokenSelect's rule, so its flag stands)
+OPEN['TidalDecode (round 19)'] = r'''"""Relay anchor: while decoding under a per-layer cap, only a couple of designated layers actually look at the
+current query to decide what stays; the layers after each of them keep the very same positions (a relay), so
+the whole stack agrees on one set of positions between two designated layers."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+import torch
+
+from harness import EvictionMethod, Keep, LayerView, ModelInfo
+
+
+class Role(Enum):
+    OWN = "own"  # bottom layers: decide for themselves, pass nothing on
+    LEAD = "lead"  # decide with the current query and publish the positions
+    RELAY = "relay"  # keep the positions published by the nearest lead below
+
+
+def _roles(depth: int, second_at: float = 0.4) -> list[Role]:
+    table = [Role.RELAY] * depth
+    for i in range(min(2, depth)):
+        table[i] = Role.OWN
+    if depth > 2:
+        table[2] = Role.LEAD
+        j = int(round(second_at * depth))
+        if 2 < j < depth:
+            table[j] = Role.LEAD
+    elif depth:
+        table[-1] = Role.LEAD
+    return table
+
+
+class RelayAnchor(EvictionMethod):
+    name = "relay_anchor"
+    query_window = 1
+
+    def __init__(self) -> None:
+        self._table: dict[int, Role] = {}
+        self._baton: tuple[int, torch.Tensor] | None = None  # (newest position of the round, chosen positions)
+
+    def setup(self, model: ModelInfo) -> None:
+        stack = list(model.attention_layers)
+        self._table = dict(zip(stack, _roles(len(stack))))
+
+    def _gaze(self, view: LayerView) -> torch.Tensor:
+        """(H_kv, T): the current query's softmax weights, pooled over every query head of the layer and shared
+        by all KV heads (the layer decides as one)."""
+        if view.queries is None:
+            return view.positions.float()
+        w = view.attention(view.queries[:, -1:])[:, 0]  # (H_q, T)
+        pooled = w.sum(dim=0, keepdim=True)
+        return pooled.expand(view.n_kv_heads, -1)
+
+    def _top(self, view: LayerView, score: torch.Tensor) -> list[torch.Tensor]:
+        valid = view.valid_mask()
+        out = []
+        for h in range(view.n_kv_heads):
+            live = torch.nonzero(valid[h]).flatten()
+            k = min(int(view.budget), live.numel())
+            out.append(live[torch.argsort(score[h, live], descending=True, stable=True)[:k]].sort().values)
+        return out
+
+    def select(self, view: LayerView) -> Keep:
+        if not self._table:
+            self.setup(view.model)
+        role = self._table.get(view.layer, Role.OWN)
+        newest = int(view.positions.max())
+        score = self._gaze(view)
+        if role is Role.RELAY and self._baton is not None and self._baton[0] == newest:
+            marked = torch.isin(view.positions, self._baton[1]) & view.valid_mask()
+            score = torch.where(marked, torch.full_like(score, float("inf")), score)
+        picks = self._top(view, score)
+        if role is Role.LEAD:
+            chosen = torch.cat([view.positions[h][p] for h, p in enumerate(picks)]).unique()
+            self._baton = (newest, chosen)
+        return Keep(tuple(picks))
+'''
+BOARDS['TidalDecode (round 19)'] = 'C'

@@ -56,7 +56,7 @@ def _denominator_norms(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[int]:
     Such a norm scales a similarity; it is no score of its own (``v_norm / m`` stays a ratio of two scores)."""
     parents = parent_map(fn)
 
-    def divides(n: ast.AST, name: str) -> bool:
+    def divides(n: ast.AST, name: str, source: set[str]) -> bool:
         child, p = n, parents.get(id(n))
         paired = False  # in outer(m, m) or m[:, None] * m[None, :]: the norm against itself, a cosine's scale
         while p is not None and not isinstance(p, ast.stmt):
@@ -65,10 +65,14 @@ def _denominator_norms(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[int]:
                                                            for x in ast.walk(side)) for side in (p.left, p.right)):
                 paired = True
             if isinstance(p, ast.BinOp) and isinstance(p.op, ast.Div) and p.right is child:
-                return paired
+                # (or the rows the norm was taken of over their own norms: x / m[:, None], m = sqrt(sum x^2): unit
+                # vectors written over a name)
+                return paired or bool(source) and any(isinstance(x, ast.Name) and x.id in source
+                                                      for x in ast.walk(p.left))
             if isinstance(p, ast.BinOp) and not isinstance(p.op, (ast.Mult, ast.Div)) or \
                     isinstance(p, ast.Call) and callee(p.func)[0] not in ("outer", "ger", "unsqueeze", "clamp",
-                                                                          "clamp_min", "view", "reshape"):
+                                                                          "clamp_min", "view", "reshape", "maximum",
+                                                                          "fmax", "clip"):
                 return False  # added to something, or handed to another operation: more than a scale
             child, p = p, parents.get(id(p))
         return False
@@ -81,8 +85,12 @@ def _denominator_norms(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[int]:
                                          for c in ast.walk(node.value))):
             continue
         name = node.targets[0].id
+        # the rows the norm is taken of: the one name it reads (sqrt(einsum("ij,ij->i", x, x)), x.norm(dim=-1))
+        read = {x.id for x in ast.walk(node.value) if isinstance(x, ast.Name) and x.id not in ("torch", "np", "F",
+                                                                                              "math", "numpy")}
+        source = read if len(read) == 1 else set()
         reads = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
-        if reads and all(divides(n, name) for n in reads):
+        if reads and all(divides(n, name, source) for n in reads):
             out.add(id(node))
     return out
 
@@ -3172,6 +3180,21 @@ class FeatureTagger(ast.NodeVisitor):
         if name == "sliding_window_view" and node.args:  # numpy's windows of step 1 along an axis: pooling
             self.add("pooling", line)
             return t | {"U"}
+        if name == "as_strided":
+            # x.as_strided((rows, n, w), (row_stride, 1, 1)): windows whose start moves by the same step as their
+            # entries, overlapping: sliding windows (pooling written out); equal to the width, blocks
+            on = self._on_tensor(receiver)
+            stride = kwarg(node, "stride") or kwarg(node, "strides") or (
+                node.args[1 if on else 2] if len(node.args) > (1 if on else 2) else None)
+            size = kwarg(node, "size") or kwarg(node, "shape") or (
+                node.args[0 if on else 1] if len(node.args) > (0 if on else 1) else None)
+            if isinstance(stride, ast.Tuple) and len(stride.elts) >= 2 and \
+                    ast.unparse(stride.elts[-1]) == ast.unparse(stride.elts[-2]):
+                self.add("pooling", line)
+                return t | {"U"}
+            if isinstance(stride, ast.Tuple) and isinstance(size, ast.Tuple) and len(stride.elts) >= 2 and \
+                    len(size.elts) == len(stride.elts) and _same(size.elts[-1], stride.elts[-2]):
+                return t | {"BLK"}
         if name == "unfold" and receiver is not None:  # sliding windows along an axis: pooling written out
             size = node.args[1] if len(node.args) > 1 else kwarg(node, "size")
             step = node.args[2] if len(node.args) > 2 else kwarg(node, "step")
