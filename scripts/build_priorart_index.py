@@ -1993,6 +1993,16 @@ def parse_priorart(path: Path) -> list[dict]:
     return out
 
 
+# Per-query retrieval rules with an operation of their own (an approximate q.k: few channels, a low-rank or low-bit
+# copy, hashes, centroids, a tree of blocks): ported to eviction, each recent query's retrievals are counted
+# (``query_votes``), as RetrievalAttention's exact top-k are.
+RETRIEVAL_VOTES = ("Loki", "MagicPIG", "PQCache", "ClusterKV", "Double Sparsity", "Squeezed Attention", "SpeCache",
+                   "InfiniGen", "Radar", "Tactic", "HiP", "RocketKV")
+for _name in RETRIEVAL_VOTES:
+    if "query_votes" not in OPS[_name][1]:
+        OPS[_name][1].append("query_votes")
+
+
 def _ops(short: str) -> dict:
     out: dict = {}
     if short in OPS:

@@ -97,3 +97,27 @@ def test_the_pass_is_a_rules_queries_where_it_lets_any_choice_stand() -> None:
     c = computation(pooled)
     same = {m.short_name for m in computation_matches(c.features, "", c.paths, "B_offline") if m.level == "same"}
     assert "SnapKV" not in same, same
+
+
+def test_a_bar_on_the_pass_attention_is_no_noised_or_barred_rule_of_the_pass() -> None:
+    # an honest KVzip variant: the pass's maximum attention, near-duplicates of a far better token moved back by a bar
+    barred = GUMBEL.replace("SCORE", "a = torch.softmax(logits, dim=-1)\n        score = a.amax(dim=1)\n        "
+                                     "score = torch.where(score > 0.5 * score.amax(-1, keepdim=True), score, score * 0.5)")
+    c = computation(barred)
+    same = {m.short_name for m in computation_matches(c.features, "", c.paths, "B_offline") if m.level == "same"}
+    assert not same & {"Scissorhands", "Keyformer"}, same
+
+
+def test_each_querys_few_channel_retrievals_counted_are_a_retrieval_rules_port() -> None:
+    src = GUMBEL.replace("        g = torch.Generator().manual_seed(view.layer)\n", "").replace(
+        "logits = torch.einsum", "q = view.queries.float().view(view.n_kv_heads, -1, view.keys.shape[-1])\n        "
+        "lanes = (q.abs().mean(1) * view.keys.float().abs().mean(1)).topk(8, dim=-1).indices\n        "
+        "qs = q.gather(-1, lanes[:, None, :].expand(-1, q.shape[1], -1))\n        "
+        "ks = view.keys.float().gather(-1, lanes[:, None, :].expand(-1, view.keys.shape[1], -1))\n        "
+        "approx = torch.einsum(\"hnd,htd->hnt\", qs, ks)\n        logits = torch.einsum").replace(
+        "SCORE", "picks = approx.topk(16, dim=-1).indices\n        score = torch.zeros(approx.shape[0], approx.shape[2])\n"
+                 "        score.scatter_add_(1, picks.flatten(1), torch.ones_like(picks.flatten(1), dtype=torch.float))")
+    c = computation(src)
+    assert {"channel_selection", "query_votes"} <= set(c.features), sorted(c.features)
+    same = {m.short_name for m in computation_matches(c.features, "", c.paths, "B_offline") if m.level == "same"}
+    assert "Double Sparsity" in same, same

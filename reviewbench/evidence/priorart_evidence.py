@@ -759,11 +759,13 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
             matched["decode"] = 0
             continue
         if hit is None and board == "B_offline" and "reconstruction" in features and len(alts) > 1 and \
-                set(alts) <= QUERY_CHOICE | {"accumulate", "question_queries"}:
+                set(alts) <= QUERY_CHOICE | {"accumulate", "question_queries"} and rule_alternatives(ops) - \
+                COSMETIC - PROTECTIVE - PHASE - SCORE_TERMS - WEAK - QUERY_CHOICE - {"attention", "accumulate"}:
             # board B_offline hands its queries over as the reconstruction pass: a rule that lets any of several
-            # choices of queries stand (Keyformer's window, every query or a running sum) reads these there. Not a
-            # rule naming one choice: a window's attention pooled (SnapKV) or summed over every step (H2O) is what
-            # many an honest method reads off the pass
+            # choices of queries stand (Keyformer's window, every query or a running sum) reads these there, where
+            # the rule has an operation of its own beyond attention and a bar (Keyformer's noise). Not a rule naming
+            # one choice: a window's attention pooled (SnapKV) or summed over every step (H2O) is what many an
+            # honest method reads off the pass, nor a bar on attention alone (Scissorhands)
             matched["reconstruction"] = features["reconstruction"]
             continue
         if hit is None:

@@ -2098,8 +2098,12 @@ class FeatureTagger(ast.NodeVisitor):
         self._estimators(lt, rt, line)
         if "LOGA" in lt and "A" in rt or "LOGA" in rt and "A" in lt:
             self.add("entropy", line)  # attention against its own log: -sum p log p, written by hand or as a product
-        if not elementwise and any("Q" in a and "K" not in a and "QRED" not in a and "K" in b and "Q" not in b
+        if not elementwise and any("Q" in a and ("K" not in a or a & {"CH", "CHI"}) and
+                                   ("QRED" not in a or "CH" in a) and
+                                   "K" in b and ("Q" not in b or b & {"CH", "CHI"}) and not (a | b) & {"A", "V"}
                                    for a, b in ((lt, rt), (rt, lt))):
+            # (queries and keys on the channels a ranking of both chose carry that ranking's tags, its mean over the
+            # queries among them: still each query against the keys)
             out.add("QROW")  # queries against keys, one row per query: nothing summed over the queries yet
         for a, b in ((lt, rt), (rt, lt)):
             if "Q" in a and "K" not in a and "X" in b and "K" in b and "QZ" not in b:
