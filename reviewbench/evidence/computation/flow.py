@@ -1609,10 +1609,10 @@ class FeatureTagger(ast.NodeVisitor):
                 tags = [self.tag(x) for x in parts if x is not None]
                 if any("KSIM" in x for x in tags) and any(x & {"R", "SEL"} and "KSIM" not in x for x in tags):
                     return True
-            elif isinstance(n, ast.Call) and n.args and "KSIM" in self.tag(n) and any(
-                    self.tag(a) & {"R", "SEL"} and "KSIM" not in self.tag(a) for a in n.args) and \
-                    callee(n.func)[0] not in CANON:
-                return True  # graph.damping(chosen): a helper given the picks returns their similarity to each token
+            elif isinstance(n, ast.Call) and n.args and callee(n.func)[0] not in CANON and "KSIM" in self.tag(n):
+                # graph.damping(chosen): a helper given the picks returns their similarity to each token
+                if any(t & {"R", "SEL"} and "KSIM" not in t for t in map(self.tag, n.args)):
+                    return True
         return False
 
     def _running_cover(self, name: str, value: ast.expr) -> bool:
@@ -1999,12 +1999,13 @@ class FeatureTagger(ast.NodeVisitor):
             first = self._resolved(b)
             if isinstance(first, ast.IfExp):
                 first = first.body
-            if isinstance(first, ast.Call) and callee(first.func)[0] in ("min", "amin") and \
-                    self.tag(first) & {"P", "I"} and not self.tag(first) & DATA_TAGS:
-                return True
-            if isinstance(first, ast.Subscript) and isinstance(first.slice, ast.Constant) and first.slice.value == 0 \
-                    and self.tag(first) & {"P", "I"} and not self.tag(first) & DATA_TAGS:
-                return True
+            smallest = isinstance(first, ast.Call) and callee(first.func)[0] in ("min", "amin")
+            first_entry = isinstance(first, ast.Subscript) and isinstance(first.slice, ast.Constant) and \
+                first.slice.value == 0
+            if smallest or first_entry:
+                t = self.tag(first)
+                if t & {"P", "I"} and not t & DATA_TAGS:
+                    return True
         return False
 
     def _python_number(self, e: ast.expr, depth: int = 0) -> bool:
@@ -2014,12 +2015,15 @@ class FeatureTagger(ast.NodeVisitor):
         if not isinstance(e, ast.Call) or depth > 3:
             return False
         name = callee(e.func)[0]
-        if name in ("int", "float", "len", "round") and isinstance(e.func, ast.Name) or name == "item":
+        builtin = isinstance(e.func, ast.Name)
+        if builtin and name in ("int", "float", "len", "round") or name == "item":
             return True
-        # the builtin max or min of a literal and a value: a number (a tensor of many entries cannot be compared so)
-        return name in ("max", "min") and isinstance(e.func, ast.Name) and len(e.args) >= 2 and any(
-            isinstance(a, ast.Constant) for a in e.args) or depth < 3 and name in ("max", "min") and isinstance(
-            e.func, ast.Name) and any(self._python_number(a, depth + 1) for a in e.args)
+        if not (builtin and name in ("max", "min")):
+            return False
+        # the builtin max or min of a literal and a value, or of Python numbers: a number (a tensor of many entries
+        # cannot be compared so)
+        return len(e.args) >= 2 and any(isinstance(a, ast.Constant) for a in e.args) or any(
+            self._python_number(a, depth + 1) for a in e.args)
 
     def _resolved(self, e: ast.expr) -> ast.expr:
         """A size named in a shape, resolved to the expression it was last bound to (n = (t + b - 1) // b)."""
