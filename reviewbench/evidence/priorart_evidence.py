@@ -759,7 +759,7 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
             matched["decode"] = 0
             continue
         if hit is None and board == "B_offline" and "reconstruction" in features and len(alts) > 1 and \
-                set(alts) <= QUERY_CHOICE | {"accumulate", "question_queries"} and rule_alternatives(ops) - \
+                set(alts) <= QUERY_CHOICE | {"accumulate"} and rule_alternatives(ops) - \
                 COSMETIC - PROTECTIVE - PHASE - SCORE_TERMS - WEAK - QUERY_CHOICE - {"attention", "accumulate"}:
             # board B_offline hands its queries over as the reconstruction pass: a rule that lets any of several
             # choices of queries stand (Keyformer's window, every query or a running sum) reads these there, where

@@ -153,20 +153,21 @@ class Defs:
         # remembers and recalls one by one (read as ``self._TAGS`` too where a class holds them)
         self.str_tuples: dict[str, tuple[str, ...]] = {}
         # module-level integer constants (``SINKS = 4``): a literal count under a name
-        self.int_consts: dict[str, int] = {
-            st.targets[0].id: st.value.value for st in tree.body
-            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and
-            isinstance(st.value, ast.Constant) and type(st.value.value) is int}
+        self.int_consts: dict[str, int] = {}
         holders: list[ast.Module | ast.ClassDef] = [tree, *(c for c in tree.body if isinstance(c, ast.ClassDef))]
         for holder in holders:
             for st in holder.body:
-                if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and \
-                        isinstance(st.value, (ast.Tuple, ast.List)) and st.value.elts and all(
-                            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in st.value.elts):
-                    names = tuple(e.value for e in st.value.elts)  # type: ignore[attr-defined]
-                    self.str_tuples[st.targets[0].id] = names
+                if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)):
+                    continue
+                target, value = st.targets[0].id, st.value
+                if holder is tree and isinstance(value, ast.Constant) and type(value.value) is int:
+                    self.int_consts[target] = value.value
+                elif isinstance(value, (ast.Tuple, ast.List)) and value.elts and all(
+                        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts):
+                    names = tuple(e.value for e in value.elts)  # type: ignore[attr-defined]
+                    self.str_tuples[target] = names
                     if holder is not tree:
-                        self.str_tuples[f"self.{st.targets[0].id}"] = names
+                        self.str_tuples[f"self.{target}"] = names
 
     def resolve(self, call: ast.Call, current_owner: str | None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The local definition a call runs, if it is one: ``helper(x)``, ``self.helper(x)``, ``Cls.helper(x)``."""
