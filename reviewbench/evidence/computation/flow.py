@@ -36,6 +36,16 @@ _EQUIVALENT = {"mv": "matmul", "exp2": "exp", "expm1": "exp", "argpartition": "a
 _LOSSES = frozenset({"mse_loss", "l1_loss", "cosine_embedding_loss", "pairwise_distance"})
 
 
+# the methods Python runs for a binary operator on an object (and with the object on the right)
+BINARY_DUNDERS: dict[type[ast.operator], tuple[str, str]] = {
+    ast.MatMult: ("__matmul__", "__rmatmul__"), ast.Add: ("__add__", "__radd__"), ast.Sub: ("__sub__", "__rsub__"),
+    ast.Mult: ("__mul__", "__rmul__"), ast.Div: ("__truediv__", "__rtruediv__"),
+    ast.FloorDiv: ("__floordiv__", "__rfloordiv__"), ast.Mod: ("__mod__", "__rmod__"), ast.Pow: ("__pow__", "__rpow__"),
+    ast.BitOr: ("__or__", "__ror__"), ast.BitAnd: ("__and__", "__rand__"), ast.BitXor: ("__xor__", "__rxor__"),
+    ast.LShift: ("__lshift__", "__rlshift__"), ast.RShift: ("__rshift__", "__rrshift__"),
+}
+
+
 def _signed_magnitude(node: ast.BinOp) -> ast.Call | None:
     """``sign(x) * x`` (either order; ``sgn``, ``x.sign()``) as ``abs(x)``."""
     if not isinstance(node.op, ast.Mult):
@@ -854,6 +864,9 @@ class FeatureTagger(ast.NodeVisitor):
         self.layer_test = False  # a hook tests the layer index
         self.exprs: dict[str, ast.expr] = {}  # local name -> the expression it was last bound to (sizes in shapes)
         self.instances: dict[str, str] = {}  # local name -> the class of the module it holds an instance of
+        # an operator on such an instance (``curve @ h``, ``table[i]``) and the call of its method it stands for
+        self.dunder_calls: dict[int, tuple[ast.expr, ast.Call | None]] = {}
+        self.param_args: dict[str, ast.expr] = {}  # the inlined helper's parameters -> the caller's arguments
         # local name -> the attributes (their tags) an instance of a class of the module holds: what its __init__
         # stored, updated by its methods run on it; and by constructor call, until the call is bound to a name
         self.objects: dict[str, dict[str, set[str]]] = {}
@@ -889,6 +902,10 @@ class FeatureTagger(ast.NodeVisitor):
         # a tuple returned by the helper being run, element by element (None: none yet; False: returns of other
         # shapes), and the same for each call of a helper: ``a, b = helper(x)`` binds each name its own element
         self.return_elts: list[set[str]] | bool | None = None
+        # the object a helper returns when it returns one it constructs (``Digest.of(keys)`` ending in ``return
+        # Digest(top, ...)``): its class and attributes, by the helper call's id
+        self.return_obj: tuple[str, dict[str, set[str]]] | None = None
+        self.call_objs: dict[int, tuple[str, dict[str, set[str]]]] = {}
         self.call_elts: dict[int, list[set[str]]] = {}
 
     def finish(self) -> None:
@@ -960,6 +977,10 @@ class FeatureTagger(ast.NodeVisitor):
             return base - {"VIEW"}
         if isinstance(node, ast.Call):
             return self.call(node)
+        if isinstance(node, (ast.BinOp, ast.Subscript)):
+            overloaded = self._overloaded(node)
+            if overloaded is not None:
+                return self.call(overloaded)
         if isinstance(node, ast.Subscript):
             t = self.tag(node.value)
             self._slice_features(node, t)
@@ -1003,6 +1024,8 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("uniform_positions", node.lineno)  # free[linspace(0, n - 1, k).long()]: evenly spaced
             if self._sorted_quota(node):
                 self.add("group_budget", node.lineno)
+            elif self._sorted_head_quota(node):
+                self.add("head_budget", node.lineno)
             if "KSIMC" in st and t & {"K", "V"} and not t & {"A", "Q", "KSIM"} and not isinstance(node.slice, ast.Slice):
                 t = t | {"ASG"}  # keys[members], members the keys linked to one above a likeness bar: one group of
                 # them (averaged into its representative, a leader clustering)
@@ -1685,6 +1708,33 @@ class FeatureTagger(ast.NodeVisitor):
         if not any(isinstance(p, ast.Slice) and "QTA" in self.tag(p.upper) for p in parts):
             return False
         return self._token_subset(self._operand(callee(order.func)[1], list(order.args)))
+
+    def _shared_count(self, size: ast.expr | None) -> bool:
+        """A count that is one part's share of the budget by data-made weights (``QTA``: a share of attention times
+        the budget), read at the loop's own index (``quota[h]``, ``k = min(int(quota[h]), n)``): the budget shared
+        out over the parts a loop runs over (heads), each part ranking with its own count."""
+        if size is None or not ({"QTA"} <= self.tag(size) and self.tag(size) & {"A", "K", "V", "Q"}):
+            return False
+        for _ in range(3):
+            if isinstance(size, ast.Name) and size.id in self.exprs:
+                size = self.exprs[size.id]
+        return any(isinstance(x, ast.Subscript) and isinstance(x.slice, ast.Name) and x.slice.id in self.loop_vars
+                   for x in ast.walk(size))
+
+    def _head_quota(self, node: ast.Call, receiver: ast.expr | None, arg_tags: list[set[str]]) -> bool:
+        """A top-k of a whole row (no subset of the tokens: ``_group_quota``) with a count ``_shared_count`` gives:
+        budgets shared out over heads by their scores."""
+        at = 0 if self._on_tensor(receiver) else 1
+        size = kwarg(node, "k") or (node.args[at] if len(node.args) > at else None)
+        return callee(node.func)[0] in ("topk", "kthvalue") and self._shared_count(size)
+
+    def _sorted_head_quota(self, node: ast.Subscript) -> bool:
+        """``_head_quota`` written as a sort cut: ``argsort(s, descending=True)[:quota[h]]``."""
+        order = node.value
+        if not isinstance(order, ast.Call) or callee(order.func)[0] not in ("argsort", "sort"):
+            return False
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return any(isinstance(p, ast.Slice) and p.lower is None and self._shared_count(p.upper) for p in parts)
 
     def _token_subset(self, ranked: ast.expr | None) -> bool:
         """What is ranked is a subset of the tokens: read at a list of indices or between computed bounds (negated
@@ -2460,6 +2510,12 @@ class FeatureTagger(ast.NodeVisitor):
             attrs = self._as_object(None, lambda: self._inline(init, node, arg_tags, kw_tags))
             self.constructed[id(node)] = attrs
             return set().union(*attrs.values()) | all_args
+        fields = self.defs.fields.get(node.func.id) if isinstance(node.func, ast.Name) else None
+        if fields is not None:  # Digest(top, bottom, sizes=n): a dataclass's fields bound by position or by name
+            attrs = {f: set(t) for f, t in zip(fields, arg_tags)} | {
+                k: set(t) for k, t in kw_tags.items() if k in fields}
+            self.constructed[id(node)] = attrs
+            return set().union(*attrs.values(), set()) | all_args
         func = node.func
         made = func.value if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) else None
         if isinstance(func, ast.Attribute) and made is not None and id(made) in self.constructed and \
@@ -2572,6 +2628,27 @@ class FeatureTagger(ast.NodeVisitor):
             self.tags.update(outer)
         return {a: t - {"S"} for a, t in mine.items()}
 
+    def _overloaded(self, node: ast.BinOp | ast.Subscript) -> ast.Call | None:
+        """An operator on an instance of a class of the module that defines it: ``curve @ h`` runs its
+        ``__matmul__`` (``h @ curve`` its ``__rmatmul__``), ``table[i]`` its ``__getitem__``; the call it stands for,
+        made once per node (kept with the node, so that the ids the reader keys by stay unique)."""
+        if id(node) in self.dunder_calls:
+            return self.dunder_calls[id(node)][1]
+        call: ast.Call | None = None
+        if isinstance(node, ast.Subscript):
+            pairs = [(node.value, "__getitem__", node.slice)] if isinstance(node.ctx, ast.Load) else []
+        else:
+            names = BINARY_DUNDERS.get(type(node.op))
+            pairs = [(node.left, names[0], node.right), (node.right, names[1], node.left)] if names else []
+        for obj, method, arg in pairs:
+            cls = self.instances.get(obj.id) if isinstance(obj, ast.Name) else None
+            if cls is not None and any(self.defs.owner.get(id(d)) == cls for d in self.defs.by_name.get(method, [])):
+                call = ast.copy_location(ast.Call(func=ast.copy_location(
+                    ast.Attribute(value=obj, attr=method, ctx=ast.Load()), node), args=[arg], keywords=[]), node)
+                break
+        self.dunder_calls[id(node)] = (node, call)
+        return call
+
     def _instance_method(self, node: ast.Call) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """A call on an instance of a class of the module: ``sc(q, k)`` runs its ``__call__``, ``sc.score(x)`` its
         ``score`` (``sc = Scorer(...)`` bound before)."""
@@ -2604,7 +2681,13 @@ class FeatureTagger(ast.NodeVisitor):
         self.tags.pop("__return__", None)
         self.seq_elts.pop("__return__", None)
         outer, self.return_elts = self.return_elts, None
+        outer_args, self.param_args = self.param_args, dict(zip(params, node.args))
+        outer_obj, self.return_obj = self.return_obj, None
         self.run_def(local)
+        self.param_args = outer_args
+        if self.return_obj is not None:
+            self.call_objs[id(node)] = self.return_obj
+        self.return_obj = outer_obj
         if isinstance(self.return_elts, list):
             self.call_elts[id(node)] = self.return_elts
         self.return_elts = outer
@@ -3308,7 +3391,9 @@ class FeatureTagger(ast.NodeVisitor):
             return t | {"UNI"}  # evenly spaced values: as indices, a lattice over the tokens (a stepped range or
             # slice is as often a block's starts or a bipartite split, and is not read so)
         if op == "arange":
-            t = t - {"UNI"}  # a run of indices between two lattice points is no lattice
+            # a run of indices between two lattice points is no lattice; the counts and bounds it is given (how many
+            # entries a state holds) make indices, none of the data they were counted from
+            t = t - {"UNI"} - DATA_TAGS
             if len(node.args) >= 2 and self._subtracts(node.args[0]):
                 self.add("recent", line)
                 return t | {"I", "TAILI"}
@@ -3339,6 +3424,8 @@ class FeatureTagger(ast.NodeVisitor):
             quota = self._group_quota(node, receiver, arg_tags)
             if quota:
                 self.add("group_budget", line)
+            elif self._head_quota(node, receiver, arg_tags):
+                self.add("head_budget", line)
             t = t | {"R"}
         if op == "where" and len(arg_tags) >= 2 + (name != "where" and not self._on_tensor(receiver)):
             # x.masked_fill(m, v) and torch.masked_fill(x, m, v): where m, v; torch.where(c, a, b)
@@ -3521,6 +3608,12 @@ class FeatureTagger(ast.NodeVisitor):
                     self.instances[tgt.id] = node.value.func.id
                     if id(node.value) in self.constructed:
                         self.objects[tgt.id] = self.constructed[id(node.value)]
+        elif isinstance(node.value, ast.Call) and id(node.value) in self.call_objs:
+            cls, attrs = self.call_objs[id(node.value)]
+            for tgt in node.targets:  # dg = Digest.of(keys): the instance a factory helper made
+                if isinstance(tgt, ast.Name):
+                    self.instances[tgt.id] = cls
+                    self.objects[tgt.id] = attrs
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             self.accumulated.pop(node.targets[0].id, None)
             seq = self._seq_of(node.value)  # spans = helper(...), worth = [(s, a, b) for ...]: its tuples' elements
@@ -3618,6 +3711,9 @@ class FeatureTagger(ast.NodeVisitor):
             seq = self._seq_of(node.value)
             if seq is not None:
                 self.seq_elts["__return__"] = seq
+            made = node.value
+            if isinstance(made, ast.Call) and isinstance(made.func, ast.Name) and id(made) in self.constructed:
+                self.return_obj = (made.func.id, self.constructed[id(made)])
             if isinstance(node.value, ast.Call) and callee(node.value.func)[0] == "Rewrite":
                 self.add("merge", node.lineno)
                 if node.value.args and "CH" in self.tag(node.value.args[0]):
@@ -3854,7 +3950,16 @@ class FeatureTagger(ast.NodeVisitor):
         for _ in range(3):
             if isinstance(e, ast.Name) and e.id in self.exprs:
                 e = self.exprs[e.id]
-        return any(isinstance(c, ast.Call) and callee(c.func)[0] in ("arange", "linspace") for c in ast.walk(e))
+        if isinstance(e, ast.Name) and e.id in self.param_args:
+            e = self.param_args[e.id]  # a helper's parameter: what its caller passed (``curve @ curve.heights(k)``)
+
+        def lattice(c: ast.Call) -> bool:
+            if callee(c.func)[0] in ("arange", "linspace"):
+                return True
+            helper = self.defs.resolve(c, self.owner) or self._instance_method(c)  # levels a helper makes
+            return helper is not None and any(isinstance(x, ast.Call) and callee(x.func)[0] in ("arange", "linspace")
+                                              for x in ast.walk(helper))
+        return any(isinstance(c, ast.Call) and lattice(c) for c in ast.walk(e))
 
     def _cumsum_of_data(self, e: ast.expr) -> bool:
         """``e`` carries a running sum of data-made weights (``CUM``: a cumsum of attention, value or key norms, also

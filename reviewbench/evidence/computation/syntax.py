@@ -149,6 +149,15 @@ class Defs:
                     walk(child, owner)
 
         walk(tree, None)
+        # a class of the module with no ``__init__`` of its own and annotated fields (a dataclass, a NamedTuple):
+        # its fields in order, which a constructor call binds by position or by name
+        self.fields: dict[str, list[str]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and not any(
+                    isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) and b.name == "__init__" for b in node.body):
+                names = [b.target.id for b in node.body if isinstance(b, ast.AnnAssign) and isinstance(b.target, ast.Name)]
+                if names:
+                    self.fields[node.name] = names
         # tuples of literal names at module or class level (``_TAGS = ("s1", "s2", "n")``): the keys a loop over them
         # remembers and recalls one by one (read as ``self._TAGS`` too where a class holds them)
         self.str_tuples: dict[str, tuple[str, ...]] = {}
