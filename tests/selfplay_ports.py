@@ -9390,7 +9390,7 @@ BOARDS['CDPruner (round 18)'] = 'A'
 # --- round 19 (twelve papers drawn again, seed 2026120700 over the index's ruled entries, ported blind to the
 # reader by a helper with deliberately unusual idioms: numpy round-trips, vmap, closures and partial, generators,
 # dataclasses, operator overloading, as_strided windows, Fractions; read 1/12 as its paper at the code before it
-# and 7 as another paper's rule (a flag stands), 2/12 and 7 after) ----------------------------------------------
+# and 7 as another paper's rule (a flag stands), 2/12 and 7 after; 5/12 and 7 since (tests/test_reader_objects.py)
 
 PORTS['KeyDiff (round 19)'] = r'''"""Contrast sieve: a streaming, attention-free filter that keeps the keys that stand apart from the crowd."""
 
@@ -9848,8 +9848,8 @@ class TileOracle(EvictionMethod):
 '''
 BOARDS['CritiPrefill (round 19)'] = 'A'
 
-# (open: not read as any rule)
-OPEN['ArkVale (round 19)'] = r'''"""Boxcar pages: the decode cache is kept as fixed-size pages of consecutive entries. Each page carries a digest,
+# (read since: the page digest is a dataclass made by a factory method, its labels counted with arange)
+PORTS['ArkVale (round 19)'] = r'''"""Boxcar pages: the decode cache is kept as fixed-size pages of consecutive entries. Each page carries a digest,
 the per-channel bounding box of its keys; when a layer is full, the newest query bounds each page's best possible
 logit from the box corners alone, and whole pages are dropped from the bottom of that bound."""
 
@@ -9952,8 +9952,8 @@ class BoxcarPages(EvictionMethod):
 '''
 BOARDS['ArkVale (round 19)'] = 'C'
 
-# (open: not read as any rule)
-OPEN['HeadKV (round 19)'] = r'''"""Copycat quota: while the model replays its context verbatim, watch which KV heads actually fetch the token
+# (read since: each head's quota, a share of the budget by copy skill, cuts its own ranking)
+PORTS['HeadKV (round 19)'] = r'''"""Copycat quota: while the model replays its context verbatim, watch which KV heads actually fetch the token
 being copied. Heads that copy well get a larger share of the layer's room; inside every head the entries are
 chosen by where the closing replay rows look."""
 
@@ -10214,8 +10214,8 @@ class EarlyLens(EvictionMethod):
 '''
 BOARDS['GemFilter (round 19)'] = 'A'
 
-# (open: not read as any rule)
-OPEN['ATS (round 19)'] = r'''"""Quantile draw: weigh every cached entry by how much of the final context row's attention it draws times the
+# (read since: the curve's quantile draw is its __matmul__)
+PORTS['ATS (round 19)'] = r'''"""Quantile draw: weigh every cached entry by how much of the final context row's attention it draws times the
 size of what it would hand back (its value norm), lay the weights out as a cumulative curve, and read the curve at
 evenly spaced heights. Entries hit by several heights are kept once, so flat curves keep fewer entries."""
 

@@ -1,6 +1,7 @@
 """Self-play round 19 (issue 23): twelve papers drawn again (seed 2026120700), ported blind to the reader by a helper
 with deliberately unusual idioms (tests/selfplay_ports.py, "(round 19)" keys). Before: 1 of 12 read as its paper, 7
-as another paper's rule (their flag stands), 4 not read; after: 2, 7 and 3. Each change with an honest neighbour."""
+as another paper's rule (their flag stands), 4 not read; after: 2, 7 and 3; since: 5, 7 and 0 (the last three read
+through helper objects and a per-head share: tests/test_reader_objects.py). Each change with an honest neighbour."""
 
 from __future__ import annotations
 
