@@ -1101,7 +1101,8 @@ class FeatureTagger(ast.NodeVisitor):
             quota = any("QTA" in s for s in sides)  # a share of attention times the budget: a count, no score
             # s[second] > s[first]: two tokens' scores of one tensor against each other, a match of a tournament (a
             # ranking, pair by pair), no bar
-            first, second = (exprs + [None, None])[:2]
+            first, second = [self.exprs.get(e.id, e) if isinstance(e, ast.Name) else e  # (nb = s[nbrs]; nb > s[:, None])
+                             for e in (exprs + [None, None])[:2]]
             quota = quota or len(exprs) == 2 and isinstance(first, ast.Subscript) and \
                 isinstance(second, ast.Subscript) and _same(first.value, second.value) and \
                 not _same(first.slice, second.slice)
@@ -1280,14 +1281,19 @@ class FeatureTagger(ast.NodeVisitor):
                 "LIVEIDX" not in lt and isinstance(node.left, ast.Call) and callee(node.left.func)[0] in (
                     "sum", "count_nonzero", "numel", "len"):
             return lt | rt | {"REVI"}  # how many there are minus each one's running index: counted from the newest
+        if isinstance(node.op, ast.Sub) and "A" in lt and "KSIM" not in lt and {"A", "KSIM"} <= rt and \
+                "V" not in lt | rt:
+            # level - s * (sim * level[nbrs]).sum(-1): each token's score lowered by the scores of the tokens its key
+            # resembles, weighted by the likeness (a decay propagated over the key-similarity graph)
+            self.add("similarity_suppression", node.lineno)
         if isinstance(node.op, ast.Sub) and {"Q", "K"} <= lt and "A" not in lt and self._log_normaliser(node.right):
             return lt | rt | {"A"}  # z - logsumexp(z): log_softmax by hand, the attention in log space (as log_softmax)
         if divisor_norm:
             if "KK2" in lt and not lt & {"Q", "A"} and self._outer_of_norms(node.right):
                 self.add("key_similarity", node.lineno)  # K K^T / outer(|k|, |k|): the keys' cosine matrix
-            return lt | {"N"}
+            return lt | {"N", "UR"}
         if root_side is not None and (rt if root_side is node.right else lt) & {"K", "V", "Q"}:
-            return (lt if root_side is node.right else rt) | {"N"}
+            return (lt if root_side is node.right else rt) | {"N", "UR"}
         if isinstance(node.op, ast.Mult) and self._co_moment(node) and "A" in lt | rt:
             return lt | rt | {"CTR"}  # (a - mean a) * (t - mean t), summed: attention's covariance with t (a trend)
         if isinstance(node.op, ast.Mult) and _same(node.left, node.right):
@@ -1636,6 +1642,10 @@ class FeatureTagger(ast.NodeVisitor):
                 # graph.damping(chosen): a helper given the picks returns their similarity to each token
                 if any(t & {"R", "SEL"} and "KSIM" not in t for t in map(self.tag, n.args)):
                     return True
+            if isinstance(n, (ast.BinOp, ast.Call)) and "KSIM" in self.tag(n) and any(
+                    isinstance(x, ast.Subscript) and self.tag(x.value) & {"K"} and self.tag(x.slice) & {"R", "SEL", "ASG"}
+                    for x in ast.walk(n)):
+                return True  # unit @ unit[nxt]: every token's similarity to the key just picked, made on the spot
         return False
 
     def _running_cover(self, name: str, value: ast.expr) -> bool:
@@ -2254,6 +2264,9 @@ class FeatureTagger(ast.NodeVisitor):
             return any("SHF" in a for a in arg_tags)
         if name in ("amax", "max"):
             operand = self._operand(receiver, list(node.args))
+            bound = self.exprs.get(operand.id) if isinstance(operand, ast.Name) else None
+            if isinstance(bound, ast.Call) and callee(bound.func)[0] in ("stack", "cat"):
+                return "SHF" in self.tags.get(operand.id, set())  # shifts = stack([...]); shifts.amax(0)
             return isinstance(operand, ast.Call) and callee(operand.func)[0] in ("stack", "cat") and \
                 "SHF" in self.tag(operand)
         return False
@@ -2307,7 +2320,9 @@ class FeatureTagger(ast.NodeVisitor):
                         ast.unparse(p.lower.left) == ast.unparse(p.upper):
                     lower = lower | {"D"}  # x[n - w:n]: the last w, as x[n - w:]
                 if (p.lower is None or "Z" in lower) and p.upper is not None and not negative(p.upper) and \
-                        t & {"K", "V", "P", "I"} and "R" not in t:  # the first n of a ranking is a top-n
+                        t & {"K", "V", "P", "I"} and "R" not in t and not (
+                            isinstance(p.upper, ast.Constant) and p.upper.value == 0):
+                    # (the first n of a ranking is a top-n; x[:0] is an empty selection of the same type)
                     self.add("sinks", node.lineno)
                 if "D" in lower and t & {"K", "V", "P", "I"}:
                     self.add("recent", node.lineno)
@@ -2920,8 +2935,8 @@ class FeatureTagger(ast.NodeVisitor):
             # (the queries' rows repeated, each placed at several positions: copies of queries, no blocks of tokens)
             self.add("block_scores", line)  # one value per block spread back over its tokens (not heads over groups)
             return t | {"BLK"}
-        if name == "unflatten" and t & DATA_TAGS and not _on_heads(node, shift):
-            return t | {"BLK"}
+        if name == "unflatten" and t & DATA_TAGS and (not _on_heads(node, shift) or "H1" in t):
+            return t | {"BLK"}  # (one head's keys, x[h]: their first axis is the tokens)
         if name in ("reshape", "view") and t & DATA_TAGS:
             given = node.args[shift] if len(node.args) == 1 + shift else None
             shape = given.elts if isinstance(given, (ast.Tuple, ast.List)) else node.args[shift:]
@@ -2991,13 +3006,15 @@ class FeatureTagger(ast.NodeVisitor):
                 return t | {"PC"}  # each channel's norm over the tokens (or queries): a per-channel magnitude
             if "FB" in t and t & {"K", "V"} and "Q" not in t and "A" not in t:
                 self.add("leverage", line)  # row norms of a factorisation's basis: leverage scores (and a norm)
-            if "K" in t and "V" not in t and "Q" not in t and "A" not in t:
+            if "UR" in t:
+                pass  # the length of unit rows: one for every row, no norm of the data
+            elif "K" in t and "V" not in t and "Q" not in t and "A" not in t:
                 self.add("key_norm", line)
             elif "V" in t and "K" not in t:
                 self.add("value_norm", line)
             return t | {"N"} if "K" in t else t
         if op == "normalize":
-            return t | {"N"}
+            return t | {"N", "UR"}
         if name == "cosine_similarity" and len(arg_tags) >= 2:
             if "A" in arg_tags[0] and "A" in arg_tags[1]:
                 self.add("head_clustering", line)  # attention patterns against attention patterns
@@ -3017,7 +3034,7 @@ class FeatureTagger(ast.NodeVisitor):
                 if name == "einsum" and len(node.args) == 3 and _same(node.args[1], node.args[2]) and \
                         _self_contraction(node.args[0]):
                     # einsum("htd,htd->ht", x, x): x's squared row norms (a norm written out)
-                    if not self.normalising and not t & {"A", "Q"}:
+                    if not self.normalising and not t & {"A", "Q", "UR"}:
                         if "K" in t and "V" not in t:
                             if "key_norm" not in self.found:
                                 t = t | {f"SQN{line}"}  # (taken back where it turns out a squared distance's term)
@@ -3228,7 +3245,7 @@ class FeatureTagger(ast.NodeVisitor):
                     _per_channel_axis(pdim, self._operand(receiver, list(node.args))) and not self.normalising:
                 return t | {"PC"}  # squares or magnitudes summed over the tokens: one energy per channel
             if ("SQ" in t or l1) and "A" not in t and "Q" not in t and not whole and not self.normalising and \
-                    not t & {"KK2", "KKB"}:  # (squared distances between keys are pairwise, no row's norm)
+                    not t & {"KK2", "KKB", "UR"}:  # (unit rows squared and summed: one for every row)  # (squared distances between keys are pairwise, no row's norm)
                 # x.pow(2).sum(-1): a norm written out (under a root that divides: a unit vector, no score); the rows of
                 # a factorisation's basis squared and summed are leverage scores, no norm of the keys
                 if "K" in t and "V" not in t and not ("FB" in t and "leverage" in self.found):
