@@ -10370,7 +10370,7 @@ BOARDS['TidalDecode (round 19)'] = 'C'
 # --- round 20 (twelve papers the earlier rounds had not ported, chosen by a helper from a list of the index's
 # entries and ported blind to the reader, idioms of its own: helper classes with operators and factories,
 # numpy round-trips, greedy loops, log-domain sketches; read 4/12 as its paper at the code before it and 4 as
-# another paper's rule (a flag stands), 8/12 and 4 after: tests/test_selfplay_round20.py) ---------------------
+# another paper's rule (a flag stands), 10/12 and 2 after: tests/test_selfplay_round20.py) --------------------
 
 PORTS['FastKV (round 20)'] = r'''"""Baton relay caching: a mid-depth hand-off roster narrows what deeper layers may keep."""
 
@@ -10849,8 +10849,7 @@ class TriAnchorSkeleton(EvictionMethod):
 '''
 BOARDS['BigBird (round 20)'] = 'B_online'
 
-# (read as KeyDiff's rule: a flag stands)
-OPEN['DART (round 20)'] = r'''"""Pivot contrast: keep a handful of loud keys, then the tokens that repeat them least."""
+PORTS['DART (round 20)'] = r'''"""Pivot contrast: keep a handful of loud keys, then the tokens that repeat them least."""
 
 import numpy as np
 import torch
@@ -11088,8 +11087,7 @@ class SketchLedger(EvictionMethod):
 '''
 BOARDS['Radar (round 20)'] = 'C'
 
-# (read as InfiniPot-V's rule: a flag stands)
-OPEN['SubGen (round 20)'] = r'''"""Net-and-draw cache: a coarse net over key directions plus a magnitude-weighted draw over values."""
+PORTS['SubGen (round 20)'] = r'''"""Net-and-draw cache: a coarse net over key directions plus a magnitude-weighted draw over values."""
 
 import numpy as np
 import torch

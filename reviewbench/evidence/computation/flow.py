@@ -349,8 +349,9 @@ def _same(a: ast.expr | None, b: ast.expr | None) -> bool:
 
 
 def _dim(call: ast.Call, at: int) -> ast.expr | None:
-    """The ``dim`` argument of a call (keyword, or positional at ``at`` counting the receiver's arguments)."""
-    d = kwarg(call, "dim")
+    """The ``dim`` argument of a call (keyword, numpy's ``axis``, or positional at ``at`` counting the receiver's
+    arguments)."""
+    d = kwarg(call, "dim") or kwarg(call, "axis")
     if d is None and len(call.args) > at:
         d = call.args[at]
     return d
@@ -1251,7 +1252,7 @@ class FeatureTagger(ast.NodeVisitor):
             return self.tag(magnitude)  # sign(x) * x is |x|: read as written out
         divisor_norm = isinstance(node.op, ast.Div) and (any(
             isinstance(c, ast.Call) and CANON.get(callee(c.func)[0] or "") == "norm" for c in ast.walk(node.right))
-            or self._outer_of_norms(node.right))
+            or self._outer_of_norms(node.right) or self._named_norm(node.right))
         if divisor_norm and _norm_call(node.left) and _norm_call(node.right):
             num, den = self._normed_source(node.left), self._normed_source(node.right)
             if num is not None and den is not None and num != den:
@@ -1281,6 +1282,11 @@ class FeatureTagger(ast.NodeVisitor):
                 "LIVEIDX" not in lt and isinstance(node.left, ast.Call) and callee(node.left.func)[0] in (
                     "sum", "count_nonzero", "numel", "len"):
             return lt | rt | {"REVI"}  # how many there are minus each one's running index: counted from the newest
+        if isinstance(node.op, (ast.Div, ast.Pow)) and "RND" in lt and not lt & {"V", "K", "A", "Q"} and \
+                rt & {"V", "K", "A", "Q"}:
+            # draws / w (an exponential race) or u ** (1 / w): keys whose order, ranked, draws the tokens without
+            # replacement with a probability made of the data (a weighted sample, as multinomial draws it)
+            self.add("importance_sampling", node.lineno)
         if isinstance(node.op, ast.Sub) and "A" in lt and "KSIM" not in lt and {"A", "KSIM"} <= rt and \
                 "V" not in lt | rt:
             # level - s * (sim * level[nbrs]).sum(-1): each token's score lowered by the scores of the tokens its key
@@ -2242,6 +2248,16 @@ class FeatureTagger(ast.NodeVisitor):
         if "CHI" in st and t & {"Q", "K"}:
             out.add("CH")
         return out
+
+    def _named_norm(self, e: ast.expr) -> bool:
+        """A divisor that reads a name bound to a norm or a root of the rows (``lengths = sqrt((k * k).sum(1))``;
+        ``k / maximum(lengths, eps)``): the rows made unit vectors."""
+        for x in ast.walk(e):
+            bound = self.exprs.get(x.id) if isinstance(x, ast.Name) else None
+            if bound is not None and (_root(bound) or any(
+                    isinstance(c, ast.Call) and CANON.get(callee(c.func)[0] or "") == "norm" for c in ast.walk(bound))):
+                return True
+        return False
 
     def _outer_of_norms(self, e: ast.expr) -> bool:
         """``outer(m, m)`` (``ger``) of one vector of norms (a norm call, or a square root: ``sqrt(diag(K K^T))``):
@@ -3237,6 +3253,10 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("leverage", line)  # squared row norms of a factorisation's basis: leverage scores
             last = isinstance(dim, ast.UnaryOp) and isinstance(dim.op, ast.USub) and isinstance(
                 dim.operand, ast.Constant) and dim.operand.value == 1
+            # one head's keys (k[h]: tokens by channels) reduced along axis 1: along each row's channels, as -1
+            row_axis = "H1" in t and t & {"K", "V"} and not t & {"A", "Q"} and isinstance(dim, ast.Constant) and \
+                dim.value == 1 and not isinstance(dim.value, bool)
+            last = last or bool(row_axis)
             l1 = "ABS" in t and last  # x.abs().sum(-1): the L1 norm of each row
             pdim = kwarg(node, "dim")
             if pdim is None and len(node.args) > (0 if self._on_tensor(receiver) else 1):
@@ -3245,7 +3265,8 @@ class FeatureTagger(ast.NodeVisitor):
                     _per_channel_axis(pdim, self._operand(receiver, list(node.args))) and not self.normalising:
                 return t | {"PC"}  # squares or magnitudes summed over the tokens: one energy per channel
             if ("SQ" in t or l1) and "A" not in t and "Q" not in t and not whole and not self.normalising and \
-                    not t & {"KK2", "KKB", "UR"}:  # (unit rows squared and summed: one for every row)  # (squared distances between keys are pairwise, no row's norm)
+                    not t & {"KK2", "KKB", "UR"}:  # (squared distances between keys are pairwise, no row's norm;
+                # unit rows squared and summed are one for every row)
                 # x.pow(2).sum(-1): a norm written out (under a root that divides: a unit vector, no score); the rows of
                 # a factorisation's basis squared and summed are leverage scores, no norm of the keys
                 if "K" in t and "V" not in t and not ("FB" in t and "leverage" in self.found):
@@ -3283,8 +3304,9 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("head_average", line)  # (a[g * i:g * (i + 1)].sum(0) reduces one GQA group, not the heads)
             if "Q" in t and "A" not in t and "K" not in t and not last:  # (along its own last axis, channels or
                 return t | {"M"}  # sign bits, each query is reduced alone: no statistic of the queries)
-            if "K" in t and "A" not in t and "Q" not in t and "NSQ" not in t:
-                return t | {"KM"}  # (each row's squared norm, summed over its channels, is no summary of the keys)
+            if "K" in t and "A" not in t and "Q" not in t and "NSQ" not in t and not (row_axis or l1):
+                return t | {"KM"}  # (each row's squared norm, summed over its channels, is no summary of the keys;
+                # nor is each row's sum of magnitudes, its L1 norm)
         if name == "sliding_window_view" and node.args:  # numpy's windows of step 1 along an axis: pooling
             self.add("pooling", line)
             return t | {"U"}
@@ -3710,6 +3732,10 @@ class FeatureTagger(ast.NodeVisitor):
                 and {"R", "QROW"} <= self.tag(node.target.slice):
             # (extra[order[:left]] += 1: one more for the first of one ranking, a largest-remainder rounding)
             t = t | {"VOTE"}  # counts[picks] += 1 (or a loop over them): each query's top-k picks counted
+        if isinstance(node.op, ast.Add) and isinstance(node.target, ast.Subscript) and _unit(node.value) and \
+                {"ASG", "K"} <= self.tag(node.target.slice) and not self.tag(node.target.slice) & {"A", "Q"}:
+            self.add("key_clustering", node.lineno)  # size[nearest] += 1: each key counted in the cell of the
+            # representative it resembles most (a cluster's membership), a clustering of the keys
         self._bind(node.target, prior | t)
 
     def visit_Return(self, node: ast.Return) -> None:

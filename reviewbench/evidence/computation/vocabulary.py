@@ -22,7 +22,7 @@ for _names, _op in [
     ("norm vector_norm linalg_norm", "norm"),
     ("normalize", "normalize"),
     ("rand randn randint randperm rand_like randn_like bernoulli multinomial standard_normal integers permutation "
-     "choice choices permuted shuffle",
+     "choice choices permuted shuffle exponential standard_exponential gumbel standard_gumbel uniform",
      "random"),
     ("arange", "arange"),
     ("ones zeros full empty ones_like zeros_like full_like empty_like new_ones new_zeros new_full", "const"),
