@@ -2280,8 +2280,8 @@ class FeatureTagger(ast.NodeVisitor):
             return any("SHF" in a for a in arg_tags)
         if name in ("amax", "max"):
             operand = self._operand(receiver, list(node.args))
-            bound = self.exprs.get(operand.id) if isinstance(operand, ast.Name) else None
-            if isinstance(bound, ast.Call) and callee(bound.func)[0] in ("stack", "cat"):
+            if isinstance(operand, ast.Name) and isinstance(bound := self.exprs.get(operand.id), ast.Call) and \
+                    callee(bound.func)[0] in ("stack", "cat"):
                 return "SHF" in self.tags.get(operand.id, set())  # shifts = stack([...]); shifts.amax(0)
             return isinstance(operand, ast.Call) and callee(operand.func)[0] in ("stack", "cat") and \
                 "SHF" in self.tag(operand)

@@ -155,9 +155,9 @@ class Defs:
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef) and not any(
                     isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) and b.name == "__init__" for b in node.body):
-                names = [b.target.id for b in node.body if isinstance(b, ast.AnnAssign) and isinstance(b.target, ast.Name)]
-                if names:
-                    self.fields[node.name] = names
+                own = [b.target.id for b in node.body if isinstance(b, ast.AnnAssign) and isinstance(b.target, ast.Name)]
+                if own:
+                    self.fields[node.name] = own
         # tuples of literal names at module or class level (``_TAGS = ("s1", "s2", "n")``): the keys a loop over them
         # remembers and recalls one by one (read as ``self._TAGS`` too where a class holds them)
         self.str_tuples: dict[str, tuple[str, ...]] = {}
