@@ -25,7 +25,8 @@ SECTION_TITLES = {
     "limitations": "Limitations",
     "builds_on": "Builds on",
 }
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")  # a Markdown heading: (its hashes, its text)
+_HEADING = HEADING
 
 
 class Section(BaseModel):

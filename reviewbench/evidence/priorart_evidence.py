@@ -463,10 +463,38 @@ def covers(credited: Paper, ruled: Paper, matched: dict[str, int], required: lis
     return None
 
 
+# General techniques from outside the KV-cache literature, and the one operation each is: a description that
+# credits one by name (a statement of use, ``credit``) discloses where that operation comes from. Only operations a
+# textbook algorithm is; a technique never stands for attention, a window or a budget.
+CLASSIC_TECHNIQUES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("maximal marginal relevance", "MMR"), "similarity_suppression"),
+    (("determinantal point process", "DPP"), "similarity_suppression"),
+    (("farthest point sampling", "farthest-point sampling", "k-center greedy", "max-min diversity"),
+     "similarity_suppression"),
+    (("k-means", "Lloyd's algorithm", "k-medoids"), "key_clustering"),
+    (("PageRank",), "attention_propagation"),
+    (("leverage score", "CUR decomposition"), "leverage"),
+)
+
+
+def credited_techniques(description: str) -> dict[str, tuple[str, Credit]]:
+    """Operation -> (the technique, its credit) for each ``CLASSIC_TECHNIQUES`` entry the description credits."""
+    low = description.lower()
+    out: dict[str, tuple[str, Credit]] = {}
+    for names, op in CLASSIC_TECHNIQUES:
+        if op in out or not any(n.lower() in low for n in names):
+            continue
+        c = credit(description, None, list(names))
+        if c.credited:
+            out[op] = (names[0], c)
+    return out
+
+
 def covered_credit(ruled: Paper, matched: dict[str, int], description: str,
                    required: list[str] | None = None, board: str | None = None) -> Credit | None:
     """A credit of another paper that covers ``ruled``'s matched computation (``covers``), as a Credit; else the
-    credits together (``covered_jointly``)."""
+    credits together (``covered_jointly``); else one credited paper's rule with the operations a credited general
+    technique is (``_covered_with_technique``)."""
     credited = credited_papers(description)
     for p, c in credited:
         why = covers(p, ruled, matched, required, board)
@@ -474,6 +502,9 @@ def covered_credit(ruled: Paper, matched: dict[str, int], description: str,
             return Credit(credited=True, reason=f"covered by the credit of {p.short_name}"
                                                 + (f" (arXiv {p.arxiv})" if p.arxiv else "") + f": {why}",
                           quote=c.quote, section=c.section, via=p.short_name)
+    with_technique = _covered_with_technique(ruled, credited, description, required, board)
+    if with_technique is not None:
+        return with_technique
     joint = covered_jointly([p for p, _ in credited], ruled, required)
     if joint:
         names = ", ".join(p.short_name for p in joint)
@@ -482,6 +513,37 @@ def covered_credit(ruled: Paper, matched: dict[str, int], description: str,
                                             f"{joint[1].short_name}'s the phase it runs in",
                       quote=next(c.quote for p, c in credited if p is joint[0]),
                       section=next(c.section for p, c in credited if p is joint[0]), via=joint[0].short_name)
+    return None
+
+
+def _covered_with_technique(ruled: Paper, credited: Sequence[tuple[Paper, Credit]], description: str,
+                            required: list[str] | None = None, board: str | None = None) -> Credit | None:
+    """``ruled``'s rule as one credited paper's rule plus operations that credited general techniques are (MMR's
+    greedy suppression of look-alikes beside R-KV's attention and key similarity): every operation disclosed with
+    its source. Only one index paper may take part (scoring operations spread over several papers' credits clear
+    nothing: ``covered_jointly``), and the technique must leave that paper something to cover. On board A the
+    question's queries are how the board hands an attention rule its window."""
+    techniques = credited_techniques(description)
+    req = [set(r.split("|")) for r in (required or ruled.ops) if not set(r.split("|")) <= PROTECTIVE]
+    if not techniques or not req:
+        return None
+    by_technique = [r for r in req if r & techniques.keys()]
+    left = [r for r in req if not r & techniques.keys()]
+    if not by_technique or not left:
+        return None
+    for p, c in credited:
+        if p.short_name == ruled.short_name or not p.ops:
+            continue
+        mine = rule_alternatives(p.rules()[0][1])
+        if board == "A" and "attention" in mine:
+            mine = mine | QUERY_CHOICE  # on board A the question's queries are the window the board hands over
+        if all(r & mine for r in left):
+            named = sorted({techniques[op][0] for r in by_technique for op in r if op in techniques})
+            return Credit(credited=True, reason=f"covered by the credit of {p.short_name}"
+                                                + (f" (arXiv {p.arxiv})" if p.arxiv else "")
+                                                + f" and of {', '.join(named)}: {ruled.short_name}'s rule is "
+                                                + f"{p.short_name}'s operations with what {', '.join(named)} is",
+                          quote=c.quote, section=c.section, via=p.short_name)
     return None
 
 

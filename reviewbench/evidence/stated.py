@@ -89,7 +89,7 @@ def _c(label: str, phrases: list[str], shows: str, could: str, needs: str, struc
 
 LEARNED_CALLS = ("Linear Parameter Conv1d load load_state_dict from_pretrained load_file Embedding MLP loadtxt "
                  "genfromtxt fit train backward zero_grad Adam AdamW SGD Sequential LogisticRegression "
-                 "MLPClassifier lstsq")
+                 "MLPClassifier lstsq solve cholesky_solve pinv Ridge LinearRegression")
 LOGS = "log log2 log1p xlogy entr special_entr kl_div log_softmax cross_entropy nll_loss logsumexp"
 RANDOM = ("rand randn randint randperm rand_like randn_like normal normal_ uniform_ bernoulli multinomial "
           "manual_seed Generator orthogonal_ default_rng standard_normal integers permutation RandomState")
@@ -126,8 +126,11 @@ CONCEPTS: list[Concept] = [
         "mlp*", "multilayer perceptron*", "multi layer perceptron*", "neural network*|scorer*|gate*|predictor*|"
         "model*|net*", "classifier*", "regressor*", "logistic regression", "linear probe*", "gradient descent",
         "backprop*", "supervised", "reinforcement learning", "policy gradient*", "q learning",
-        "scorer*|predictor*|gate*|network*|mlp*|probe*|weights|classifier*|regressor*|table* ~ trained|learned|"
-        "learnt|fitted|fit|distilled", "trained|learned offline", "offline training"],
+        "scorer*|predictor*|gate*|network*|mlp*|probe*|weights|classifier*|regressor*|table*|coefficient* ~ trained|"
+        "learned|learnt|fitted|fit|distilled", "trained|learned offline", "offline training",
+        "ridge|linear regression*", "least squares fit*|regression*|solution*", "fitted|fit|trained|learned|tuned on ~ "
+        "calibration|training|held out "
+        "prompts|data|set|examples|samples"],
        "learned_weights learned_gate key_projection", LEARNED_CALLS,
        "fitted numbers (a trained layer, loaded weights, or a table of fitted values the score reads)"),
     _c("entropy",
@@ -189,6 +192,12 @@ CONCEPTS: list[Concept] = [
        "accumulate decay", "remember recall",
        "a score stored at one call and read back at the next (view.remember/recall or the module's own state)",
        structure="state"),
+    # a score said to fade at a stated rate: a factor applied step by step, which a plain running sum is not
+    _c("a decay over time",
+       ["half life*|halflife*", "loses|lose|losing half ~ score*|weight*|mass|total*", "decays|decay|fades|fade ~ "
+        "by|per|every|each ~ step*|token*|call*|eviction*"],
+       "decay age_decay", "pow exp exp2 cumprod float_power",
+       "a stored score scaled by a decay factor at each step", structure="recurrence"),
     _c("an exponential moving average / decay",
        ["exponential* moving averag*", "exponential* weighted", "ema", "exponential* decay*", "decay factor*",
         "decay rate*", "decayed", "forgetting factor*", "momentum", "time decay*"],
@@ -234,7 +243,9 @@ CONCEPTS: list[Concept] = [
        # ("a score folded into two running averages" is an update, no merge)
        ["merg* ~ token*|key*|entr*|value*", "token*|key*|keys|entr*|value*|evicted|dropped|pruned|discarded ~ "
         "merged|folded into", "merged|folded into ~ kept|nearest|neighbo*|surviv*|retained|remaining|closest|"
-        "similar|representative*|centroid*|anchor*|slot*|entr*|summar*|residue*|it|them", "averag* evicted|dropped ~ token*|key*"],
+        "similar|representative*|centroid*|anchor*|slot*|entr*|summar*|residue*|it|them", "averag* evicted|dropped ~ token*|key*",
+        "token*|key*|keys|entr*|evicted|dropped|remaining ~ absorbed|absorb|fused|collapsed", "absorbed|fused|collapsed into ~ "
+        "kept|nearest|neighbo*|surviv*|retained|remaining|closest|similar|representative*|slot*"],
        "merge", "index_add index_add_ scatter_add scatter_add_ scatter_reduce",
        "evicted entries combined into kept ones (a weighted sum scattered into the cache)"),
     _c("key norms",
@@ -316,7 +327,8 @@ CONCEPTS: list[Concept] = [
         "different|unequal|varying|variable|uneven number*|count*|share*|budget*|rate*|ratio* per|across|between|among ~ "
         "layer*", "variable|adaptive|uneven|nonuniform compression rate*|ratio*|budget* per|across|for ~ layer*",
         "layers ~ keep|retain|hold|get|receive ~ different|unequal|"
-        "varying|more|fewer"],
+        "varying|more|fewer", "depth tapered|taper*|pyramid* ~ budget*", "budget* ~ taper*|proportional to ~ depth|layer*",
+        "allocat*|assign*|give*|gives ~ layer* ~ budget*|share*"],
        "layer_budget pyramid", "", "a budget computed per layer", budget=True),
     _c("per-head budgets",
        ["head wise budget*", "headwise budget*", "per head budget*",
@@ -326,7 +338,7 @@ CONCEPTS: list[Concept] = [
         "different|unequal|varying|variable|uneven number*|count*|share*|budget*|rate*|ratio* per|across|between|among ~ "
         "head*", "variable|adaptive|uneven|nonuniform compression rate*|ratio*|budget* per|across|for ~ head*",
         "rank*|select*|chosen|compet* jointly|together across|over|among ~ head*",
-        "head s budget*|share*|quota*|allocation*", "heads ~ keep|retain|hold|get|receive ~ different|unequal|"
+        "heads ~ keep|retain|hold|get|receive ~ different|unequal|"
         "varying|more|fewer"],
        "head_budget", "", "a budget computed per head", budget=True),
     # the score weighted by (gated by, multiplied by) the attention the queries pay each token: strict only where the
@@ -553,11 +565,49 @@ def _other_patterns(names: tuple[str, ...]) -> list[re.Pattern[str]]:
             for n in names if len(n) > 3 or n[:1].isupper()]
 
 
+# a negation that a list's later items share ("we do not learn weights, cluster keys, or merge tokens")
+_LIST_NEGATION = re.compile(r"\b(?:not|no|never|nor|neither|without|none|nothing|cannot|can't|don't|doesn't|"
+                            r"isn't|aren't)\b", re.I)
+_LIST_STOP = re.compile(r"[.;:()\u2014]|\s-\s|\bbut\b|\bwhile\b|\bwhereas\b|\balthough\b|\bthough\b|\binstead\b",
+                        re.I)
+# an item of a list that has a subject of its own is a clause, not one more object of the first item's verb
+_OWN_SUBJECT = re.compile(r"\b(?:we|it|they|our|this method|the method|which|that|is|are|was|were)\b", re.I)
+# a parameter set to nothing ("`query_window = 0`"): the mechanism it names is switched off
+_SET_TO_NONE = re.compile(r"^[`'\"\s]*=\s*(?:0|0\.0|None|False)\b")
+
+
+def _in_negated_list(sentence: str, start: int, end: int) -> bool:
+    """The mention is a later item of a comma-separated list whose first item is negated, the list closed by
+    "or", "nor" or "and", each item a short phrase without a subject of its own: the negation reaches it."""
+    head = sentence[:start]
+    hard = max((m.end() for m in _LIST_STOP.finditer(head)), default=0)
+    pieces = head[hard:].split(",")
+    if len(pieces) < 2:
+        return False
+    first, items = pieces[0], pieces[1:]
+    cue = None
+    for cue in _LIST_NEGATION.finditer(first):
+        pass
+    if cue is None or CONNECTOR.search(first[cue.end():]):
+        return False
+    tail = sentence[end:]
+    stop = _LIST_STOP.search(tail)
+    tail = tail[:stop.start()] if stop else tail
+    rest = tail.split(",")
+    own = items[-1] + sentence[start:end] + rest[0]
+    if any(_OWN_SUBJECT.search(p) or len(p.split()) > 9 for p in [*items[:-1], own]):
+        return False
+    return bool(re.match(r"\s*(?:or|nor|and)\b", items[-1], re.I) or any(
+        re.match(r"\s*(?:or|nor|and)\b", p, re.I) for p in rest[1:]))
+
+
 def stated(sentence: str, mention: Mention, own_names: tuple[str, ...] = ()) -> tuple[bool, str]:
     """Whether ``mention`` states its concept as what this method does: (stated, why not)."""
     before, after = _clause(sentence, mention.start, mention.end)
     head = sentence[:mention.start]
     if NEGATED_BEFORE.search(before) and _after_cue(NEGATED_BEFORE, before) or NEGATED_AFTER.search(after):
+        return False, "negated"
+    if _in_negated_list(sentence, mention.start, mention.end) or _SET_TO_NONE.match(sentence[mention.end:]):
         return False, "negated"
     if mention.concept.budget and BUDGET_NEGATED.search(before):
         return False, "negated"

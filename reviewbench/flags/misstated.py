@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from reviewbench.description import parse_description
+from reviewbench.description import HEADING, parse_description
 from reviewbench.evidence.behaviour import Allocation, BehaviourMatch
 from reviewbench.evidence.computation import called_names, computation, scored_features
 from reviewbench.evidence.stated import (BY_LABEL, QUERY_CHOICE, denials, denied, mentions, stated, states_variation,
@@ -73,11 +73,27 @@ def _own_sentences(description: str) -> Iterator[tuple[str, str, tuple[str, ...]
     # work's name in the sentences, never the method's own)
     own = tuple(w for w in re.findall(r"[A-Za-z][A-Za-z0-9-]{3,}", desc.title or "")
                 if not w.islower() and w.lower() not in papers)
+    lines = description.splitlines()
     for key in STATE_SECTIONS:
         sec = desc.sections.get(key)
-        if sec is not None:
-            for sent in _sentences(sec.text):
-                yield key, sent, own
+        if sec is None:
+            continue
+        heading = HEADING.match(lines[sec.line - 1]) if 0 < sec.line <= len(lines) else None
+        level = len(heading.group(1)) if heading else 6
+        # a heading of the section's own level or above that names no section of the arena ("## Why it should
+        # work", "## What it does not do") starts a part of the author's own: read, but not as this section
+        own_part: list[str] = []
+        other_part: list[str] = []
+        part = own_part
+        for line in sec.text.splitlines():
+            m = HEADING.match(line)
+            if m and len(m.group(1)) <= level:
+                part = other_part
+            part.append(line)
+        for sent in _sentences("\n".join(own_part)):
+            yield key, sent, own
+        for sent in _sentences("\n".join(other_part)):
+            yield "other", sent, own
 
 
 def misstatements(description: str, method_src: str) -> list[Misstatement]:
@@ -115,6 +131,11 @@ def misstatements(description: str, method_src: str) -> list[Misstatement]:
     return list(found.values())
 
 
+_QUERY_TEST = re.compile(r"\bqueries\s+is\s+(?:not\s+)?None\b|\bif\s+(?:not\s+)?(?:view\.)?queries\b")
+# a denial that opens its sentence as a circumstance: "Without queries, ...", "With no queries the method ..."
+_OPENING_CONDITION = re.compile(r"^\W*(?:on\s+board\s+\w+,?\s+)?(?:without|with\s+no|lacking)\b", re.I)
+
+
 @dataclass(frozen=True)
 class Denial:
     """The description says the method reads no queries (or computes no attention); the code's score does."""
@@ -136,9 +157,13 @@ def contradicted_denials(description: str, method_src: str) -> list[Denial]:
     computes with on a line of its own. The opposite of a missing mechanism: the code computes what the description
     says it does not, so the data flow is the proof (strict when stated in the Method summary)."""
     feats = computation(method_src).features
+    # the code tests whether it was handed queries at all: "Without queries, ..." opening a sentence is that branch
+    tests_queries = bool(_QUERY_TEST.search(method_src))
     found: dict[str, Denial] = {}
     for key, sent, own in _own_sentences(description):
         for m in denials(sent):
+            if tests_queries and m.concept.label == "no queries" and _OPENING_CONDITION.match(sent[:m.end]):
+                continue  # a case the code handles ("without queries it keeps the newest"), not what the score reads
             shown = sorted(((f, n) for f, n in feats.items()
                             if f in m.concept.shows or (m.concept.label == "no queries" and f in QUERY_CHOICE
                                                         and n > 0)), key=lambda x: (x[1] <= 0, x[1]))

@@ -1288,7 +1288,7 @@ class FeatureTagger(ast.NodeVisitor):
             # replacement with a probability made of the data (a weighted sample, as multinomial draws it)
             self.add("importance_sampling", node.lineno)
         if isinstance(node.op, ast.Sub) and "A" in lt and "KSIM" not in lt and {"A", "KSIM"} <= rt and \
-                "V" not in lt | rt:
+                "V" not in lt | rt and self._similarity_weighted(node.right):
             # level - s * (sim * level[nbrs]).sum(-1): each token's score lowered by the scores of the tokens its key
             # resembles, weighted by the likeness (a decay propagated over the key-similarity graph)
             self.add("similarity_suppression", node.lineno)
@@ -1648,9 +1648,7 @@ class FeatureTagger(ast.NodeVisitor):
                 # graph.damping(chosen): a helper given the picks returns their similarity to each token
                 if any(t & {"R", "SEL"} and "KSIM" not in t for t in map(self.tag, n.args)):
                     return True
-            if isinstance(n, (ast.BinOp, ast.Call)) and "KSIM" in self.tag(n) and any(
-                    isinstance(x, ast.Subscript) and self.tag(x.value) & {"K"} and self.tag(x.slice) & {"R", "SEL", "ASG"}
-                    for x in ast.walk(n)):
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult) and self._picked_rows_product(n):
                 return True  # unit @ unit[nxt]: every token's similarity to the key just picked, made on the spot
         return False
 
@@ -2248,6 +2246,53 @@ class FeatureTagger(ast.NodeVisitor):
         if "CHI" in st and t & {"Q", "K"}:
             out.add("CH")
         return out
+
+    def _picked_rows_product(self, n: ast.BinOp) -> bool:
+        """``unit @ unit[nxt]`` (``u[i] @ u[i][pick].T``): unit keys against the unit keys a ranking picked, read off
+        the names' tags (nothing tagged again)."""
+        def bare(e: ast.expr) -> ast.expr:
+            while True:
+                if isinstance(e, ast.Attribute) and e.attr in ("T", "mT"):
+                    e = e.value
+                elif isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in (
+                        "t", "transpose", "float", "clone") and not e.args[2:]:
+                    e = e.func.value
+                else:
+                    return e
+        sides = [bare(n.left), bare(n.right)]
+        if not all({"K", "UR"} <= self._peek(x) and not self._peek(x) & {"A", "Q"} for x in sides):
+            return False
+        return any(isinstance(x, ast.Subscript) and (self._peek(x.slice) if isinstance(x.slice, (
+            ast.Name, ast.Attribute, ast.Subscript)) else set()) & {"R", "SEL", "ASG"} for x in sides)
+
+    def _peek(self, e: ast.expr) -> set[str]:
+        """The tags a name, a self attribute or a subscript of one holds, without tagging anything again."""
+        while isinstance(e, ast.Subscript):
+            e = e.value
+        if isinstance(e, ast.Name):
+            return self.tags.get(e.id, set())
+        if isinstance(e, ast.Attribute) and self_attr(e):
+            return self.tags.get(f"self.{e.attr}", set())
+        return set()
+
+    def _similarity_weighted(self, e: ast.expr) -> bool:
+        """A product in ``e`` of key-key likenesses (no attention) and scores (attention): other tokens' scores
+        weighted by how much their keys resemble each token's (``(w * level[nbrs]).sum(-1)``)."""
+        for n in ast.walk(e):
+            if not (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)):
+                continue
+            factors: list[ast.expr] = []
+            stack: list[ast.expr] = [n]
+            while stack:
+                x = stack.pop()
+                if isinstance(x, ast.BinOp) and isinstance(x.op, ast.Mult):
+                    stack += [x.left, x.right]
+                else:
+                    factors.append(x)
+            held = [self._peek(f) for f in factors]
+            if any("KSIM" in h and "A" not in h for h in held) and any("A" in h for h in held):
+                return True
+        return False
 
     def _named_norm(self, e: ast.expr) -> bool:
         """A divisor that reads a name bound to a norm or a root of the rows (``lengths = sqrt((k * k).sum(1))``;
@@ -3008,8 +3053,11 @@ class FeatureTagger(ast.NodeVisitor):
             for normed in [*node.args[:1], receiver]:  # torch.linalg.norm(x - m) or (x - m).norm()
                 if isinstance(normed, ast.BinOp) and isinstance(normed.op, ast.Sub) and not t & {"A", "Q"} and \
                         any(x in self.tag(normed.left) and x in self.tag(normed.right) for x in ("K", "V")):
-                    if _one_side(self.tag(normed.left), self.tag(normed.right), "LK"):
+                    lt_, rt_ = self.tag(normed.left), self.tag(normed.right)
+                    if _one_side(lt_, rt_, "LK"):
                         self.add("layer_similarity", line)  # ||k - k of another layer||: how far the layers differ
+                    elif _one_side(lt_, rt_, "KM") and "K" in lt_ | rt_ and not (lt_ | rt_) & {"BLK", "V"}:
+                        self.add("mean_key", line)  # ||k - mean k||: each key's distance from the mean key
                     return t | {"N"}  # ||k - m||: a distance between two key (or value) quantities, not a norm
             if "QRES" in t:
                 return t | {"N"}  # the size of a quantisation error, no norm of the keys
@@ -3254,7 +3302,7 @@ class FeatureTagger(ast.NodeVisitor):
             last = isinstance(dim, ast.UnaryOp) and isinstance(dim.op, ast.USub) and isinstance(
                 dim.operand, ast.Constant) and dim.operand.value == 1
             # one head's keys (k[h]: tokens by channels) reduced along axis 1: along each row's channels, as -1
-            row_axis = "H1" in t and t & {"K", "V"} and not t & {"A", "Q"} and isinstance(dim, ast.Constant) and \
+            row_axis = "H1" in t and t & {"K", "V"} and not t & {"A", "Q", "BLK"} and isinstance(dim, ast.Constant) and \
                 dim.value == 1 and not isinstance(dim.value, bool)
             last = last or bool(row_axis)
             l1 = "ABS" in t and last  # x.abs().sum(-1): the L1 norm of each row
