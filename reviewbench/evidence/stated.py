@@ -128,7 +128,7 @@ CONCEPTS: list[Concept] = [
         "backprop*", "supervised", "reinforcement learning", "policy gradient*", "q learning",
         "scorer*|predictor*|gate*|network*|mlp*|probe*|weights|classifier*|regressor*|table*|coefficient* ~ trained|"
         "learned|learnt|fitted|fit|distilled", "trained|learned offline", "offline training",
-        "ridge|linear regression*", "least squares fit*|regression*|solution*", "fitted|fit|trained|learned|tuned on ~ "
+        "ridge regression*", "fitted|fit|trained|learned|tuned on ~ "
         "calibration|training|held out "
         "prompts|data|set|examples|samples"],
        "learned_weights learned_gate key_projection", LEARNED_CALLS,

@@ -2295,14 +2295,20 @@ class FeatureTagger(ast.NodeVisitor):
         return False
 
     def _named_norm(self, e: ast.expr) -> bool:
-        """A divisor that reads a name bound to a norm or a root of the rows (``lengths = sqrt((k * k).sum(1))``;
-        ``k / maximum(lengths, eps)``): the rows made unit vectors."""
-        for x in ast.walk(e):
-            bound = self.exprs.get(x.id) if isinstance(x, ast.Name) else None
-            if bound is not None and (_root(bound) or any(
-                    isinstance(c, ast.Call) and CANON.get(callee(c.func)[0] or "") == "norm" for c in ast.walk(bound))):
-                return True
-        return False
+        """A divisor that is a name bound to a norm or a root of the rows, clamped at most (``lengths = sqrt((k *
+        k).sum(1))``; ``k / maximum(lengths, eps)``): the rows made unit vectors (a sum of norms divides no row into a
+        unit one)."""
+        while isinstance(e, ast.Call) and callee(e.func)[0] in ("maximum", "fmax", "clamp", "clamp_min", "clip",
+                                                                "add", "float", "unsqueeze"):
+            name, receiver = callee(e.func)
+            e = receiver if self._on_tensor(receiver) and receiver is not None else (e.args[0] if e.args else e)
+            if not isinstance(e, ast.Call):
+                break
+        while isinstance(e, ast.Subscript):  # lengths[:, None]
+            e = e.value
+        bound = self.exprs.get(e.id) if isinstance(e, ast.Name) else None
+        return bound is not None and (_root(bound) or any(
+            isinstance(c, ast.Call) and CANON.get(callee(c.func)[0] or "") == "norm" for c in ast.walk(bound)))
 
     def _outer_of_norms(self, e: ast.expr) -> bool:
         """``outer(m, m)`` (``ger``) of one vector of norms (a norm call, or a square root: ``sqrt(diag(K K^T))``):
