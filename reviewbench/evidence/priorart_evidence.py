@@ -697,6 +697,11 @@ SCORE_TERMS = frozenset({"key_similarity", "mean_key", "key_norm", "value_norm",
                          "accumulate", "decay", "pooling", "recent", "sinks"})
 
 
+# score terms read off the values (what each token would hand over): beside attention over any choice of queries they
+# are a rule's own operation (VATP's value-weighted attention), unlike a bar or a norm of the keys
+VALUE_TERMS = frozenset({"value_norm", "attention_output"})
+
+
 def _aggregation_only(extra: list[str], ops: list[str], features: Mapping[str, int] | None = None,
                       board: str | None = None, optional: list[str] | None = None) -> bool:
     """The code computes the rule and only aggregates its scores otherwise: the same rule, where the rule has an
@@ -788,6 +793,8 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
                                                                                                   "reconstruction"}):
         explained |= QUERY_CHOICE  # attention the rule may read (a merge's raters) is read off some queries; not
         # where the rule names its queries itself (KVzip's repeat pass)
+        if board == "B_offline":
+            explained.add("reconstruction")  # (board B_offline hands the queries over as the reconstruction pass)
         if "merge" in rule_alternatives(ops):
             explained |= {"pooling", "head_average", "max_attention"}  # a merge's raters, aggregated somehow
     if "attention" not in features and not rule_alternatives(ops) <= PROTECTIVE:
@@ -822,7 +829,8 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
             continue
         if hit is None and board == "B_offline" and "reconstruction" in features and len(alts) > 1 and \
                 set(alts) <= QUERY_CHOICE | {"accumulate"} and rule_alternatives(ops) - \
-                COSMETIC - PROTECTIVE - PHASE - SCORE_TERMS - WEAK - QUERY_CHOICE - {"attention", "accumulate"}:
+                COSMETIC - PROTECTIVE - PHASE - (SCORE_TERMS - VALUE_TERMS) - WEAK - QUERY_CHOICE - {"attention",
+                                                                                                   "accumulate"}:
             # board B_offline hands its queries over as the reconstruction pass: a rule that lets any of several
             # choices of queries stand (Keyformer's window, every query or a running sum) reads these there, where
             # the rule has an operation of its own beyond attention and a bar (Keyformer's noise). Not a rule naming
@@ -1087,7 +1095,26 @@ def declared_port(description: str) -> DeclaredPort | None:
                     if _port_mention(sent, at, name, key, min(later, default=None)):
                         return DeclaredPort(short_name=p.short_name, arxiv=p.arxiv, quote=sent.strip()[:300],
                                             section=key)
-    return _declared_not_new(parts, papers + external)
+    return _declared_not_new(parts, papers + external) or _port_headings(description)
+
+
+# a heading of the author's own that names the port or what it changes from its source ("## The port", "## What is
+# ported", "## Deviations from the paper"): the description is a port's account
+_PORT_HEADING = re.compile(r"^\s*#{1,6}\s+(?:(?:the|this|our|what\s+is)\s+)?(?:port(?:ed)?\b|deviations?\b)", re.I | re.M)
+
+
+def _port_headings(description: str) -> DeclaredPort | None:
+    """A description organised as a port's account (``_PORT_HEADING``) whose credits name exactly one index paper:
+    a port of that paper (the sentences may say "this bundle ports them" with no name in them)."""
+    m = _PORT_HEADING.search(description)
+    if m is None:
+        return None
+    credited = credited_papers(description)
+    if len(credited) != 1:
+        return None
+    p, c = credited[0]
+    return DeclaredPort(short_name=p.short_name, arxiv=p.arxiv, quote=m.group(0).strip()[:300],
+                        section=c.section or "text")
 
 
 _ARXIV_ID = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(?:v\d+)?(?!\d)")

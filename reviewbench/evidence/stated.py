@@ -274,7 +274,12 @@ CONCEPTS: list[Concept] = [
         "adjacent layer*",
         "cross layer selection*|reuse|sharing|inheritance", "inter layer selection*|reuse|sharing",
         "inherit* ~ previous|preceding|earlier|shallower|lower|adjacent layer*",
-        "reus*|inherit*|copies|copy ~ selection*|indices|choice*|kept set*|mask* ~ layer below|beneath"],
+        "reus*|inherit*|copies|copy ~ selection*|indices|choice*|kept set*|mask* ~ layer below|beneath",
+        # a score handed from layer to layer ("0.3 x the previous layer's standing", "carried down the stack")
+        "previous|preceding|earlier|shallower|lower|adjacent layer* s ~ score*|standing*|importance|ranking*|"
+        "estimate*|attention",
+        "score*|standing*|importance|ranking* ~ carried|passed|propagated|handed ~ down|across|through ~ the stack|"
+        "layers|depth", "layer above|below it ~ gave|assigned|computed"],
        "layer_similarity layer_reuse cross_layer_basis", "", "a selection kept from one layer's call for another's",
        structure="state"),
     # the rotary embedding undone (keys compared in their position-free frame) or read (its frequencies, phases)

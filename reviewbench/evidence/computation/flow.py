@@ -36,6 +36,9 @@ _EQUIVALENT = {"mv": "matmul", "exp2": "exp", "expm1": "exp", "argpartition": "a
 _LOSSES = frozenset({"mse_loss", "l1_loss", "cosine_embedding_loss", "pairwise_distance"})
 
 
+# comparisons written as calls (``x.gt(0)``, ``torch.lt(a, b)``, ``np.greater(x, y)``): read as the operator
+_COMPARE_CALLS: dict[str, type[ast.cmpop]] = {"gt": ast.Gt, "greater": ast.Gt, "ge": ast.GtE, "greater_equal": ast.GtE,
+                                              "lt": ast.Lt, "less": ast.Lt, "le": ast.LtE, "less_equal": ast.LtE}
 # the methods Python runs for a binary operator on an object (and with the object on the right)
 BINARY_DUNDERS: dict[type[ast.operator], tuple[str, str]] = {
     ast.MatMult: ("__matmul__", "__rmatmul__"), ast.Add: ("__add__", "__radd__"), ast.Sub: ("__sub__", "__rsub__"),
@@ -868,6 +871,7 @@ class FeatureTagger(ast.NodeVisitor):
         # an operator on such an instance (``curve @ h``, ``table[i]``) and the call of its method it stands for
         self.dunder_calls: dict[int, tuple[ast.expr, ast.Call | None]] = {}
         self.param_args: dict[str, ast.expr] = {}  # the inlined helper's parameters -> the caller's arguments
+        self.compare_calls: dict[int, tuple[ast.Call, ast.Compare | None]] = {}  # x.gt(y) -> x > y
         # local name -> the attributes (their tags) an instance of a class of the module holds: what its __init__
         # stored, updated by its methods run on it; and by constructor call, until the call is bound to a name
         self.objects: dict[str, dict[str, set[str]]] = {}
@@ -1093,6 +1097,7 @@ class FeatureTagger(ast.NodeVisitor):
             elif "DD" in t and not t & DATA_TAGS:
                 out_pair = out_pair | {"PAIR"}  # the query-key distance against a bound: a visibility matrix
             sentinel = any(_infinite(x) for x in exprs)  # s[i] == -inf: taken already (the loop's own mark), no bar
+            sentinel = sentinel or len(exprs) == 2 and self._own_extreme(exprs[0], exprs[1])  # (its group's best)
             if "A" in t and not t & {"P", "R", "I"} and not vis and not sentinel:
                 out_pair = out_pair | {"AC"}  # a token's attention against a bar: the tokens strongly attended
             elif not vis and not sentinel and any("A" in s and not s & {"P", "R", "I"} for s in sides) and all(
@@ -2124,6 +2129,12 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(node.op, ast.Mult):
             if "RCNT" in lt and "A" in rt or "RCNT" in rt and "A" in lt:
                 self.add("count_normalised", line)
+            for a, b in ((lt, rt), (rt, lt)):
+                if {"UR", "K"} <= a and not a & {"A", "Q"} and "K" in b and not b & {"A", "Q"}:
+                    # unit keys (centres) times key lengths: keys rebuilt from a direction and a length, no norm score
+                    for x in b:
+                        if x.startswith("KN") and x[2:].isdigit() and self.found.get("key_norm") == int(x[2:]):
+                            del self.found["key_norm"]
             self._pair(lt, rt, line, elementwise=True)
             for a, b in ((lt, rt), (rt, lt)):
                 if "AC" in a and "A" not in b and b & {"S", "P", "I"}:
@@ -2488,6 +2499,10 @@ class FeatureTagger(ast.NodeVisitor):
             written = self._fused_multiply_add(node, receiver, name)
             if written is not None:
                 return self.tag(written)  # addcmul(x, a, b, value=-1) is x - a * b: read as written out
+        if name in _COMPARE_CALLS and name not in self.defs.by_name:
+            written_out = self._comparison_call(node, name, receiver)
+            if written_out is not None:
+                return self.tag(written_out)  # x.gt(0), torch.lt(a, b): the comparison written as an operator
         if name == "narrow" and receiver is not None and self._on_tensor(receiver) and len(node.args) == 3:
             start, length = node.args[1], node.args[2]
             window = ast.fix_missing_locations(ast.copy_location(ast.Subscript(
@@ -2710,6 +2725,35 @@ class FeatureTagger(ast.NodeVisitor):
             self.tags.update(outer)
         return {a: t - {"S"} for a, t in mine.items()}
 
+    def _own_extreme(self, a: ast.expr, b: ast.expr) -> bool:
+        """``imp >= best[run]`` with ``best`` each group's maximum (or minimum) of ``imp`` itself, unscaled: whether a
+        token is its group's best (an argmax per group), no bar a score is held to."""
+        for x, y in ((a, b), (b, a)):
+            if not isinstance(x, ast.Name):
+                continue
+            while isinstance(y, ast.Subscript):
+                y = y.value
+            bound = self.exprs.get(y.id) if isinstance(y, ast.Name) else None
+            if isinstance(bound, ast.Call) and callee(bound.func)[0] in (
+                    "amax", "max", "amin", "min", "scatter_reduce", "scatter_reduce_") and any(
+                    isinstance(n, ast.Name) and n.id == x.id for n in ast.walk(bound)):
+                return True
+        return False
+
+    def _comparison_call(self, node: ast.Call, name: str, receiver: ast.expr | None) -> ast.Compare | None:
+        """``x.gt(y)``, ``torch.gt(x, y)``, ``np.greater(x, y)`` as ``x > y`` (made once per call node, kept with
+        it)."""
+        if id(node) in self.compare_calls:
+            return self.compare_calls[id(node)][1]
+        sides = [receiver, node.args[0]] if self._on_tensor(receiver) and len(node.args) == 1 and receiver is not None \
+            else list(node.args) if len(node.args) == 2 and not self._on_tensor(receiver) else None
+        made = None
+        if sides is not None and not node.keywords:
+            made = ast.copy_location(ast.Compare(left=sides[0], ops=[_COMPARE_CALLS[name]()],
+                                                 comparators=[sides[1]]), node)
+        self.compare_calls[id(node)] = (node, made)
+        return made
+
     def _overloaded(self, node: ast.BinOp | ast.Subscript) -> ast.Call | None:
         """An operator on an instance of a class of the module that defines it: ``curve @ h`` runs its
         ``__matmul__`` (``h @ curve`` its ``__rmatmul__``), ``table[i]`` its ``__getitem__``; the call it stands for,
@@ -2736,6 +2780,8 @@ class FeatureTagger(ast.NodeVisitor):
         ``score`` (``sc = Scorer(...)`` bound before)."""
         func = node.func
         cls, name = (self.instances.get(func.id), "__call__") if isinstance(func, ast.Name) else (
+            self.instances.get(f"self.{func.attr}"), "__call__") if isinstance(func, ast.Attribute) and self_attr(
+            func) and f"self.{func.attr}" in self.instances else (
             self.instances.get(func.value.id), func.attr) if isinstance(func, ast.Attribute) and isinstance(
             func.value, ast.Name) else (None, "")
         if cls is None:
@@ -3002,8 +3048,10 @@ class FeatureTagger(ast.NodeVisitor):
             # (the queries' rows repeated, each placed at several positions: copies of queries, no blocks of tokens)
             self.add("block_scores", line)  # one value per block spread back over its tokens (not heads over groups)
             return t | {"BLK"}
-        if name == "unflatten" and t & DATA_TAGS and (not _on_heads(node, shift) or "H1" in t):
-            return t | {"BLK"}  # (one head's keys, x[h]: their first axis is the tokens)
+        last_axis = _const_axis(_dim(node, shift)) == -1 and t & {"K", "V", "Q"} and "A" not in t
+        if name == "unflatten" and t & DATA_TAGS and (not _on_heads(node, shift) or "H1" in t) and not last_axis:
+            return t | {"BLK"}  # (one head's keys, x[h]: their first axis is the tokens; the last axis of keys or
+            # queries, or of their projections, is their channels: bits packed into bytes, no blocks of tokens)
         if name in ("reshape", "view") and t & DATA_TAGS:
             given = node.args[shift] if len(node.args) == 1 + shift else None
             shape = given.elts if isinstance(given, (ast.Tuple, ast.List)) else node.args[shift:]
@@ -3080,6 +3128,7 @@ class FeatureTagger(ast.NodeVisitor):
                 pass  # the length of unit rows: one for every row, no norm of the data
             elif "K" in t and "V" not in t and "Q" not in t and "A" not in t:
                 self.add("key_norm", line)
+                t = t | {f"KN{line}"}  # (taken back where it only scales unit keys back to their length)
             elif "V" in t and "K" not in t:
                 self.add("value_norm", line)
             return t | {"N"} if "K" in t else t
@@ -3701,6 +3750,15 @@ class FeatureTagger(ast.NodeVisitor):
                     self.instances[tgt.id] = node.value.func.id
                     if id(node.value) in self.constructed:
                         self.objects[tgt.id] = self.constructed[id(node.value)]
+                elif isinstance(tgt, ast.Attribute) and self_attr(tgt) and self.owner != node.value.func.id:
+                    self.instances[f"self.{tgt.attr}"] = node.value.func.id  # self.printer = Printer(...) in setup
+        elif isinstance(node.value, ast.BoolOp) and (made := next((v for v in node.value.values if isinstance(
+                v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in self.defs.classes), None)) is not None:
+            for tgt in node.targets:  # p = getattr(self, "_p", None) or Printer(...): an instance either way
+                if isinstance(tgt, ast.Name):
+                    self.instances[tgt.id] = made.func.id  # type: ignore[union-attr]
+                    if id(made) in self.constructed:
+                        self.objects[tgt.id] = self.constructed[id(made)]
         elif isinstance(node.value, ast.Call) and id(node.value) in self.call_objs:
             cls, attrs = self.call_objs[id(node.value)]
             for tgt in node.targets:  # dg = Digest.of(keys): the instance a factory helper made
