@@ -3753,10 +3753,11 @@ class FeatureTagger(ast.NodeVisitor):
                 elif isinstance(tgt, ast.Attribute) and self_attr(tgt) and self.owner != node.value.func.id:
                     self.instances[f"self.{tgt.attr}"] = node.value.func.id  # self.printer = Printer(...) in setup
         elif isinstance(node.value, ast.BoolOp) and (made := next((v for v in node.value.values if isinstance(
-                v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in self.defs.classes), None)) is not None:
+                v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in self.defs.classes), None)) is not None \
+                and isinstance(made.func, ast.Name):
             for tgt in node.targets:  # p = getattr(self, "_p", None) or Printer(...): an instance either way
                 if isinstance(tgt, ast.Name):
-                    self.instances[tgt.id] = made.func.id  # type: ignore[union-attr]
+                    self.instances[tgt.id] = made.func.id
                     if id(made) in self.constructed:
                         self.objects[tgt.id] = self.constructed[id(made)]
         elif isinstance(node.value, ast.Call) and id(node.value) in self.call_objs:
