@@ -2635,6 +2635,13 @@ class FeatureTagger(ast.NodeVisitor):
         if local is not None and name not in API_CALLS and name not in ("remember", "recall"):
             obj = node.func.id if isinstance(node.func, ast.Name) else node.func.value.id if isinstance(
                 node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) else None
+            if isinstance(node.func, ast.Attribute) and self_attr(node.func) and \
+                    node.func.attr in self.defs.attr_instances and local.name == "__call__":
+                obj = f"self.{node.func.attr}"  # self.signer(x): the object kept there, made by its constructor
+                if obj not in self.objects:
+                    made = self.defs.attr_calls[node.func.attr]
+                    self.tag(made)
+                    self.objects[obj] = self.constructed.get(id(made), {})
             if obj is not None and obj in self.objects:
                 out: set[str] = set()
                 method = local
@@ -2779,9 +2786,10 @@ class FeatureTagger(ast.NodeVisitor):
         """A call on an instance of a class of the module: ``sc(q, k)`` runs its ``__call__``, ``sc.score(x)`` its
         ``score`` (``sc = Scorer(...)`` bound before)."""
         func = node.func
+        held = (self.instances.get(f"self.{func.attr}") or self.defs.attr_instances.get(func.attr)) if isinstance(
+            func, ast.Attribute) and self_attr(func) else None
         cls, name = (self.instances.get(func.id), "__call__") if isinstance(func, ast.Name) else (
-            self.instances.get(f"self.{func.attr}"), "__call__") if isinstance(func, ast.Attribute) and self_attr(
-            func) and f"self.{func.attr}" in self.instances else (
+            held, "__call__") if held is not None else (
             self.instances.get(func.value.id), func.attr) if isinstance(func, ast.Attribute) and isinstance(
             func.value, ast.Name) else (None, "")
         if cls is None:

@@ -149,6 +149,17 @@ class Defs:
                     walk(child, owner)
 
         walk(tree, None)
+        # self attributes bound to an instance of a class of the module anywhere in the code (``self.signer =
+        # Signer(...)`` in ``setup``): calling the attribute runs that class's ``__call__``
+        self.attr_instances: dict[str, str] = {}
+        self.attr_calls: dict[str, ast.Call] = {}  # (the constructor call itself)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(
+                    node.value.func, ast.Name) and node.value.func.id in self.classes:
+                for tgt in node.targets:
+                    if isinstance(tgt, ast.Attribute) and isinstance(tgt.value, ast.Name) and tgt.value.id == "self":
+                        self.attr_instances[tgt.attr] = node.value.func.id
+                        self.attr_calls[tgt.attr] = node.value
         # a class of the module with no ``__init__`` of its own and annotated fields (a dataclass, a NamedTuple):
         # its fields in order, which a constructor call binds by position or by name
         self.fields: dict[str, list[str]] = {}
