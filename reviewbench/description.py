@@ -26,7 +26,6 @@ SECTION_TITLES = {
     "builds_on": "Builds on",
 }
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")  # a Markdown heading: (its hashes, its text)
-_HEADING = HEADING
 
 
 class Section(BaseModel):
@@ -55,6 +54,24 @@ def classify_heading(heading: str) -> str | None:
     return None
 
 
+def own_and_sibling_text(section: Section, text: str) -> tuple[str, str]:
+    """A section's own text, and the text under headings of the author's own at its level or above that followed it
+    ("## Why it should work" after "## Method summary"): the parser keeps those in the section it follows, though
+    they are not part of it."""
+    lines = text.splitlines()
+    heading = HEADING.match(lines[section.line - 1]) if 0 < section.line <= len(lines) else None
+    level = len(heading.group(1)) if heading else 6
+    own: list[str] = []
+    sibling: list[str] = []
+    part = own
+    for line in section.text.splitlines():
+        m = HEADING.match(line)
+        if m and len(m.group(1)) <= level:
+            part = sibling
+        part.append(line)
+    return "\n".join(own), "\n".join(sibling)
+
+
 def parse_description(text: str, filename: str = "DESCRIPTION.md") -> tuple[Description, list[Finding]]:
     lines = text.splitlines()
     title: str | None = None
@@ -73,7 +90,7 @@ def parse_description(text: str, filename: str = "DESCRIPTION.md") -> tuple[Desc
     for i, line in enumerate(lines, start=1):
         if line.lstrip().startswith(("```", "~~~")):
             in_fence = not in_fence
-        m = None if in_fence else _HEADING.match(line)
+        m = None if in_fence else HEADING.match(line)
         if m and len(m.group(1)) == 1 and title is None and not sections and current is None:
             title = m.group(2)
             continue

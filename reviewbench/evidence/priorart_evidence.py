@@ -477,8 +477,10 @@ CLASSIC_TECHNIQUES: tuple[tuple[tuple[str, ...], str], ...] = (
 )
 
 
-def credited_techniques(description: str) -> dict[str, tuple[str, Credit]]:
-    """Operation -> (the technique, its credit) for each ``CLASSIC_TECHNIQUES`` entry the description credits."""
+@lru_cache(maxsize=64)
+def credited_techniques(description: str) -> Mapping[str, tuple[str, Credit]]:
+    """Operation -> (the technique, its credit) for each ``CLASSIC_TECHNIQUES`` entry the description credits (asked
+    once per uncredited match: kept per description)."""
     low = description.lower()
     out: dict[str, tuple[str, Credit]] = {}
     for names, op in CLASSIC_TECHNIQUES:

@@ -590,10 +590,7 @@ def _in_negated_list(sentence: str, start: int, end: int) -> bool:
     if len(pieces) < 2:
         return False
     first, items = pieces[0], pieces[1:]
-    cue = None
-    for cue in _LIST_NEGATION.finditer(first):
-        pass
-    if cue is None or CONNECTOR.search(first[cue.end():]):
+    if not _after_cue(_LIST_NEGATION, first):
         return False
     tail = sentence[end:]
     stop = _LIST_STOP.search(tail)

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from reviewbench.description import HEADING, parse_description
+from reviewbench.description import own_and_sibling_text, parse_description
 from reviewbench.evidence.behaviour import Allocation, BehaviourMatch
 from reviewbench.evidence.computation import called_names, computation, scored_features
 from reviewbench.evidence.stated import (BY_LABEL, QUERY_CHOICE, denials, denied, mentions, stated, states_variation,
@@ -73,26 +73,16 @@ def _own_sentences(description: str) -> Iterator[tuple[str, str, tuple[str, ...]
     # work's name in the sentences, never the method's own)
     own = tuple(w for w in re.findall(r"[A-Za-z][A-Za-z0-9-]{3,}", desc.title or "")
                 if not w.islower() and w.lower() not in papers)
-    lines = description.splitlines()
     for key in STATE_SECTIONS:
         sec = desc.sections.get(key)
         if sec is None:
             continue
-        heading = HEADING.match(lines[sec.line - 1]) if 0 < sec.line <= len(lines) else None
-        level = len(heading.group(1)) if heading else 6
-        # a heading of the section's own level or above that names no section of the arena ("## Why it should
-        # work", "## What it does not do") starts a part of the author's own: read, but not as this section
-        own_part: list[str] = []
-        other_part: list[str] = []
-        part = own_part
-        for line in sec.text.splitlines():
-            m = HEADING.match(line)
-            if m and len(m.group(1)) <= level:
-                part = other_part
-            part.append(line)
-        for sent in _sentences("\n".join(own_part)):
+        # the author's own headings after the section ("## Why it should work", "## What it does not do") are read,
+        # but not as this section
+        own_text, sibling_text = own_and_sibling_text(sec, description)
+        for sent in _sentences(own_text):
             yield key, sent, own
-        for sent in _sentences("\n".join(other_part)):
+        for sent in _sentences(sibling_text):
             yield "other", sent, own
 
 

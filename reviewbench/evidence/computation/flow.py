@@ -319,6 +319,11 @@ def _root(e: ast.expr, inverse: bool = False) -> bool:
     return any(isinstance(c, ast.Call) and callee(c.func)[0] in names for c in ast.walk(e))
 
 
+def _norm_or_root(e: ast.expr) -> bool:
+    """A norm call or a square root somewhere in ``e``: what a vector divided by it is made a unit one by."""
+    return _root(e) or any(isinstance(c, ast.Call) and CANON.get(callee(c.func)[0] or "") == "norm" for c in ast.walk(e))
+
+
 def _self_contraction(eq: ast.expr) -> bool:
     """An einsum equation that multiplies an operand by itself entry by entry and sums some axes: ``htd,htd->ht``."""
     if not (isinstance(eq, ast.Constant) and isinstance(eq.value, str) and "->" in eq.value):
@@ -868,10 +873,10 @@ class FeatureTagger(ast.NodeVisitor):
         self.layer_test = False  # a hook tests the layer index
         self.exprs: dict[str, ast.expr] = {}  # local name -> the expression it was last bound to (sizes in shapes)
         self.instances: dict[str, str] = {}  # local name -> the class of the module it holds an instance of
-        # an operator on such an instance (``curve @ h``, ``table[i]``) and the call of its method it stands for
-        self.dunder_calls: dict[int, tuple[ast.expr, ast.Call | None]] = {}
+        # a node read as another written out once (``curve @ h`` as ``curve.__matmul__(h)``, ``x.gt(y)`` as ``x > y``),
+        # by the node's id, kept with the node so that the ids the reader keys by stay unique
+        self.written_out: dict[int, tuple[ast.AST, ast.expr | None]] = {}
         self.param_args: dict[str, ast.expr] = {}  # the inlined helper's parameters -> the caller's arguments
-        self.compare_calls: dict[int, tuple[ast.Call, ast.Compare | None]] = {}  # x.gt(y) -> x > y
         # local name -> the attributes (their tags) an instance of a class of the module holds: what its __init__
         # stored, updated by its methods run on it; and by constructor call, until the call is bound to a name
         self.objects: dict[str, dict[str, set[str]]] = {}
@@ -1107,8 +1112,8 @@ class FeatureTagger(ast.NodeVisitor):
             quota = any("QTA" in s for s in sides)  # a share of attention times the budget: a count, no score
             # s[second] > s[first]: two tokens' scores of one tensor against each other, a match of a tournament (a
             # ranking, pair by pair), no bar
-            first, second = [self.exprs.get(e.id, e) if isinstance(e, ast.Name) else e  # (nb = s[nbrs]; nb > s[:, None])
-                             for e in (exprs + [None, None])[:2]]
+            # (nb = s[nbrs]; nb > s[:, None])
+            first, second = [self._resolved(e) if e is not None else None for e in (exprs + [None, None])[:2]]
             quota = quota or len(exprs) == 2 and isinstance(first, ast.Subscript) and \
                 isinstance(second, ast.Subscript) and _same(first.value, second.value) and \
                 not _same(first.slice, second.slice)
@@ -1734,9 +1739,7 @@ class FeatureTagger(ast.NodeVisitor):
         out over the parts a loop runs over (heads), each part ranking with its own count."""
         if size is None or not ({"QTA"} <= self.tag(size) and self.tag(size) & {"A", "K", "V", "Q"}):
             return False
-        for _ in range(3):
-            if isinstance(size, ast.Name) and size.id in self.exprs:
-                size = self.exprs[size.id]
+        size = self._resolved(size, 3)
         return any(isinstance(x, ast.Subscript) and isinstance(x.slice, ast.Name) and x.slice.id in self.loop_vars
                    for x in ast.walk(size))
 
@@ -2094,10 +2097,13 @@ class FeatureTagger(ast.NodeVisitor):
         return len(e.args) >= 2 and any(isinstance(a, ast.Constant) for a in e.args) or any(
             self._python_number(a, depth + 1) for a in e.args)
 
-    def _resolved(self, e: ast.expr) -> ast.expr:
-        """A size named in a shape, resolved to the expression it was last bound to (n = (t + b - 1) // b)."""
-        if isinstance(e, ast.Name) and e.id in self.exprs:
-            return self.exprs[e.id]
+    def _resolved(self, e: ast.expr, depth: int = 1) -> ast.expr:
+        """A name resolved to the expression it was last bound to (n = (t + b - 1) // b), through up to ``depth``
+        names bound to names."""
+        for _ in range(depth):
+            if not (isinstance(e, ast.Name) and e.id in self.exprs):
+                break
+            e = self.exprs[e.id]
         return e
 
     def _binop_blocks(self, node: ast.BinOp, lt: set[str], rt: set[str]) -> set[str] | None:
@@ -2317,9 +2323,7 @@ class FeatureTagger(ast.NodeVisitor):
                 break
         while isinstance(e, ast.Subscript):  # lengths[:, None]
             e = e.value
-        bound = self.exprs.get(e.id) if isinstance(e, ast.Name) else None
-        return bound is not None and (_root(bound) or any(
-            isinstance(c, ast.Call) and CANON.get(callee(c.func)[0] or "") == "norm" for c in ast.walk(bound)))
+        return isinstance(e, ast.Name) and e.id in self.exprs and _norm_or_root(self.exprs[e.id])
 
     def _outer_of_norms(self, e: ast.expr) -> bool:
         """``outer(m, m)`` (``ger``) of one vector of norms (a norm call, or a square root: ``sqrt(diag(K K^T))``):
@@ -2327,12 +2331,7 @@ class FeatureTagger(ast.NodeVisitor):
         if not (isinstance(e, ast.Call) and callee(e.func)[0] in ("outer", "ger") and len(e.args) == 2 and
                 _same(e.args[0], e.args[1])):
             return False
-        m = e.args[0]
-        for _ in range(2):
-            if isinstance(m, ast.Name) and m.id in self.exprs:
-                m = self.exprs[m.id]
-        return _root(m) or any(isinstance(c, ast.Call) and CANON.get(callee(c.func)[0] or "") == "norm"
-                               for c in ast.walk(m))
+        return _norm_or_root(self._resolved(e.args[0], 2))
 
     def _sliding_max(self, name: str | None, node: ast.Call, receiver: ast.expr | None,
                      arg_tags: list[set[str]]) -> bool:
@@ -2740,47 +2739,51 @@ class FeatureTagger(ast.NodeVisitor):
                 continue
             while isinstance(y, ast.Subscript):
                 y = y.value
-            bound = self.exprs.get(y.id) if isinstance(y, ast.Name) else None
+            bound = self._resolved(y)
             if isinstance(bound, ast.Call) and callee(bound.func)[0] in (
                     "amax", "max", "amin", "min", "scatter_reduce", "scatter_reduce_") and any(
                     isinstance(n, ast.Name) and n.id == x.id for n in ast.walk(bound)):
                 return True
         return False
 
+    def _once(self, node: ast.AST, build: Callable[[], ast.expr | None]) -> ast.expr | None:
+        """What ``build`` writes ``node`` out as, built on the first reading of the node only."""
+        if id(node) not in self.written_out:
+            self.written_out[id(node)] = (node, build())
+        return self.written_out[id(node)][1]
+
     def _comparison_call(self, node: ast.Call, name: str, receiver: ast.expr | None) -> ast.Compare | None:
-        """``x.gt(y)``, ``torch.gt(x, y)``, ``np.greater(x, y)`` as ``x > y`` (made once per call node, kept with
-        it)."""
-        if id(node) in self.compare_calls:
-            return self.compare_calls[id(node)][1]
-        sides = [receiver, node.args[0]] if self._on_tensor(receiver) and len(node.args) == 1 and receiver is not None \
-            else list(node.args) if len(node.args) == 2 and not self._on_tensor(receiver) else None
-        made = None
-        if sides is not None and not node.keywords:
-            made = ast.copy_location(ast.Compare(left=sides[0], ops=[_COMPARE_CALLS[name]()],
+        """``x.gt(y)``, ``torch.gt(x, y)``, ``np.greater(x, y)`` as ``x > y``."""
+        def build() -> ast.Compare | None:
+            sides = [receiver, node.args[0]] if self._on_tensor(receiver) and len(node.args) == 1 and \
+                receiver is not None else list(node.args) if len(node.args) == 2 and not self._on_tensor(receiver) \
+                else None
+            if sides is None or node.keywords:
+                return None
+            return ast.copy_location(ast.Compare(left=sides[0], ops=[_COMPARE_CALLS[name]()],
                                                  comparators=[sides[1]]), node)
-        self.compare_calls[id(node)] = (node, made)
-        return made
+        made = self._once(node, build)
+        return made if isinstance(made, ast.Compare) else None
 
     def _overloaded(self, node: ast.BinOp | ast.Subscript) -> ast.Call | None:
         """An operator on an instance of a class of the module that defines it: ``curve @ h`` runs its
         ``__matmul__`` (``h @ curve`` its ``__rmatmul__``), ``table[i]`` its ``__getitem__``; the call it stands for,
-        made once per node (kept with the node, so that the ids the reader keys by stay unique)."""
-        if id(node) in self.dunder_calls:
-            return self.dunder_calls[id(node)][1]
-        call: ast.Call | None = None
-        if isinstance(node, ast.Subscript):
-            pairs = [(node.value, "__getitem__", node.slice)] if isinstance(node.ctx, ast.Load) else []
-        else:
-            names = BINARY_DUNDERS.get(type(node.op))
-            pairs = [(node.left, names[0], node.right), (node.right, names[1], node.left)] if names else []
-        for obj, method, arg in pairs:
-            cls = self.instances.get(obj.id) if isinstance(obj, ast.Name) else None
-            if cls is not None and any(self.defs.owner.get(id(d)) == cls for d in self.defs.by_name.get(method, [])):
-                call = ast.copy_location(ast.Call(func=ast.copy_location(
-                    ast.Attribute(value=obj, attr=method, ctx=ast.Load()), node), args=[arg], keywords=[]), node)
-                break
-        self.dunder_calls[id(node)] = (node, call)
-        return call
+        made once per node (``_once``)."""
+        def build() -> ast.Call | None:
+            if isinstance(node, ast.Subscript):
+                pairs = [(node.value, "__getitem__", node.slice)] if isinstance(node.ctx, ast.Load) else []
+            else:
+                names = BINARY_DUNDERS.get(type(node.op))
+                pairs = [(node.left, names[0], node.right), (node.right, names[1], node.left)] if names else []
+            for obj, method, arg in pairs:
+                cls = self.instances.get(obj.id) if isinstance(obj, ast.Name) else None
+                if cls is not None and any(self.defs.owner.get(id(d)) == cls
+                                           for d in self.defs.by_name.get(method, [])):
+                    return ast.copy_location(ast.Call(func=ast.copy_location(
+                        ast.Attribute(value=obj, attr=method, ctx=ast.Load()), node), args=[arg], keywords=[]), node)
+            return None
+        made = self._once(node, build)
+        return made if isinstance(made, ast.Call) else None
 
     def _instance_method(self, node: ast.Call) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """A call on an instance of a class of the module: ``sc(q, k)`` runs its ``__call__``, ``sc.score(x)`` its
@@ -3388,10 +3391,8 @@ class FeatureTagger(ast.NodeVisitor):
                     self.add("value_norm", line)
                 t = t | {"NSQ"}  # each row's squared norm (its root a norm: what a unit vector is divided by)
             operand = self._operand(receiver, list(node.args))
-            bound = operand
-            for _ in range(2):  # a name bound the line before to what is reduced (p = (q[h] @ c.T).softmax(-1))
-                if isinstance(bound, ast.Name) and bound.id in self.exprs:
-                    bound = self.exprs[bound.id]
+            # a name bound the line before to what is reduced (p = (q[h] @ c.T).softmax(-1))
+            bound = self._resolved(operand, 2) if operand is not None else None
             group_slice = isinstance(operand, ast.Subscript) and isinstance(operand.slice, ast.Slice)
             heads = isinstance(dim, ast.Constant) and dim.value == 0 or isinstance(dim, ast.Tuple) and any(
                 isinstance(d, ast.Constant) and d.value == 0 for d in dim.elts)  # dim=0 or dim=(0, 1)
@@ -4111,9 +4112,7 @@ class FeatureTagger(ast.NodeVisitor):
     def _lattice_levels(self, e: ast.expr) -> bool:
         """Levels that are an evenly spaced lattice (``arange``/``linspace``), though shifted or stretched by a number
         read off the data (``lo + (1 - lo) * arange(n) / (n - 1)`` with ``lo`` the curve's first step): quantiles."""
-        for _ in range(3):
-            if isinstance(e, ast.Name) and e.id in self.exprs:
-                e = self.exprs[e.id]
+        e = self._resolved(e, 3)
         if isinstance(e, ast.Name) and e.id in self.param_args:
             e = self.param_args[e.id]  # a helper's parameter: what its caller passed (``curve @ curve.heights(k)``)
 
