@@ -133,6 +133,13 @@ CONCEPTS: list[Concept] = [
         "prompts|data|set|examples|samples"],
        "learned_weights learned_gate key_projection", LEARNED_CALLS,
        "fitted numbers (a trained layer, loaded weights, or a table of fitted values the score reads)"),
+    # a regression solved where the method runs (its weights fitted to the data in hand): a solver call, or the
+    # centred products or Gram matrix a regression written by hand computes
+    _c("a least-squares fit",
+       ["least squares", "linear regression*", "regress* ~ onto|against"],
+       "learned_weights learned_gate key_projection", "lstsq solve pinv inv inverse cholesky_solve LinearRegression "
+       "Ridge polyfit fit", "the weights solved for from the data (a least-squares solve, or the centred products "
+       "or Gram matrix of a regression written by hand)", structure="centred gram"),
     _c("entropy",
        ["entrop*", "surprisal*", "kl divergence*", "kullback", "shannon", "information gain*", "negative log prob*"],
        "entropy", LOGS, "a logarithm of the attention probabilities (p log p)"),
@@ -278,6 +285,9 @@ CONCEPTS: list[Concept] = [
         # a score handed from layer to layer ("0.3 x the previous layer's standing", "carried down the stack")
         "previous|preceding|earlier|shallower|lower|adjacent layer* s ~ score*|standing*|importance|ranking*|"
         "estimate*|attention",
+        # (a hybrid model's layers named by their kind: "the previous attention layer's scores")
+        "previous|preceding|earlier|shallower|lower|adjacent attention|full|global layer* s ~ score*|standing*|"
+        "importance|ranking*|estimate*|attention|selection*|indices|choice*",
         "score*|standing*|importance|ranking* ~ carried|passed|propagated|handed ~ down|across|through ~ the stack|"
         "layers|depth", "layer above|below it ~ gave|assigned|computed"],
        "layer_similarity layer_reuse cross_layer_basis", "", "a selection kept from one layer's call for another's",
@@ -333,7 +343,9 @@ CONCEPTS: list[Concept] = [
         "layer*", "variable|adaptive|uneven|nonuniform compression rate*|ratio*|budget* per|across|for ~ layer*",
         "layers ~ keep|retain|hold|get|receive ~ different|unequal|"
         "varying|more|fewer", "depth tapered|taper*|pyramid* ~ budget*", "budget* ~ taper*|proportional to ~ depth|layer*",
-        "allocat*|assign*|give*|gives ~ layer* ~ budget*|share*"],
+        "allocat*|assign*|give*|gives ~ layer* ~ budget*|share*",
+        "distribut*|spread*|split*|allocat*|divid*|apportion* ~ budget*|cache ~ along|over|across|down ~ depth|the "
+        "layers|the stack", "layer* gets|get|receives|receive|keeps|keep ~ times ~ mean|average budget*"],
        "layer_budget pyramid", "", "a budget computed per layer", budget=True),
     _c("per-head budgets",
        ["head wise budget*", "headwise budget*", "per head budget*",
@@ -346,6 +358,19 @@ CONCEPTS: list[Concept] = [
         "heads ~ keep|retain|hold|get|receive ~ different|unequal|"
         "varying|more|fewer"],
        "head_budget", "", "a budget computed per head", budget=True),
+    # one selection for the whole layer, every KV head keeping the same positions (TOVA's, GemFilter's): the scores
+    # reduced over the heads. Only words that name every head of the layer or the layer's level: the query heads of
+    # one KV head share its selection in any method (the group)
+    _c("one selection shared by the layer's heads",
+       ["every|all head*|heads ~ keep*|retain*|share*|use* ~ the same|one|a single|a common|a shared ~ position*|token*|"
+        "entr*|indices|selection*|set*|top k", "every|all kv head*|heads ~ keep*|retain*|share*|use* ~ the same|one|"
+        "a single|a common|a shared ~ position*|token*|entr*|indices|selection*|set*|top k",
+        "same position*|token*|indices|selection*|set* for|across|in every|all head*",
+        "same position*|token*|indices|selection*|set* for|across|in every|all kv head*",
+        "at the level of the layer", "layer level selection*|top k|ranking*|decision*",
+        "one|a single selection*|top k|ranking*|kept set* per|for each|for the layer"],
+       "head_average layer_reuse", "expand expand_as repeat repeat_interleave broadcast_to tile same_for_all_heads",
+       "the scores reduced over the layer's heads (one ranking for every head)"),
     # the score weighted by (gated by, multiplied by) the attention the queries pay each token: strict only where the
     # code reads no query at all (``structure="queries"``: the view's queries or attention read anywhere could compute
     # it), so a method that computes attention some other way is never contradicted by the words
@@ -603,6 +628,23 @@ def _in_negated_list(sentence: str, start: int, end: int) -> bool:
         re.match(r"\s*(?:or|nor|and)\b", p, re.I) for p in rest[1:]))
 
 
+_MODAL = re.compile(r"\b(?:would|could|might)\b", re.I)
+_DETERMINER_ONLY = re.compile(r"^\W*(?:(?:a|an|the|such|some|any)\s+)?$", re.I)
+
+
+def _hypothetical_subject(sentence: str, start: int, end: int) -> bool:
+    """The mention opens its part of the sentence (a determiner at most before it) and that part's verb is a
+    modal, with nothing of this method's between them: "A distilled gate that predicts the score, as X does, would
+    remove the pass" names what could be done, not what is."""
+    seg = max((m.end() for m in _HARD.finditer(sentence[:start])), default=0)
+    if not _DETERMINER_ONLY.match(sentence[seg:start]):
+        return False
+    stop = _HARD.search(sentence, end)
+    rest = sentence[end:stop.start() if stop else len(sentence)]
+    modal = _MODAL.search(rest)
+    return modal is not None and not OURS.search(rest[:modal.start()])
+
+
 def stated(sentence: str, mention: Mention, own_names: tuple[str, ...] = ()) -> tuple[bool, str]:
     """Whether ``mention`` states its concept as what this method does: (stated, why not)."""
     before, after = _clause(sentence, mention.start, mention.end)
@@ -614,6 +656,8 @@ def stated(sentence: str, mention: Mention, own_names: tuple[str, ...] = ()) -> 
     if mention.concept.budget and BUDGET_NEGATED.search(before):
         return False, "negated"
     if HYPOTHETICAL.search(before + " " + after) or re.match(r"\s*(future|in future|a natural|one could|next)\b", sentence, re.I):
+        return False, "hypothetical or future work"
+    if _hypothetical_subject(sentence, mention.start, mention.end):
         return False, "hypothetical or future work"
     if _after_cue(INTERPRETIVE, before):
         return False, "a goal, an interpretation or an observation"

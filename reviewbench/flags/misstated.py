@@ -46,6 +46,7 @@ class Misstatement:
     phrase: str = ""  # the words that state it
     absent: bool = True  # no operation called and no shape of the code could compute it (strict but for the section)
     summary: bool = False  # stated in the Method summary (not the Idea alone)
+    shown: bool = False  # the code computes it (a budget hook): only what the method keeps can contradict the words
 
 
 def _line_of(text: str, sentence: str) -> int:
@@ -106,15 +107,22 @@ def misstatements(description: str, method_src: str) -> list[Misstatement]:
     for key, sent, own in _own_sentences(description):
         for m in mentions(sent):
             c = m.concept
-            if c.shows & features:
+            if c.shows & features and not c.budget:
                 continue
             ok, _why = stated(sent, m, own)
             if not ok:
                 continue
+            if c.shows & features:
+                # budgets said to vary where the code has a budget hook: a candidate only the measured allocation
+                # can prove (a hook that hands every layer the same budget computes no variation)
+                if c.label not in found and key == "method_summary":
+                    found[c.label] = Misstatement(c.label, sent.strip(), _line_of(description, sent.strip()), False,
+                                                  c.needs, m.text, False, True, shown=True)
+                continue
             absent = not (c.could & calls) and not (c.structure & shapes)
             strict = not c.words_only and absent and key == "method_summary"
             prev = found.get(c.label)
-            if prev is None or (strict and not prev.strict):
+            if prev is None or prev.shown or (strict and not prev.strict):
                 found[c.label] = Misstatement(c.label, sent.strip(), _line_of(description, sent.strip()), strict,
                                               c.needs, m.text, absent, key == "method_summary")
     # a mechanism the data flow shows for any concept stated alongside is not contradicted by its siblings
@@ -261,10 +269,14 @@ def misstated_flags(description: str, method_src: str, behaviour: Sequence[Behav
                                       rules.behaviour_same if m.absent else rules.behaviour_identical)
         same = [b for b in behaviour if base and b.reference.split(":", 1)[-1].split("?")[0] == base]
         uniform = _uniform_allocation(m, allocation)
+        if m.shown and uniform is None:
+            continue  # the code computes budgets and nothing measured says they never vary
         proof = m.strict or base is not None or uniform is not None
         why = (f"the description states {m.mechanism} (DESCRIPTION.md:{m.line}: \"{m.phrase}\"), which the code does "
                f"not compute: it requires {m.needs}, and no such operation is in method.py; it computes {computes} "
-               f"({code_quote})")
+               f"({code_quote})") if not m.shown else (
+            f"the description states {m.mechanism} (DESCRIPTION.md:{m.line}: \"{m.phrase}\"); the code has a budget "
+            "hook, but what it keeps shows no variation")
         if base:
             why += f"; and it keeps the same tokens as the baseline {base} (Jaccard {same[0].jaccard:.2f})"
         if uniform:

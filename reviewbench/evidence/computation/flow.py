@@ -595,6 +595,15 @@ def _last_axis_norm(node: ast.expr) -> bool:
         and dim.operand.value == 1
 
 
+def _getattr_self(e: ast.expr) -> ast.Attribute | None:
+    """``getattr(self, "x", default)`` as the attribute ``self.x`` it reads (None for anything else)."""
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "getattr" and len(e.args) >= 2 and \
+            isinstance(e.args[0], ast.Name) and e.args[0].id == "self" and isinstance(e.args[1], ast.Constant) and \
+            isinstance(e.args[1].value, str):
+        return ast.copy_location(ast.Attribute(value=e.args[0], attr=e.args[1].value, ctx=ast.Load()), e)
+    return None
+
+
 def _rate(t: set[str]) -> bool:
     """A per-token factor read from the token's own key or value alone (no attention, query, position or memory)."""
     return bool(t & {"K", "V"}) and not t & {"A", "Q", "P", "S"}
@@ -1350,6 +1359,10 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(node.op, ast.Mult) and "S" in (lt | rt):
             factor = self._literal(node.left)
             factor = self._literal(node.right) if factor is None else factor
+            for side in (node.left, node.right):
+                if factor is None and isinstance(side, ast.BinOp) and isinstance(side.op, ast.Pow):
+                    base = self._literal(side.left)  # state * rate ** steps: the rate compounded over the steps
+                    factor = base if base is not None and 0 < base < 1 else None
         if factor is not None and not any(
                 isinstance(x, ast.Call) and callee(x.func)[0] in ("float", "int", "item")
                 for x in (node.left, node.right)) and not (abs(factor) >= 1e3 or 0 < abs(factor) <= 1e-4):
@@ -2586,6 +2599,9 @@ class FeatureTagger(ast.NodeVisitor):
             self.tags[key] = self.tags.get(key, set()) | all_args | {"S"} | (
                 {"LK"} if self._layer_kept(all_args) else set())
             return set()
+        if name in ("get", "pop", "setdefault") and receiver is not None and not self_attr(receiver) and \
+                (named := _getattr_self(receiver)) is not None:
+            receiver = named  # getattr(self, "memo", {}).get(view.layer): self.memo.get(view.layer)
         if name in ("get", "pop", "setdefault") and receiver is not None and self_attr(receiver) and node.args and \
                 isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "layer" and \
                 "VIEW" in self.tag(node.args[0].value):
