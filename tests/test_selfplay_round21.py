@@ -1,7 +1,9 @@
 """Self-play round 21 (issue 23): twelve ports written blind to the reader by a helper (tests/selfplay_ports.py,
-"(round 21)" keys). Before: 9 of 12 read as their paper, 1 as another paper's rule (its flag stands), 2 not read.
-The causes fixed here are general (data flow, never a name), each with the neighbour that must not read so; every
-case is written fresh here."""
+"(round 21)" keys). Before: 9 of 12 read as their paper, 1 as another paper's rule (its flag stands), 2 not read;
+after: 10, 1 and 1 (A2SF's port kept its ledger in a table reached through getattr(self, name, default) and faded
+it by rate ** steps; CAOTE's output change beside the question's attention stays a score term an honest method may
+add). The causes fixed here are general (data flow, never a name), each with the neighbour that must not read so;
+every case is written fresh here."""
 
 from __future__ import annotations
 

@@ -133,13 +133,6 @@ CONCEPTS: list[Concept] = [
         "prompts|data|set|examples|samples"],
        "learned_weights learned_gate key_projection", LEARNED_CALLS,
        "fitted numbers (a trained layer, loaded weights, or a table of fitted values the score reads)"),
-    # a regression solved where the method runs (its weights fitted to the data in hand): a solver call, or the
-    # centred products or Gram matrix a regression written by hand computes
-    _c("a least-squares fit",
-       ["least squares", "linear regression*", "regress* ~ onto|against"],
-       "learned_weights learned_gate key_projection", "lstsq solve pinv inv inverse cholesky_solve LinearRegression "
-       "Ridge polyfit fit", "the weights solved for from the data (a least-squares solve, or the centred products "
-       "or Gram matrix of a regression written by hand)", structure="centred gram"),
     _c("entropy",
        ["entrop*", "surprisal*", "kl divergence*", "kullback", "shannon", "information gain*", "negative log prob*"],
        "entropy", LOGS, "a logarithm of the attention probabilities (p log p)"),
@@ -286,8 +279,8 @@ CONCEPTS: list[Concept] = [
         "previous|preceding|earlier|shallower|lower|adjacent layer* s ~ score*|standing*|importance|ranking*|"
         "estimate*|attention",
         # (a hybrid model's layers named by their kind: "the previous attention layer's scores")
-        "previous|preceding|earlier|shallower|lower|adjacent attention|full|global layer* s ~ score*|standing*|"
-        "importance|ranking*|estimate*|attention|selection*|indices|choice*",
+        "previous|preceding|earlier|shallower|lower|adjacent ~ attention layer* s ~ score*|standing*|importance|"
+        "ranking*|estimate*|attention|selection*|indices|choice*",
         "score*|standing*|importance|ranking* ~ carried|passed|propagated|handed ~ down|across|through ~ the stack|"
         "layers|depth", "layer above|below it ~ gave|assigned|computed"],
        "layer_similarity layer_reuse cross_layer_basis", "", "a selection kept from one layer's call for another's",
@@ -344,8 +337,9 @@ CONCEPTS: list[Concept] = [
         "layers ~ keep|retain|hold|get|receive ~ different|unequal|"
         "varying|more|fewer", "depth tapered|taper*|pyramid* ~ budget*", "budget* ~ taper*|proportional to ~ depth|layer*",
         "allocat*|assign*|give*|gives ~ layer* ~ budget*|share*",
-        "distribut*|spread*|split*|allocat*|divid*|apportion* ~ budget*|cache ~ along|over|across|down ~ depth|the "
-        "layers|the stack", "layer* gets|get|receives|receive|keeps|keep ~ times ~ mean|average budget*"],
+        "distribut*|spread*|split*|allocat*|divid*|apportion* ~ budget*|cache ~ along|over|across|down ~ depth|layers|"
+        "stack", "layer* gets|get|receives|receive|keeps|keep ~ # times ~ mean|average budget*",
+        "layer* gets|get|receives|receive|keeps|keep ~ twice|half ~ mean|average budget*"],
        "layer_budget pyramid", "", "a budget computed per layer", budget=True),
     _c("per-head budgets",
        ["head wise budget*", "headwise budget*", "per head budget*",
@@ -362,15 +356,16 @@ CONCEPTS: list[Concept] = [
     # reduced over the heads. Only words that name every head of the layer or the layer's level: the query heads of
     # one KV head share its selection in any method (the group)
     _c("one selection shared by the layer's heads",
-       ["every|all head*|heads ~ keep*|retain*|share*|use* ~ the same|one|a single|a common|a shared ~ position*|token*|"
-        "entr*|indices|selection*|set*|top k", "every|all kv head*|heads ~ keep*|retain*|share*|use* ~ the same|one|"
-        "a single|a common|a shared ~ position*|token*|entr*|indices|selection*|set*|top k",
+       ["every|all head*|heads ~ keep*|retain*|share*|use* ~ same|single|common|shared position*|token*|entr*|"
+        "indices|selection*|set*|topk", "every|all kv head*|heads ~ keep*|retain*|share*|use* ~ same|single|common|"
+        "shared position*|token*|entr*|indices|selection*|set*|topk",
         "same position*|token*|indices|selection*|set* for|across|in every|all head*",
         "same position*|token*|indices|selection*|set* for|across|in every|all kv head*",
-        "at the level of the layer", "layer level selection*|top k|ranking*|decision*",
-        "one|a single selection*|top k|ranking*|kept set* per|for each|for the layer"],
+        "at the level of the layer", "layer level selection*|ranking*|decision*", "layer level top k",
+        "one|single selection*|ranking*|topk per|for layer", "one|single top k per|for layer",
+        "one|single selection*|ranking*|topk for each|the layer"],
        "head_average layer_reuse", "expand expand_as repeat repeat_interleave broadcast_to tile same_for_all_heads",
-       "the scores reduced over the layer's heads (one ranking for every head)"),
+       "the scores reduced over the layer's heads (one ranking for every head)", structure="positional"),
     # the score weighted by (gated by, multiplied by) the attention the queries pay each token: strict only where the
     # code reads no query at all (``structure="queries"``: the view's queries or attention read anywhere could compute
     # it), so a method that computes attention some other way is never contradicted by the words
@@ -393,7 +388,7 @@ _VARIES = re.compile(r"(?<![a-z0-9])(?:var(?:y|ies|ying|iable)|differ\w*|adaptiv
                      r"redistribut\w*|rebalanc\w*|shares? out|shared out|shrink\w*|grows?|falls?|decreas\w*|"
                      r"increas\w*|not (?:split |spread |shared |divided )?(?:even\w*|equal\w*|uniform\w*)|"
                      r"gives? up|giving up|cedes?|ceding|lends?|lending|borrows?|borrowing|transfers?|"
-                     r"depends? on|follows? how)(?![a-z0-9])")
+                     r"depends? on|follows? how|less|taper\w*|profile|peak\w*|twice|times the (?:mean|average))(?![a-z0-9])")
 
 
 def states_variation(sentence: str) -> bool:

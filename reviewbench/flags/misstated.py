@@ -87,6 +87,11 @@ def _own_sentences(description: str) -> Iterator[tuple[str, str, tuple[str, ...]
             yield "other", sent, own
 
 
+# what a selection by position alone computes (protected spans, a lattice, budgets, which phase)
+POSITIONAL = frozenset({"sinks", "recent", "window_kept", "uniform_positions", "layer_span", "layer_budget", "pyramid",
+                        "decode", "pick_neighbours"})
+
+
 def misstatements(description: str, method_src: str) -> list[Misstatement]:
     """Mechanisms the description states for its own method that the code does not compute (one per mechanism).
 
@@ -103,6 +108,8 @@ def misstatements(description: str, method_src: str) -> list[Misstatement]:
     # what the method computes where it is scored: what only a design guard's early return computes (the newest
     # tokens kept when there are no queries) is not the method the description states
     features = set(scored_features(method_src)) | (shapes & {"centred", "staged", "gram"})  # a shape computes it
+    if not features - POSITIONAL - QUERY_CHOICE:
+        shapes.add("positional")  # places chosen by position alone: the same places for every head, whatever it reads
     found: dict[str, Misstatement] = {}
     for key, sent, own in _own_sentences(description):
         for m in mentions(sent):
