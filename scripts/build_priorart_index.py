@@ -1046,7 +1046,8 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
               "attention of the prompt's question tokens summed per key (normalised by how many queries see it), "
               "averaged over the group; top positions kept chunk by chunk, keys re-rotated"),
     "CAOTE": (["attention", "attention_output"],
-              ["value_norm", "window_queries", "last_query", "all_queries", "head_average", "accumulate", "pooling"],
+              ["value_norm", "window_queries", "last_query", "all_queries", "head_average", "accumulate", "pooling",
+               "removal_rescale"],
               "the change of the attention output if token j is dropped: a_j / (1 - a_j) * ||v_j - o||, with "
               "o = sum_i a_i v_i (optionally rescaling another score)"),
     "CurDKV": (["key_norm|leverage", "value_norm"], ["random", "sinks", "block_scores"],

@@ -11226,9 +11226,8 @@ BOARDS['RoCo (round 20)'] = 'C'
 # --- round 21 (twelve papers the earlier rounds had not ported or had ported long ago, chosen and ported blind to the
 # reader by a helper: numpy round trips, power iterations, sketches with QR leverage, ridge leverage by solve, state
 # on the instance realigned by searchsorted, hand softmax in chunks, sign codes by bmm; read 9/12 as its paper at the
-# code before it and 1 as another paper's rule (a flag stands), 10/12 and 1 after: tests/test_selfplay_round21.py;
-# CAOTE left open: its output-change term beside the question's attention is a score term an honest method adds too,
-# and DefensiveKV is read as SnapKV, whose flag stands) ------------------------------------------------------------
+# code before it and 1 as another paper's rule (a flag stands), 11/12 and 1 after: tests/test_selfplay_round21.py;
+# DefensiveKV is read as SnapKV, whose flag stands) ---------------------------------------------------------------
 PORTS['NACL (round 21)'] = r'''"""Probe-and-scatter retention: a deterministic lane driven by the question probe plus a stochastic lane that
 samples the remainder of the budget in proportion to the same probe mass."""
 
@@ -11286,8 +11285,7 @@ class ProbeScatter(EvictionMethod):
 '''
 BOARDS['NACL (round 21)'] = 'A'
 
-# (the output change beside the question's attention is one more score term: not read as CAOTE's rule)
-OPEN['CAOTE (round 21)'] = r'''"""Output-drift guard: rank cached entries by how far the layer's attention output would move if that entry
+PORTS['CAOTE (round 21)'] = r'''"""Output-drift guard: rank cached entries by how far the layer's attention output would move if that entry
 alone were dropped and the softmax renormalised."""
 
 import math

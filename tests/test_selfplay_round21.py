@@ -1,8 +1,8 @@
 """Self-play round 21 (issue 23): twelve ports written blind to the reader by a helper (tests/selfplay_ports.py,
 "(round 21)" keys). Before: 9 of 12 read as their paper, 1 as another paper's rule (its flag stands), 2 not read;
-after: 10, 1 and 1 (A2SF's port kept its ledger in a table reached through getattr(self, name, default) and faded
-it by rate ** steps; CAOTE's output change beside the question's attention stays a score term an honest method may
-add). The causes fixed here are general (data flow, never a name), each with the neighbour that must not read so;
+after: 11, 1 and 0 (A2SF's port kept its ledger in a table reached through getattr(self, name, default) and faded
+it by rate ** steps; CAOTE's output change renormalises the other weights by 1 - a, an operation of its own that an
+honest method adding the read-out's likeness to the values as a score term does not compute). The causes fixed here are general (data flow, never a name), each with the neighbour that must not read so;
 every case is written fresh here."""
 
 from __future__ import annotations
@@ -72,3 +72,48 @@ def test_a_carried_score_scaled_by_a_rate_to_the_power_of_the_steps_decays() -> 
         self._memo[view.layer] = s
         return s''')
     assert "accumulate" in grown and "decay" not in grown, grown
+
+
+BOARD_A = '''
+import torch
+from harness import EvictionMethod, Keep, LayerView
+
+
+class M(EvictionMethod):
+    name = "m"
+    question_queries = True
+    query_window = 8
+
+    def select(self, view: LayerView) -> Keep:
+        p = view.attention()                                  # (H, n, T)
+        v = view.values.float().repeat_interleave(view.model.group_size, 0)
+        o = torch.einsum("hnt,htd->hnd", p, v)
+        gap = torch.cdist(v, o).transpose(1, 2)               # (H, n, T): ||v_t - o_q||
+BODY
+        return Keep.from_topk(view.group(s.sum(1), "max"), view.budget, view.valid)
+'''
+
+
+def _matches_a(body: str):
+    from reviewbench.evidence.priorart_evidence import computation_matches
+
+    c = computation(BOARD_A.replace("BODY", body))
+    return set(c.features), [(m.short_name, m.level) for m in computation_matches(c.features, "", c.paths, "A")]
+
+
+def test_the_output_change_of_dropping_a_token_renormalises_by_one_minus_its_weight() -> None:
+    for body in ("        s = p / (1 - p).clamp_min(1e-6) * gap",
+                 "        den = 1.0 - p + 1e-6\n        s = gap * p / den",
+                 "        s = (p / torch.clamp(1 - p, min=1e-6)) ** 2 * gap ** 2"):
+        feats, ms = _matches_a(body)
+        assert "removal_rescale" in feats, body
+        assert ("CAOTE", "same") in ms, ms  # the question's rows stand for the window the rule reads
+    # the read-out's likeness to each value weighting the question's attention: a score term of an honest method's
+    feats, ms = _matches_a("        s = p * torch.nn.functional.cosine_similarity(v[:, None], o[:, :, None], dim=-1)"
+                           ".clamp_min(0)")
+    assert "removal_rescale" not in feats and ("CAOTE", "same") not in ms, ms
+    # one minus something that is no attention (a key's likeness): no renormalisation of the weights
+    feats, _ = _matches_a("        k = torch.nn.functional.normalize(view.keys.float(), dim=-1)\n"
+                          "        sim = (k @ k.mean(1, keepdim=True).transpose(1, 2)).squeeze(-1)\n"
+                          "        s = p * gap / (1 - sim.repeat_interleave(view.model.group_size, 0)[:, None])")
+    assert "removal_rescale" not in feats

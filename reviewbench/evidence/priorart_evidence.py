@@ -726,6 +726,11 @@ def _aggregation_only(extra: list[str], ops: list[str], features: Mapping[str, i
         # where the rule's window attention feeds an operation of its own beyond a score term: GraphKV's decay over
         # the similarity graph; an honest method crediting the question's attention and adding one score term is
         # no port of the paper naming that term)
+    # an optional operation of the rule's own that the code computes (CAOTE's renormalisation of the other weights
+    # once a token is gone, a / (1 - a)): the score term is that rule's, not one an honest method adds to attention
+    distinct = (set(optional or ()) & set(features or {})) - COSMETIC - PROTECTIVE - PHASE - SCORE_TERMS - WEAK
+    if board == "A" and own and distinct and {"window_queries", "last_query"} & set(optional or ()):
+        allowed |= {"question_queries"}
     if board == "B_offline" and ("window_queries" in rule_alternatives(ops) or own and not own & SCORE_TERMS and (
             {"window_queries", "last_query"} & set(optional or ()))):
         allowed |= {"reconstruction"}  # the same on board B_offline, whose queries are the reconstruction pass's:

@@ -1297,6 +1297,8 @@ class FeatureTagger(ast.NodeVisitor):
         self.normalising -= divisor_norm or root_side is node.right
         self.normalising -= norm_pair
         self._sides[id(node)] = (set(lt), set(rt))
+        if isinstance(node.op, ast.Div) and (rest := self._one_minus(node.right)) is not None and "A" in self.tag(rest):
+            self.add("removal_rescale", node.lineno)  # x / (1 - a_j): the other weights renormalised once j is gone
         if isinstance(node.op, ast.Sub) and "LIVEIDX" in rt and "REVI" not in rt and not (lt | rt) & DATA_TAGS and \
                 "LIVEIDX" not in lt and isinstance(node.left, ast.Call) and callee(node.left.func)[0] in (
                     "sum", "count_nonzero", "numel", "len"):
@@ -1351,8 +1353,11 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and node.right.value == 2:
             if not lt & (DATA_TAGS | {"W", "RND", "S"}):
                 return lt  # a constant squared (self.sigma ** 2): a scale, no squared entries of data
-            if not subtracts(node.left) and not self._centred(node.left):
-                return lt | {"SQ"}  # squared entries, summed: a norm written by hand ((x - mean) ** 2: a variance)
+            if not any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub) and self._literal(n.left) is None
+                       for n in ast.walk(node.left)) and not self._centred(node.left):
+                # squared entries, summed: a norm written by hand ((x - mean) ** 2: a variance; (a / (1 - a)) ** 2
+                # subtracts from a constant, no mean)
+                return lt | {"SQ"}
             if "A" in lt:
                 return lt | {"CSQ"}  # (a - a.mean()) ** 2: attention's squared deviations, a variance once averaged
         factor = None
@@ -2109,6 +2114,27 @@ class FeatureTagger(ast.NodeVisitor):
         # cannot be compared so)
         return len(e.args) >= 2 and any(isinstance(a, ast.Constant) for a in e.args) or any(
             self._python_number(a, depth + 1) for a in e.args)
+
+    def _one_minus(self, e: ast.expr) -> ast.expr | None:
+        """``x`` where ``e`` is one minus it (``1 - x``, ``(1.0 - x).clamp_min(eps)``, ``1 - x + eps``,
+        ``torch.clamp(1 - x, min=eps)``, a name bound to one of them), else None."""
+        for _ in range(4):
+            e = self._resolved(e)
+            if isinstance(e, ast.Call) and (callee(e.func)[0] or "") in ("clamp", "clamp_min", "clip", "add", "float",
+                                                                         "double", "maximum"):
+                module = isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name) and \
+                    e.func.value.id in ("torch", "np", "numpy")
+                inner = e.args[0] if module and e.args else e.func.value if isinstance(e.func, ast.Attribute) else None
+                if inner is None:
+                    return None
+                e = inner
+            elif isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add) and self._literal(e.right) is not None:
+                e = e.left  # 1 - x + eps
+            else:
+                break
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Sub) and self._literal(e.left) == 1.0:
+            return e.right
+        return None
 
     def _resolved(self, e: ast.expr, depth: int = 1) -> ast.expr:
         """A name resolved to the expression it was last bound to (n = (t + b - 1) // b), through up to ``depth``

@@ -158,6 +158,7 @@ FEATURE_WORDS = {
     "minmax_norm": "min-max normalisation relative to reference statistics lag partition",
     "hashing": "locality-sensitive hashing sign bits random projection hamming distance",
     "attention_output": "attention output error value-aware output perturbation",
+    "removal_rescale": "output change if dropped renormalised remaining weights leave one out",
     "attention_coverage": "attention mass coverage minimum tokens retaining a share of attention stopping criterion",
     "count_normalised": "normalised attention accumulated attention divided by the number of queries that see each "
                         "key saliency causal count",
