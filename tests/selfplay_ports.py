@@ -11226,8 +11226,8 @@ BOARDS['RoCo (round 20)'] = 'C'
 # --- round 21 (twelve papers the earlier rounds had not ported or had ported long ago, chosen and ported blind to the
 # reader by a helper: numpy round trips, power iterations, sketches with QR leverage, ridge leverage by solve, state
 # on the instance realigned by searchsorted, hand softmax in chunks, sign codes by bmm; read 9/12 as its paper at the
-# code before it and 1 as another paper's rule (a flag stands), 11/12 and 1 after: tests/test_selfplay_round21.py;
-# DefensiveKV is read as SnapKV, whose flag stands) ---------------------------------------------------------------
+# code before it and 1 as another paper's rule (a flag stands), 10/12 and 1 after: tests/test_selfplay_round21.py;
+# DefensiveKV is read as SnapKV, whose flag stands; A2SF left open) ----------------------------------------------
 PORTS['NACL (round 21)'] = r'''"""Probe-and-scatter retention: a deterministic lane driven by the question probe plus a stochastic lane that
 samples the remainder of the budget in proportion to the same probe mass."""
 
@@ -11685,7 +11685,9 @@ class OutlierBlend(EvictionMethod):
 '''
 BOARDS['Compactor (round 21)'] = 'B_offline'
 
-PORTS['A2SF (round 21)'] = r'''"""Fading ledger: every query adds the attention it pays to the cache into a per-token ledger, but the ledger
+# (its ledger and fading are read, accumulate and decay; a decayed running sum over each call's newest queries stays
+# a family member of A2SF on board C: read as the rule, it flagged five honest or credited decode methods)
+OPEN['A2SF (round 21)'] = r'''"""Fading ledger: every query adds the attention it pays to the cache into a per-token ledger, but the ledger
 fades geometrically with each step, so a token's standing reflects recent demand rather than how many
 queries happened to see it. A small recent span is always held."""
 

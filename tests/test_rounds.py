@@ -16,8 +16,8 @@ HONEST = sorted(p for p in (ROUNDS / "honest").iterdir() if p.is_dir())
 PORTS = sorted(p for p in (ROUNDS / "ports").iterdir() if p.is_dir())
 # read as Scissorhands' persistence test: a remembered percentile above a bar adding a margin (see the README)
 HONEST_FLAGGED = {"a08"}
-# CAOTE's rule read off board A's question: a family member (see the README)
-PORTS_OPEN = {"p02"}
+# none since CAOTE's renormalisation by 1 - a is read (p02, see the README)
+PORTS_OPEN: set[str] = set()
 
 
 def test_the_rounds_hold_what_the_readme_says():

@@ -1,8 +1,10 @@
 """Self-play round 21 (issue 23): twelve ports written blind to the reader by a helper (tests/selfplay_ports.py,
 "(round 21)" keys). Before: 9 of 12 read as their paper, 1 as another paper's rule (its flag stands), 2 not read;
-after: 11, 1 and 0 (A2SF's port kept its ledger in a table reached through getattr(self, name, default) and faded
-it by rate ** steps; CAOTE's output change renormalises the other weights by 1 - a, an operation of its own that an
-honest method adding the read-out's likeness to the values as a score term does not compute). The causes fixed here are general (data flow, never a name), each with the neighbour that must not read so;
+after: 10, 1 and 1. CAOTE's output change renormalises the other weights by 1 - a, an operation of its own that an
+honest method adding the read-out's likeness to the values as a score term does not compute. A2SF's port kept its
+ledger in a table reached through getattr(self, name, default) and faded it by rate ** steps: both are read now
+(accumulate, decay), but a decayed running sum over each call's newest queries stays a family member of A2SF on
+board C (read as the rule, it flagged five honest or credited decode methods of the held-out sets), so it stays open. The causes fixed here are general (data flow, never a name), each with the neighbour that must not read so;
 every case is written fresh here."""
 
 from __future__ import annotations

@@ -735,11 +735,12 @@ def _aggregation_only(extra: list[str], ops: list[str], features: Mapping[str, i
             {"window_queries", "last_query"} & set(optional or ()))):
         allowed |= {"reconstruction"}  # the same on board B_offline, whose queries are the reconstruction pass's:
         # how a query-agnostic port reads the rule's window there
-    if board == "C" and "accumulate" in own and own <= {"accumulate", "decay"}:
+    if board == "C" and own == {"accumulate"}:
         allowed |= {"window_queries"}  # at decode time each call hands the newest queries: summed over the calls,
         # every query once, the cumulative attention itself (board A's or B's single call reads one window: no running
-        # sum over the queries). Only where the running sum is the rule's one operation, or it decays too (A2SF's
-        # forgetting factor): a rule that weighs it otherwise is met by many a decode-time average of its own
+        # sum over the queries). Only where the running sum is the rule's one operation: a rule that also decays or
+        # weighs it (A2SF) is met by many a decode-time average of its own (allowing A2SF's decay flagged five honest
+        # or credited decode methods of sets 8, 10, 15, 18 and 19 again, self-play round 21)
     return bool(own) and set(extra) <= allowed
 
 

@@ -2124,7 +2124,8 @@ class FeatureTagger(ast.NodeVisitor):
                                                                          "double", "maximum"):
                 module = isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name) and \
                     e.func.value.id in ("torch", "np", "numpy")
-                inner = e.args[0] if module and e.args else e.func.value if isinstance(e.func, ast.Attribute) else None
+                inner = e.args[0] if (module or isinstance(e.func, ast.Name)) and e.args else \
+                    e.func.value if isinstance(e.func, ast.Attribute) and not module else None
                 if inner is None:
                     return None
                 e = inner
