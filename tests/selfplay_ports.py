@@ -11685,8 +11685,8 @@ class OutlierBlend(EvictionMethod):
 '''
 BOARDS['Compactor (round 21)'] = 'B_offline'
 
-# (its ledger and fading are read, accumulate and decay; a decayed running sum over each call's newest queries stays
-# a family member of A2SF on board C: read as the rule, it flagged five honest or credited decode methods)
+# (its ledger is read, its rate ** steps not; a decayed running sum over each call's newest queries stays a family
+# member of A2SF on board C: read as the rule, it flagged five honest or credited decode methods)
 OPEN['A2SF (round 21)'] = r'''"""Fading ledger: every query adds the attention it pays to the cache into a per-token ledger, but the ledger
 fades geometrically with each step, so a token's standing reflects recent demand rather than how many
 queries happened to see it. A small recent span is always held."""

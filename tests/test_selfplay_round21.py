@@ -2,9 +2,11 @@
 "(round 21)" keys). Before: 9 of 12 read as their paper, 1 as another paper's rule (its flag stands), 2 not read;
 after: 10, 1 and 1. CAOTE's output change renormalises the other weights by 1 - a, an operation of its own that an
 honest method adding the read-out's likeness to the values as a score term does not compute. A2SF's port kept its
-ledger in a table reached through getattr(self, name, default) and faded it by rate ** steps: both are read now
-(accumulate, decay), but a decayed running sum over each call's newest queries stays a family member of A2SF on
-board C (read as the rule, it flagged five honest or credited decode methods of the held-out sets), so it stays open. The causes fixed here are general (data flow, never a name), each with the neighbour that must not read so;
+ledger in a table reached through getattr(self, name, default): read now (accumulate). It stays open: its decay,
+written rate ** steps, is unread, and a decayed running sum over each call's newest queries is a family member of A2SF
+on board C anyway (read as the rule, it flagged five honest or credited decode methods of the held-out sets); reading
+rate ** steps made four earlier A2SF ports family members too (sets 11, 17, 19 and 27), where the unread decay leaves
+them H2O's rule and flagged, so it was not kept. The causes fixed here are general (data flow, never a name), each with the neighbour that must not read so;
 every case is written fresh here."""
 
 from __future__ import annotations
@@ -57,23 +59,6 @@ def test_a_table_reached_through_getattr_is_the_state_an_earlier_call_stored() -
         w = getattr(self, "_memo", {}).get(view.layer)
         return a if w is None else a * w''')
     assert "accumulate" not in fixed, fixed
-
-
-def test_a_carried_score_scaled_by_a_rate_to_the_power_of_the_steps_decays() -> None:
-    faded = _f('''    def _score(self, view, a):
-        old = self._memo.get(view.layer)
-        steps = view.n_tokens - getattr(self, "_seen", view.n_tokens)
-        s = a if old is None else old * self.rate ** steps + a
-        self._memo[view.layer] = s
-        return s''')
-    assert {"accumulate", "decay"} <= faded, faded
-    # a carried score scaled by a power of two (a growth, no forgetting factor): no decay
-    grown = _f('''    def _score(self, view, a):
-        old = self._memo.get(view.layer)
-        s = a if old is None else old * 2 ** 3 + a
-        self._memo[view.layer] = s
-        return s''')
-    assert "accumulate" in grown and "decay" not in grown, grown
 
 
 BOARD_A = '''

@@ -422,6 +422,12 @@ def credited_papers(description: str) -> list[tuple[Paper, Credit]]:
     return out
 
 
+@lru_cache(maxsize=None)
+def _rules_naming(op: str) -> int:
+    """How many papers of the index name ``op`` among their rules' operations (required or optional)."""
+    return sum(any(op in rule_alternatives([*req, *opt]) for _, req, opt, _ in p.rules()) for p in load_index().papers)
+
+
 def rule_alternatives(reqs: Sequence[str]) -> set[str]:
     """Every operation a rule's requirements name ("a|b" is either)."""
     return {a for r in reqs for a in r.split("|")}
@@ -726,9 +732,11 @@ def _aggregation_only(extra: list[str], ops: list[str], features: Mapping[str, i
         # where the rule's window attention feeds an operation of its own beyond a score term: GraphKV's decay over
         # the similarity graph; an honest method crediting the question's attention and adding one score term is
         # no port of the paper naming that term)
-    # an optional operation of the rule's own that the code computes (CAOTE's renormalisation of the other weights
-    # once a token is gone, a / (1 - a)): the score term is that rule's, not one an honest method adds to attention
-    distinct = (set(optional or ()) & set(features or {})) - COSMETIC - PROTECTIVE - PHASE - SCORE_TERMS - WEAK
+    # an optional operation of the rule's own that the code computes and that few published rules name (CAOTE's
+    # renormalisation of the other weights once a token is gone, a / (1 - a)): the score term is that rule's, not one
+    # an honest method adds to attention (a coverage cut, which many rules name, is no such sign)
+    distinct = {o for o in (set(optional or ()) & set(features or {})) - COSMETIC - PROTECTIVE - PHASE - SCORE_TERMS
+                - WEAK if _rules_naming(o) <= 2}
     if board == "A" and own and distinct and {"window_queries", "last_query"} & set(optional or ()):
         allowed |= {"question_queries"}
     if board == "B_offline" and ("window_queries" in rule_alternatives(ops) or own and not own & SCORE_TERMS and (

@@ -1364,10 +1364,6 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(node.op, ast.Mult) and "S" in (lt | rt):
             factor = self._literal(node.left)
             factor = self._literal(node.right) if factor is None else factor
-            for side in (node.left, node.right):
-                if factor is None and isinstance(side, ast.BinOp) and isinstance(side.op, ast.Pow):
-                    base = self._literal(side.left)  # state * rate ** steps: the rate compounded over the steps
-                    factor = base if base is not None and 0 < base < 1 else None
         if factor is not None and not any(
                 isinstance(x, ast.Call) and callee(x.func)[0] in ("float", "int", "item")
                 for x in (node.left, node.right)) and not (abs(factor) >= 1e3 or 0 < abs(factor) <= 1e-4):
