@@ -289,7 +289,10 @@ CONCEPTS: list[Concept] = [
     _c("rotary un-rotation",
        ["pre rope|rotary|rotation", "before ~ rope|rotary", "un rotat*", "unrotat*",
         "undo* ~ rope|rotary|rotation*", "inverse rope|rotary|rotation*", "de rotat*", "derotat*",
-        "rotat* back", "position free key*", "rope|rotary frequenc*|phase*|angle*"],
+        "rotat* back", "position free key*", "rope|rotary frequenc*|phase*|angle*",
+        "rope|rotary|rotation undone|removed|reversed|inverted|stripped",
+        "rope|rotary|rotation is|are|was|gets|being undone|removed|reversed|inverted|stripped",
+        "position free|positionless frame*|form*|space*|coordinate*|representation*|version*"],
        "pre_rope future_rope polar", "rotate apply_rope rope_angles rotate_half apply angles cos sin atan2 arctan2 "
        "angle polar view_as_complex view_as_real",
        "the rotary embedding applied or undone (view.rotate, the layer's rope, or sines and cosines)"),

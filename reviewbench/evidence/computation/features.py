@@ -1203,11 +1203,22 @@ def _affine_over_range(node: ast.Call) -> bool:
 def _geometric(node: ast.AST, layer_vars: set[str]) -> bool:
     """A schedule that shrinks (or grows) by a ratio per layer: ``r ** layer``, a cumulative product
     (``cumprod``, ``itertools.accumulate(..., operator.mul)`` or a multiplying lambda)."""
+    def over_layers(e: ast.expr) -> bool:
+        # a layer index, or every layer's at once (arange / range over the layer count)
+        return bool({n.id for n in ast.walk(e) if isinstance(n, ast.Name)} & layer_vars) or any(
+            isinstance(c, ast.Call) and callee(c.func)[0] in ("arange", "range") for c in ast.walk(e))
+
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
-        return bool({n.id for n in ast.walk(node.right) if isinstance(n, ast.Name)} & layer_vars)
+        return over_layers(node.right)
     if not isinstance(node, ast.Call):
         return False
     name = callee(node.func)[0]
+    if name in ("pow", "float_power", "power"):
+        # r.pow(arange(n)), torch.pow(r, arange(n)): the ratio raised to every layer's index
+        exponent = node.args[1] if len(node.args) >= 2 else node.args[0] if node.args and isinstance(
+            node.func, ast.Attribute) and not (isinstance(node.func.value, ast.Name) and
+                                               node.func.value.id in ("torch", "np", "numpy", "math")) else None
+        return exponent is not None and over_layers(exponent)
     if name == "cumprod":
         return True
     if name == "accumulate":
