@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from reviewbench.description import own_and_sibling_text, parse_description
 from reviewbench.evidence.behaviour import Allocation, BehaviourMatch
 from reviewbench.evidence.computation import called_names, computation, scored_features
+from reviewbench.evidence.priorart_evidence import PROTECTIVE
 from reviewbench.evidence.stated import (BY_LABEL, QUERY_CHOICE, denials, denied, mentions, stated, states_variation,
                                          structures)
 from reviewbench.rubric import EvidenceRules
@@ -87,9 +88,9 @@ def _own_sentences(description: str) -> Iterator[tuple[str, str, tuple[str, ...]
             yield "other", sent, own
 
 
-# what a selection by position alone computes (protected spans, a lattice, budgets, which phase)
-POSITIONAL = frozenset({"sinks", "recent", "window_kept", "uniform_positions", "layer_span", "layer_budget", "pyramid",
-                        "decode", "pick_neighbours"})
+# what a selection by position alone computes (the protected spans prior art reads as protection, budgets, which
+# phase, a pick's neighbours)
+POSITIONAL = PROTECTIVE | {"layer_budget", "pyramid", "decode", "pick_neighbours"}
 
 
 def misstatements(description: str, method_src: str) -> list[Misstatement]:

@@ -2586,10 +2586,8 @@ class FeatureTagger(ast.NodeVisitor):
             return set()
         if name in ("histc", "histogram", "histogramdd"):
             return {"CNT"}  # how many values fall in each bin: counts of a distribution, none of the values themselves
-        if name == "getattr" and receiver is None and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) \
-                and node.args[0].id == "self" and isinstance(node.args[1], ast.Constant) and \
-                isinstance(node.args[1].value, str):
-            attr = node.args[1].value  # getattr(self, "x", default): self.x
+        if receiver is None and (named := _getattr_self(node)) is not None:
+            attr = named.attr  # getattr(self, "x", default): self.x
             return set(self.tags.get(f"self.{attr}", set())) | {f"@{attr}"} | set().union(*arg_tags[2:])
         if name == "getattr" and receiver is None and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) \
                 and node.args[0].id == "self" and not isinstance(node.args[1], ast.Constant) and \
