@@ -70,9 +70,11 @@ class MethodHandle(Protocol):
     def call_layers(self, op: str, views: list[LayerView]) -> list[Keep | Rewrite]: ...
     def reset(self) -> None: ...
     def cpu_seconds(self) -> float: ...
+    def executed_lines(self) -> list[int] | None: ...
     def close(self) -> None: ...
 
 
+MAX_LINES = 200_000  # the most lines a method.py's trace may report (a file is capped far below)
 MAX_TEXT = 400  # the most of a method's own text (its error, its stderr) that enters a result
 REDACTED = "[redacted]"
 MIN_SHARED = 12  # a run of this many characters shared with the current item's text is taken from it
@@ -210,6 +212,9 @@ class InProcessMethod:
     def cpu_seconds(self) -> float:
         return self._cpu
 
+    def executed_lines(self) -> list[int] | None:
+        return None  # a trusted reference: its code is read whole
+
     def close(self) -> None:
         pass
 
@@ -289,6 +294,8 @@ class SandboxedMethod:
         self.code_hash = code_hash(spec)
         self.staged: Path | None = None if is_reference(spec) else stage_method(spec)
         self._dead: str | None = None
+        self._lines: set[int] = set()  # the lines of method.py its process reported running (LineTrace)
+        self._traced = True
         parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock = parent_sock
         self._to_child = parent_sock.fileno()
@@ -393,9 +400,26 @@ class SandboxedMethod:
             tail = self._stderr.last_line()
             raise MethodError(_one_line(f"the method's process {how} during {what}"
                                         + (f": {tail}" if tail else f" ({_one_line(str(e), 100)})"))) from None
+        self._note_lines(reply)
         if reply.get("ok") is not True:
             raise MethodError(_one_line(str(reply.get("error", "the method failed without saying why"))))
         return reply
+
+    def _note_lines(self, reply: dict[str, Any]) -> None:
+        """Keep the lines the answer says ran; an answer without its trace, or with the trace replaced, makes the
+        whole record unknown (the method host sends both with every answer once the method is loaded)."""
+        if self.staged is None:
+            return
+        lines = reply.get("lines")
+        if reply.get("traced") is not True or not isinstance(lines, list) or len(lines) > MAX_LINES:
+            self._traced = False
+            return
+        self._lines.update(n for n in lines if type(n) is int and 0 < n <= MAX_LINES)
+
+    def executed_lines(self) -> list[int] | None:
+        """The lines of method.py that ran on this process's calls, or None where the trace was lost (the method
+        stopped or replaced it, or an answer came without it)."""
+        return sorted(self._lines) if self._traced and self.staged is not None else None
 
     def _request_region(self, size: int) -> tuple[SealedRegion, bool]:
         """The sealed request region, replaced by a larger one (at least double) when ``size`` does not fit;

@@ -194,6 +194,7 @@ def run(cfg: RunConfig, progress: Progress | None = None) -> Result:
     import transformers
 
     from harness.boundary import MethodError, open_method
+    from harness.loading import is_reference
     from harness.model import load_model
     from harness.runner import Engine, ItemReference, MethodRun, run_decode_item, run_prefill_item
 
@@ -212,6 +213,7 @@ def run(cfg: RunConfig, progress: Progress | None = None) -> Result:
         progress.tokens = lambda: eng.tokens
     specs = [m for m in cfg.methods if m != "full"]
     runs: list[MethodRun] = []
+    submitted: set[str] = set()  # the runs of submitted files (not the trusted references): their lines are traced
     hashes: dict[str, str] = {}
     load_errors: dict[str, str] = {}
     isolation = "in-process"
@@ -230,8 +232,11 @@ def run(cfg: RunConfig, progress: Progress | None = None) -> Result:
                 run_.error = str(e)
             runs.append(run_)
             hashes[handle.name] = handle.code_hash
+            if not is_reference(spec):
+                submitted.add(handle.name)
         result = _run_items(cfg, eng, runs, progress, run_decode_item, run_prefill_item, ItemReference)
     finally:
+        traces = {r.name: r.method.executed_lines() for r in runs if r.name in submitted}
         for r in runs:
             r.method.close()
     rows, per_seed, data_id, ref_state = result
@@ -251,7 +256,9 @@ def run(cfg: RunConfig, progress: Progress | None = None) -> Result:
                                 sandbox=isolation, seconds=round(time.perf_counter() - t_start, 1),
                                 peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024),
         caps=cfg.resolved_caps() or None, data_hash=data_id, reference=ref_state,
-        harness_version=harness_version(cfg.board))
+        harness_version=harness_version(cfg.board),
+        executed_lines={k: v for k, v in traces.items() if v is not None},
+        trace_lost=sorted(k for k, v in traces.items() if v is None))
 
 
 def _run_items(cfg: RunConfig, eng: Any, runs: list[Any], progress: Progress | None,

@@ -10,6 +10,9 @@ layer_budgets, select, on_decode, reset) over ``harness.wire``. It owns nothing 
 no cache, no items, no scores, no result file. Whatever it does to itself — patching the harness modules it
 imported, disabling signals, writing into its copy of the layer — changes only its own answers, which the
 trusted side validates.
+
+It also reports which lines of method.py ran (``LineTrace``): the review reads the code the scored calls
+executed, so a branch taken only where a method thinks it is being fingerprinted is seen for what it is.
 """
 
 from __future__ import annotations
@@ -40,6 +43,45 @@ def _one_line(e: BaseException) -> str:
     return f"{text} (at {where})" if where else text
 
 
+class LineTrace:
+    """The lines of one file that ran, for a global ``sys.settrace``: other files' frames are not traced.
+
+    New lines go out with the next answer (``take``), so what the method later does to this object cannot take
+    back lines already reported; ``intact`` says whether the trace is still the one installed (a method that
+    stops it has its lines read as unknown, and the trusted side says so)."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+        self.seen: set[int] = set()
+        self.new: list[int] = []
+
+    def __call__(self, frame: Any, event: str, arg: Any) -> Any:  # noqa: ARG002 - the settrace signature
+        if frame.f_code.co_filename != self.filename:
+            return None
+        return self.line
+
+    def line(self, frame: Any, event: str, arg: Any) -> Any:  # noqa: ARG002
+        if event == "line":
+            n = frame.f_lineno
+            if n not in self.seen:
+                self.seen.add(n)
+                self.new.append(n)
+        return self.line
+
+    def install(self) -> None:
+        import threading
+
+        sys.settrace(self)
+        threading.settrace(self)
+
+    def intact(self) -> bool:
+        return sys.gettrace() is self
+
+    def take(self) -> list[int]:
+        out, self.new = self.new, []
+        return out
+
+
 class Host:
     def __init__(self, ctrl_in: int, ctrl_out: int, resp: int) -> None:
         self.ctrl_in, self.ctrl_out, self.resp_fd = ctrl_in, ctrl_out, resp
@@ -49,6 +91,7 @@ class Host:
         self.states: dict[int, dict] = {}
         self._req_map: mmap.mmap | None = None
         self._req_size = 0
+        self.trace: LineTrace | None = None
 
     def serve(self) -> None:
         while True:
@@ -62,14 +105,21 @@ class Host:
                 reply = self.handle(msg)
             except BaseException as e:  # noqa: BLE001 - everything the method raises is its answer
                 reply = {"ok": False, "error": _one_line(e)}
+            if self.trace is not None:
+                reply["lines"], reply["traced"] = self.trace.take(), self.trace.intact()
             write_frame(self.ctrl_out, reply)
 
     def handle(self, msg: dict[str, Any]) -> dict[str, Any]:
         op = msg.get("op")
         if op == "load":
-            from harness.loading import load_method
+            from harness.loading import load_method, method_file
+            from harness.methods import REFERENCE_METHODS
 
-            name, self.method, _ = load_method(str(msg["spec"]))
+            spec = str(msg["spec"])
+            if spec not in REFERENCE_METHODS and self.trace is None:
+                self.trace = LineTrace(str(method_file(spec)))
+                self.trace.install()
+            name, self.method, _ = load_method(spec)
             m = self.method
             return {"ok": True, "name": str(name), "attrs": {
                 "query_window": int(getattr(m, "query_window", 0)),

@@ -210,6 +210,10 @@ class Result:
     data_hash: str | None = None  # content hash of the stored items (the test split), None for generated ones
     reference: str | None = None  # "computed" or "reused": where the full cache's rows came from
     harness_version: str = HARNESS_VERSION  # the evaluator sets harness_version(config.board)
+    # per sandboxed method: the lines of its method.py that ran on these calls (the code that was scored); a
+    # method whose line trace was lost is in trace_lost instead
+    executed_lines: dict[str, list[int]] = field(default_factory=dict)
+    trace_lost: list[str] = field(default_factory=list)
     schema: str = RESULT_SCHEMA
 
     def to_json(self) -> dict[str, Any]:

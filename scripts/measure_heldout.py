@@ -99,6 +99,9 @@ def main() -> int:
     ap.add_argument("--benchmark", type=int, metavar="ITEMS", default=0,
                     help="also run the benchmark stage, on ITEMS items per task of a test split written for each "
                          "board into a copy of the set (behaviour where the case is scored feeds the evidence)")
+    ap.add_argument("--executed", type=Path, default=None,
+                    help="with --static: a JSON object of case code -> the lines of its method.py that ran on its "
+                         "benchmark calls (scripts/trace_lines.py writes it); the code is read as it ran")
     sets = sorted(p.name for p in (ROOT / "calibration").glob("heldout*") if (p / "key.toml").is_file())
     ap.add_argument("--set", dest="heldout_set", choices=sets, default="heldout",
                     help="which held-out set (calibration/<set>, any folder there with a key.toml)")
@@ -111,7 +114,8 @@ def main() -> int:
     t0 = time.perf_counter()
     if args.static:
         folder = (SUITE if args.suite == "heldout" else ROOT / "calibration") / "blinded"
-        got = {c["code"]: static_review(folder / c["code"]) for c in key}
+        lines = json.loads(args.executed.read_text()) if args.executed else {}
+        got = {c["code"]: static_review(folder / c["code"], executed=lines.get(c["code"])) for c in key}
         return report(key, {k: (r.flags, r.novelty, r.prior_work, []) for k, r in got.items()}, args, t0)
     boards = {c["code"]: tomllib.loads((SUITE / "blinded" / c["code"] / "meta.toml").read_text())["board"] for c in key}
     cases = [Case(code=c["code"], kind="port", method="heldout", board=boards[c["code"]]) for c in key]

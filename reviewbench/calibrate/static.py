@@ -26,14 +26,17 @@ class StaticReview(BaseModel):
     prior_work: list[str | None]
 
 
-def static_review(folder: Path, rubric_path: Path = RUBRICS_DIR / "default.toml") -> StaticReview:
+def static_review(folder: Path, rubric_path: Path = RUBRICS_DIR / "default.toml",
+                  executed: list[int] | None = None) -> StaticReview:
     """The static review of the bundle in ``folder`` (``method.py``, ``DESCRIPTION.md``, ``meta.toml`` for its
-    board)."""
+    board). ``executed``: the lines of method.py that ran on its benchmark calls, where recorded (the code is then
+    read as it ran, as the evidence stage reads it)."""
     from reviewbench.description import parse_description
     from reviewbench.evidence.citations import check_citations
     from reviewbench.evidence.gather import gather_facts
     from reviewbench.evidence.judge import judge
     from reviewbench.evidence.priorart_evidence import prior_art
+    from reviewbench.evidence.scored_code import scored_code
     from reviewbench.evidence.similarity import baseline_sources, compare, public_references
     from reviewbench.flags.fabricated_evidence import fabricated_citation_flags
     from reviewbench.flags.misstated import misstated_flags
@@ -43,7 +46,8 @@ def static_review(folder: Path, rubric_path: Path = RUBRICS_DIR / "default.toml"
     from reviewbench.verdict import decide
 
     rubric = load_rubric(rubric_path)
-    desc, src = (folder / "DESCRIPTION.md").read_text(), (folder / "method.py").read_text()
+    desc, whole = (folder / "DESCRIPTION.md").read_text(), (folder / "method.py").read_text()
+    src = scored_code(whole, executed).source
     parsed, _ = parse_description(desc)
 
     def section(k: str) -> str:
@@ -60,7 +64,7 @@ def static_review(folder: Path, rubric_path: Path = RUBRICS_DIR / "default.toml"
     computed = computation_flags(pa.computed, [], src, rubric.evidence)
     if computed and not any(f.flag == "UNDISCLOSED_PRIOR_ART" and f.strength == "proof" for f in flags):
         flags = [f for f in flags if f.flag != "UNDISCLOSED_PRIOR_ART"] + computed
-    flags += misstated_flags(desc, src, [], rubric.evidence)
+    flags += misstated_flags(desc, whole, [], rubric.evidence)
     ev = EvidenceData(citations=cites, prior_art=pa, code=code, behaviour=None, digest=[], candidate_flags=flags)
     facts = gather_facts(evidence=ev, ledger=None, sections_missing=[], description=desc, earlier_names={},
                          board=None, board_reason="static", rules=rubric.evidence)

@@ -38,6 +38,10 @@ class BenchmarkData(BaseModel):
     seconds: float
     method_error: str | None = None
     kept: ScoredKept | None = None  # boards A/B: the kept sets of the scored calls, the evidence's behaviour source
+    # the lines of method.py that ran on the scored calls (reviewbench.evidence.scored_code reads the code as it
+    # ran); None: no record (a result stored before it, or the method's trace was lost: trace_lost)
+    executed_lines: list[int] | None = None
+    trace_lost: bool = False
 
 
 BENCHMARK = StageKey("benchmark", BenchmarkData)
@@ -106,7 +110,8 @@ def benchmark_stage(ctx: StageContext) -> StageOutput[BenchmarkData]:
                          rows=rows, full=full, reference=result.reference, sandbox=result.environment.sandbox,
                          seconds=result.environment.seconds, method_error=error,
                          kept=scored_kept(kept_folder(ctx.arena, board, manifest), result.code_hashes[method])
-                         if method in result.code_hashes else None)
+                         if method in result.code_hashes else None,
+                         executed_lines=result.executed_lines.get(method), trace_lost=method in result.trace_lost)
     items = len({r.item for r in full})
     summary = (f"{method} on board {board.name}'s hidden test split: {items} items x {len(board.budgets)} budgets "
                f"in {result.environment.seconds:.0f} s ({result.environment.sandbox}; full-cache reference "

@@ -23,6 +23,7 @@ from harness.fingerprint_grid import grid_revision
 from reviewbench.evidence.behaviour import BehaviourEvidence, behaviour_evidence
 from reviewbench.evidence.citations import CitationCheck, check_citations
 from reviewbench.evidence.priorart_evidence import PriorArtEvidence, prior_art
+from reviewbench.evidence.scored_code import SetAside, scored_code
 from reviewbench.evidence.similarity import CodeMatch, baseline_sources, compare, public_references
 from reviewbench.findings import Finding
 from reviewbench.flags.fabricated_evidence import fabricated_citation_flags
@@ -47,6 +48,9 @@ class EvidenceData(BaseModel):
     behaviour_error: str | None = None
     digest: list[str]
     candidate_flags: list[FlagClaim]
+    code_read: str = "whole"  # "as scored": the code readers read method.py as it ran on the benchmark's calls
+    code_read_reason: str = ""
+    set_aside: list[SetAside] = []
 
 
 EVIDENCE = StageKey("evidence", EvidenceData)
@@ -85,16 +89,23 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
     b = ctx.bundle
     desc = b.description.text
     findings: list[Finding] = []
+    bench = ctx.get(BENCHMARK)
+    # the code readers read what was scored: statements that never ran on the benchmark's calls set aside
+    scored = scored_code(b.method.source, bench.executed_lines if bench is not None else None,
+                         bench.trace_lost if bench is not None else False)
+    src = scored.source
+    if bench is not None and bench.trace_lost:
+        findings.append(Finding(code="evidence.trace_lost", severity="warning", message="the method stopped or "
+                                "replaced the line trace of its scored calls: its code is read whole"))
     citations = asyncio.run(_citations(desc))
-    pa = prior_art(b.method.source, b.description.section_text("method_summary"), b.description.section_text("idea"),
+    pa = prior_art(src, b.description.section_text("method_summary"), b.description.section_text("idea"),
                    desc, board=b.board)
     prior = pa.hits
     earlier_src = {f"submission:{e.id}": (Path(e.path) / "method.py").read_text(encoding="utf-8")
                    for e in ctx.earlier if (Path(e.path) / "method.py").is_file()}
-    code = compare(b.method.source, {**baseline_sources(), **earlier_src, **public_references()})
+    code = compare(src, {**baseline_sources(), **earlier_src, **public_references()})
     behaviour_error = None
     try:
-        bench = ctx.get(BENCHMARK)
         behaviour = behaviour_evidence(b.path, {e.id: Path(e.path) for e in ctx.earlier},
                                        scored=bench.kept if bench is not None else None,
                                        same=ctx.rubric.evidence.behaviour_same,
@@ -110,9 +121,9 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
     cls = b.method.candidate
     class_line = (f"class {cls.name}", cls.line) if cls else ("", 1)
     flags = fabricated_citation_flags(citations) + prior_art_flags(matches, code, credit_names(ctx), desc,
-                                                                   b.method.source, class_line, ctx.rubric.evidence,
+                                                                   src, class_line, ctx.rubric.evidence,
                                                                    pa.computed, pa.features)
-    computed = computation_flags(pa.computed, matches, b.method.source, ctx.rubric.evidence,
+    computed = computation_flags(pa.computed, matches, src, ctx.rubric.evidence,
                                  behaviour.bank_matches if behaviour is not None and behaviour.source == "benchmark" else (),
                                  behaviour.head_roles if behaviour is not None else ())
     if computed and not any(f.flag == "UNDISCLOSED_PRIOR_ART" and f.strength == "proof" for f in flags):
@@ -133,7 +144,8 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
                                     message=f"{c.citation.text}: {c.detail}"))
     uncredited = [h for h in prior if not h.credited]
     counts = {s: sum(c.status == s for c in citations) for s in ("real", "wrong_metadata", "not_found", "unreachable")}
-    digest = [f"citations: {len(citations)} found; " + ", ".join(f"{v} {k}" for k, v in counts.items() if v)]
+    digest = [f"code read: {scored.reason}"] if scored.set_aside or (bench is not None and bench.trace_lost) else []
+    digest += [f"citations: {len(citations)} found; " + ", ".join(f"{v} {k}" for k, v in counts.items() if v)]
     digest += [f"- {c.status}: {c.citation.text} — {c.detail}" for c in citations if c.status != "real"]
     if matches and behaviour is not None:
         digest.append(f"nearest by behaviour (same tokens kept, on {behaviour.where}): " + ", ".join(
@@ -159,7 +171,8 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
                f"{len(citations)} citations; behaviour not measured")
     summary += f"; nearest by code {code[0].reference} ({code[0].jaccard:.2f}); {len(uncredited)} uncredited prior-art hits"
     data = EvidenceData(citations=citations, prior_art=pa, code=code, behaviour=behaviour,
-                        behaviour_error=behaviour_error, digest=digest, candidate_flags=flags)
+                        behaviour_error=behaviour_error, digest=digest, candidate_flags=flags, code_read=scored.read,
+                        code_read_reason=scored.reason, set_aside=scored.set_aside)
     return StageOutput(status="ok", summary=summary, findings=findings, data=data)
 
 
