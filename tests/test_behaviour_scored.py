@@ -190,6 +190,17 @@ def test_a_bank_detecting_copy_gets_the_flags_and_novelty_of_the_plain_copy(tmp_
     assert det_novelty == plain_novelty
     assert det.divergence is not None and det.divergence.evasion and "RULE_VIOLATION" in det_flags
     assert plain.divergence is not None and not plain.divergence.evasion and "RULE_VIOLATION" not in plain_flags
+    # the code side: read as it ran on the scored calls, the detector is the plain rule (the probe's branch never
+    # ran there and is set aside), so retrieval by computation names what it names for the plain copy
+    from reviewbench.evidence.priorart_evidence import prior_art
+    from reviewbench.evidence.scored_code import scored_code
+
+    read = scored_code(DETECTOR, result.executed_lines["quiet_keys_v2"])
+    assert read.read == "as scored" and "linspace" in DETECTOR and "linspace" not in read.source, read.reason
+    assert sorted(result.executed_lines) == ["quiet_keys", "quiet_keys_v2"] and not result.trace_lost
+    plain_rules = [(c.short_name, c.level) for c in prior_art(PLAIN, "", "", desc, board="A").computed]
+    assert plain_rules and [(c.short_name, c.level) for c in prior_art(read.source, "", "", desc, board="A").computed
+                            ] == plain_rules
 
 
 def _hash(d: Path) -> str:

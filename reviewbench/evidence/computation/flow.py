@@ -264,8 +264,8 @@ def _attention_side(t: set[str]) -> bool:
     """A compared value that is attention: no ranking or index in it, and positions only through a visibility mask
     (``z.masked_fill(~seen, -inf)`` before the softmax: the causal mask's positions, no score of positions). A running
     sum of attention along the tokens against a bar is how many tokens reach a share (coverage), no token's own
-    attention against one."""
-    return "A" in t and not t & {"R", "I", "CUM"} and ("P" not in t or "PAIR" in t)
+    attention against one. Attention times a span of positions (``pos < 4``) is the share that span holds."""
+    return "A" in t and not t & {"R", "I", "CUM"} and ("P" not in t or bool(t & {"PAIR", "SPAN"}))
 
 
 def _calls_any(e: ast.expr, names: tuple[str, ...], defs: Defs | None, folds: tuple[str, ...] = ()) -> bool:
@@ -1093,6 +1093,8 @@ class FeatureTagger(ast.NodeVisitor):
                                    for c in exprs) and not any(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops)
             if sum(bool(x & {"I", "P"}) and not x & DATA_TAGS for x in sides) >= 2:
                 out_pair = t | {"PAIR"}  # index against index: a visibility (causal) matrix, counted once summed
+            elif t & {"I", "P"} and not t & DATA_TAGS:
+                out_pair = t | {"SPAN"}  # positions against a bound: a span of tokens (the first ones, the newest)
             else:
                 out_pair = t
             if "ASG" in t:
@@ -3323,9 +3325,11 @@ class FeatureTagger(ast.NodeVisitor):
             # entries picked by a ranking: what they are is the source's (keys picked by their norm are keys, no
             # summary of them: the index's own tags stay with the index)
             t = (t - ((set().union(*rest) - src) & _WHAT_DATA)) | {"SEL"}
-        if op == "gather" and "A" in src and "QROW" in src and any(
+        if op == "gather" and "A" in src and "QROW" in src and "DG" not in src and any(
                 a & {"I", "P"} and not a & (DATA_TAGS | {"R", "DD"}) for a in rest):
-            self.add("copy_score", line)  # each row's attention on a token its own position names (the next to copy)
+            # each row's attention on a token its own position names (the next to copy); not a table of diagonal
+            # sums read at each key's distance (the slash scores projected onto the entries)
+            self.add("copy_score", line)
         if op == "gather" and "A" in src and any("DD" in a for a in rest):
             t = t | {"DG"}  # attention gathered at a query-key distance from each query: the entries of a diagonal
         if op == "gather" and "K" in src and (src | set().union(*rest)) & {"BLK", "BID"} and any("R" in a for a in rest):
