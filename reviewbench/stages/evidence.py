@@ -178,6 +178,7 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
 
 STAGE = Stage(EVIDENCE, "Evidence", (BUNDLE, BENCHMARK), evidence_stage, config_inputs=config_tables(),
               code=("reviewbench.evidence.behaviour", "reviewbench.evidence.citations", "reviewbench.evidence.computation",
-                    "reviewbench.evidence.priorart_evidence", "reviewbench.evidence.similarity", "reviewbench.flags",
+                    "reviewbench.evidence.priorart_evidence", "reviewbench.evidence.scored_code",
+                    "reviewbench.evidence.similarity", "reviewbench.flags",
                     "reviewbench.priorart", "reviewbench.judges.websearch", "reviewbench/data/*.json", "harness"),
               revision=grid_revision())
