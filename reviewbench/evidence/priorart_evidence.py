@@ -142,8 +142,10 @@ def _index_pairs() -> dict[tuple[str, int], int]:
     return pairs
 
 
-def _mentions(sentence: str, paper: Paper, names: list[str]) -> list[int]:
-    """Offsets where ``sentence`` names ``paper`` (or one of ``names``), by the rules of the module doc."""
+def _mentions(sentence: str, paper: Paper, names: list[str], identified: bool = False) -> list[int]:
+    """Offsets where ``sentence`` names ``paper`` (or one of ``names``), by the rules of the module doc.
+    ``identified``: the description cites the paper unmistakably elsewhere (its arXiv id or its title), so its name
+    in its own capitals names it even where it is an ordinary word ("Quest's page bound")."""
     at: list[int] = []
     if paper.arxiv:
         at += [m.start() for m in re.finditer(re.escape(paper.arxiv), sentence)]
@@ -151,7 +153,7 @@ def _mentions(sentence: str, paper: Paper, names: list[str]) -> list[int]:
         i = sentence.lower().find(paper.title.lower()[:40])
         if i >= 0:
             at.append(i)
-    marked = bool(CITATION_MARK.search(sentence))
+    marked = identified or bool(CITATION_MARK.search(sentence))
     for n in [paper.short_name, *names]:
         if not n:
             continue
@@ -200,7 +202,7 @@ def _contrasted(sentence: str, at: int) -> bool:
 # What states use or derivation by itself, wherever the mention stands in its clause.
 STRONG_USE = re.compile(r"\b(build(?:s|ing)? (?:up)?on|built (?:up)?on|based on|extend(?:s|ed|ing)?|adapt(?:s|ed|ing)?"
                         r"|borrow(?:s|ed|ing)?|re-?use[sd]?|re-?using|taken from|takes? from|inspired by|derived? from"
-                        r"|derives?|port(?:s|ed)? (?:of|from)|a port\b|re-?implement(?:s|ed|ation)?|implement(?:s|ed)?"
+                        r"|derives?|port(?:s|ed|ing)?|re-?implement(?:s|ed|ation)?|implement(?:s|ed)?"
                         r"|follow(?:s|ed|ing)?|as in|same as|identical to|reproduc(?:e|es|ed)|variant of"
                         r"|modif(?:y|ies|ied)|on top of|credit(?:s|ed)?|due to|we (?:use|apply|take|keep|combine)"
                         r"|combin(?:e|es|ed|ing)|this is|unchanged)\b", re.I)
@@ -238,6 +240,11 @@ _SOURCE_LABEL = re.compile(r"^\W*(?:sources?|original(?: method| paper| work)?|p
                            r"(?: paper)?|paper|method)\W{0,3}:\W*", re.I)
 _PORT_TITLE = re.compile(r"^\s*#+\s*(?:(?:a|an|the)\s+)?(?:port|reimplementation|reproduction|re-implementation)s?\s+of\s+",
                          re.I)
+
+
+# a heading of its own over the citation ("## Source", "## Original method"): the section says where the method comes from
+_SOURCE_HEADING = re.compile(r"^\s*#+\s*(?:sources?|original(?: method| paper| work)?|ported from|port of|reference"
+                             r"(?: paper)?|the paper|based on)\s*:?\s*$", re.I)
 
 
 def _labelled_source(sentence: str, names: Sequence[str]) -> bool:
@@ -303,13 +310,18 @@ def credit(description: str, paper: Paper | None, names: list[str] = []) -> Cred
         rest = rest.replace(text, "\n")
     if rest.strip():
         bodies.append(("text", "the description", rest))
+    low = description.lower()
+    identified = bool(target.arxiv and target.arxiv in description
+                      or len(target.title) >= 20 and target.title.lower()[:40] in low)
     for key, heading, text in bodies:
+        previous = ""
         for sent in _sentences(text):
-            hits = _mentions(sent, target, [n for n in names if n != target.short_name])
+            heading_before, previous = previous, sent
+            hits = _mentions(sent, target, [n for n in names if n != target.short_name], identified)
             if not hits:
                 continue
             quoted, sent = sent, _without_titles(sent)
-            if _labelled_source(quoted, [target.short_name, *names]):
+            if _labelled_source(quoted, [target.short_name, *names]) or _SOURCE_HEADING.match(heading_before):
                 return Credit(credited=True, reason="named as the source (a label or the title says the method is its "
                                                     "port)", quote=quoted[:300], section=key)
             clean = [h for h in hits if not _contrasted(sent, h)]
