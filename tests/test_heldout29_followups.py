@@ -156,3 +156,35 @@ def test_attention_times_a_span_of_positions_against_a_bar_is_an_attention_thres
     # attention times a positional weight (no span) against a bar is still no token's attention against one
     weighted = LAZY.replace("span = (opening | newest)", "span = (view.positions.float() / view.n_tokens)")
     assert "attention_threshold" not in computation(weighted).features
+
+
+# --- set 30's honest s01 (after its key; written fresh): the mean attention at each distance as a divisor --------
+
+PROFILE = '''
+import torch
+from harness import EvictionMethod, Keep, LayerView
+
+
+class Flat(EvictionMethod):
+    name = "flat"
+    query_window = 24
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.attention()                                       # (Hq, N, T)
+        d = (view.query_positions[None, :, None] - view.positions.repeat_interleave(
+            view.model.group_size, 0)[:, None, :]).clamp_min(0)    # (Hq, N, T)
+        flat_d = d.reshape(a.shape[0], -1)
+        sums = torch.zeros(a.shape[0], int(d.max()) + 1).scatter_add_(1, flat_d, a.reshape(a.shape[0], -1))
+        hits = torch.zeros_like(sums).scatter_add_(1, flat_d, torch.ones_like(flat_d, dtype=sums.dtype))
+        typical = (sums / hits.clamp_min(1)).gather(1, flat_d).clamp_min(1e-6)
+        lift = (a.reshape(a.shape[0], -1) / typical).view_as(a).mean(1)
+        return Keep.from_topk(view.group(lift, "mean"), view.budget, view.valid)
+'''
+
+
+def test_attention_over_the_mean_attention_at_its_distance_is_no_slash_score() -> None:
+    assert "diagonal_sums" not in computation(PROFILE).features
+    # the same table read back as each entry's score is the slash score
+    slash = PROFILE.replace("lift = (a.reshape(a.shape[0], -1) / typical).view_as(a).mean(1)",
+                            "lift = typical.view_as(a).mean(1)")
+    assert "diagonal_sums" in computation(slash).features

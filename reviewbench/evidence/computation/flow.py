@@ -1299,6 +1299,11 @@ class FeatureTagger(ast.NodeVisitor):
         self.normalising -= divisor_norm or root_side is node.right
         self.normalising -= norm_pair
         self._sides[id(node)] = (set(lt), set(rt))
+        if isinstance(node.op, ast.Div) and "DG" in rt and "A" in lt and "DG" not in lt:
+            # attention over the mean attention at its own distance (a table of diagonal sums read back per entry): a
+            # correction of the positional bias, no slash lines scored; a later use of the sums as scores adds them again
+            self.found.pop("diagonal_sums", None)
+            return (lt | rt) - {"DG", "DD"}
         if isinstance(node.op, ast.Div) and (rest := self._one_minus(node.right)) is not None and "A" in self.tag(rest):
             self.add("removal_rescale", node.lineno)  # x / (1 - a_j): the other weights renormalised once j is gone
         if isinstance(node.op, ast.Sub) and "LIVEIDX" in rt and "REVI" not in rt and not (lt | rt) & DATA_TAGS and \
