@@ -54,18 +54,29 @@ class LineTrace:
         self.filename = filename
         self.seen: set[int] = set()
         self.new: list[int] = []
+        self.todo: dict[Any, set[int]] = {}  # per code object of the file: its lines not seen yet
+        self.done: set[Any] = set()  # code objects every line of which has run: no need to trace them again
 
     def __call__(self, frame: Any, event: str, arg: Any) -> Any:  # noqa: ARG002 - the settrace signature
-        if frame.f_code.co_filename != self.filename:
+        code = frame.f_code
+        if code in self.done or code.co_filename != self.filename:
             return None
+        if code not in self.todo:
+            # (the line of the def itself never runs as a line of the body)
+            self.todo[code] = {n for _, _, n in code.co_lines() if n is not None} - self.seen - {code.co_firstlineno}
         return self.line
 
     def line(self, frame: Any, event: str, arg: Any) -> Any:  # noqa: ARG002
-        if event == "line":
+        if event == "line" and frame.f_lineno not in self.seen:
             n = frame.f_lineno
-            if n not in self.seen:
-                self.seen.add(n)
-                self.new.append(n)
+            self.seen.add(n)
+            self.new.append(n)
+            todo = self.todo.get(frame.f_code)
+            if todo is not None:
+                todo.discard(n)
+                if not todo:  # every line of this code has run: there is nothing left to learn from it
+                    self.done.add(frame.f_code)
+                    frame.f_trace_lines = False
         return self.line
 
     def install(self) -> None:
