@@ -44,7 +44,7 @@ def main() -> int:
     out: dict[str, list[int] | None] = {}
     for board, cases in sorted(by_board.items()):
         result = run(RunConfig(board=board, methods=[str(c) for c in cases], items=args.items,
-                               length=args.length if board != "C" else None))  # type: ignore[arg-type]
+                               length=args.length if board != "C" else None))
         for case in cases:
             name = next((n for n, h in result.code_hashes.items() if h == code_hash(str(case))), None)
             out[case.name] = result.executed_lines.get(name) if name is not None else None
