@@ -68,7 +68,10 @@ def test_no_record_a_lost_trace_or_a_reachable_trace_reads_the_whole_file():
     assert scored_code(SRC, []).read == "whole"
     for reach in ("import sys\nsys.settrace(None)\n", "import gc\n", "f = getattr(torch, name)\n",
                   "import threading\n", "x = eval('1')\n", "from inspect import currentframe\n",
-                  "import importlib\n", "t = __import__('s' + 'ys')\n", "y = x.__code__\n"):
+                  "import importlib\n", "t = __import__('s' + 'ys')\n", "y = x.__code__\n",
+                  "torch.sys.__dict__['settrace'](None)\n", "from operator import attrgetter\n",
+                  "import harness.methodhost as mh\n", "from harness import methodhost\n",
+                  "f = view.keys.__class__.__dict__\n"):
         r = scored_code(SRC + reach, RAN)
         assert r.read == "whole" and "could reach" in r.reason, reach
 

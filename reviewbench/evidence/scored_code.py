@@ -28,7 +28,11 @@ _TRACE_REACH = frozenset({
     "start_new_thread", "ThreadPoolExecutor", "ProcessPoolExecutor", "concurrent", "Process", "Pool", "fork",
     "forkpty", "Popen", "subprocess", "system", "execv", "execve", "spawnv", "exec", "eval", "compile",
     "__import__", "import_module", "importlib", "marshal", "CodeType", "FunctionType", "__code__", "jit",
-    "numba", "__builtins__", "builtins", "globals", "vars", "sys.modules"})
+    "numba", "__builtins__", "builtins", "globals", "vars", "sys.modules", "__dict__", "attrgetter", "methodcaller",
+    "methodhost", "LineTrace", "__subclasses__"})
+# of those, the ones no honest code spells as a string: counted wherever a string holds them (``x.__dict__["settrace"]``)
+_TRACE_WORDS = frozenset({"settrace", "setprofile", "gettrace", "getprofile", "_getframe", "f_trace", "f_trace_lines",
+                          "f_back", "currentframe", "monitoring", "methodhost", "LineTrace", "__code__"})
 
 
 class SetAside(BaseModel):
@@ -71,6 +75,8 @@ def untraced_reasons(tree: ast.AST) -> list[str]:
             mods = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             for part in [*mods, *(a.name for a in node.names)]:
                 found.update(p for p in part.split(".") if p in _TRACE_REACH)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in _TRACE_WORDS:
+            found.add(node.value)
         elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
               and node.func.id in ("getattr", "setattr", "hasattr") and len(node.args) >= 2):
             name = node.args[1]
