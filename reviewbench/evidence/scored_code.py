@@ -55,10 +55,6 @@ class ScoredCode(BaseModel):
     reason: str  # one line: what was set aside, or why the whole file is read
     set_aside: list[SetAside] = []
 
-    @property
-    def lines_set_aside(self) -> int:
-        return sum(s.last - s.first + 1 for s in self.set_aside)
-
 
 def untraced_reasons(tree: ast.AST) -> list[str]:
     """The names in the code through which it could have reached its own line trace (sorted, distinct)."""
