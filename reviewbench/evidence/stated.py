@@ -14,6 +14,9 @@ What a concept requires of code is said three ways:
 - ``structure``: a shape of the code that could compute it (``state``: a value carried across calls;
   ``recurrence``: a value updated from itself in a loop; ``loop``: such a loop with a matrix product; ``shift``: a difference of a tensor with a shifted copy of itself).
 
+``reads`` names the interface data a concept cannot be computed without (a value norm reads the values): code
+that never reads them lacks it whatever it calls.
+
 A concept with neither ``could`` nor ``structure`` (recency, a query window, budgets) cannot be shown absent by
 calls: words alone. ``needs`` names the missing operation for a proof.
 
@@ -46,6 +49,7 @@ class Concept:
     structure: frozenset[str]
     needs: str
     budget: bool = False  # "same", "fixed", "uniform", "equal" before it also negate it (budgets)
+    reads: frozenset[str] = frozenset()  # interface data it cannot be computed without (``Computation.reads``)
 
     @property
     def words_only(self) -> bool:
@@ -82,9 +86,9 @@ def _phrase(spec: str) -> re.Pattern[str]:
 
 
 def _c(label: str, phrases: list[str], shows: str, could: str, needs: str, structure: str = "",
-       budget: bool = False) -> Concept:
+       budget: bool = False, reads: str = "") -> Concept:
     return Concept(label, tuple(_phrase(p) for p in phrases), frozenset(shows.split()), frozenset(could.split()),
-                   frozenset(structure.split()), needs, budget)
+                   frozenset(structure.split()), needs, budget, frozenset(reads.split()))
 
 
 LEARNED_CALLS = ("Linear Parameter Conv1d load load_state_dict from_pretrained load_file Embedding MLP loadtxt "
@@ -253,7 +257,7 @@ CONCEPTS: list[Concept] = [
        "key_norm", "norm vector_norm", "the norm of each key"),
     _c("value norms",
        ["value l2|l1 norm*", "value norm*", "norm* of ~ value*", "value magnitude*"],
-       "value_norm", "norm vector_norm", "the norm of each value"),
+       "value_norm", "norm vector_norm", "the norm of each value", reads="V"),
     # the values themselves in the score (their distance to the readout, a value-weighted score). Strict where the
     # code never reads the values at all (``structure="values"``: the data flow's ``Computation.reads``). Only
     # phrasings that name the values: "keys and values" names the cache, and "the attention output" is also what an

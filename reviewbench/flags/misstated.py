@@ -28,7 +28,7 @@ from reviewbench.description import own_and_sibling_text, parse_description
 from reviewbench.evidence.behaviour import Allocation, BehaviourMatch
 from reviewbench.evidence.computation import called_names, computation, scored_features
 from reviewbench.evidence.priorart_evidence import PROTECTIVE
-from reviewbench.evidence.stated import (BY_LABEL, QUERY_CHOICE, denials, denied, mentions, stated, states_variation,
+from reviewbench.evidence.stated import (BY_LABEL, FACTOR, LOGS, QUERY_CHOICE, denials, denied, mentions, stated, states_variation,
                                          structures)
 from reviewbench.rubric import EvidenceRules
 from reviewbench.verdict import FlagClaim
@@ -88,6 +88,12 @@ def _own_sentences(description: str) -> Iterator[tuple[str, str, tuple[str, ...]
             yield "other", sent, own
 
 
+# operations that compute something of their input (a logarithm, a norm, a variance, a factorisation): a call of
+# one on constants alone (``torch.log(self.fade)``) computes nothing a stated mechanism could be. Not random draws or
+# trainable layers: those are made from constants by nature.
+DATA_TRANSFORMS = frozenset(LOGS.split()) | frozenset(FACTOR.split()) | frozenset(
+    {"norm", "vector_norm", "matrix_norm", "var", "std", "var_mean", "std_mean", "cov", "corrcoef"})
+
 # what a selection by position alone computes (the protected spans prior art reads as protection, budgets, which
 # phase, a pick's neighbours)
 POSITIONAL = PROTECTIVE | {"layer_budget", "pyramid", "decode", "pick_neighbours"}
@@ -102,7 +108,7 @@ def misstatements(description: str, method_src: str) -> list[Misstatement]:
     none of whose features the data flow shows is a candidate; strict (a proof) when no operation the code calls
     and no shape of the code could compute it either, and it is stated in the Method summary (the Idea alone
     motivates: an observation there, "keys are nearly low-rank", is no claim about the code)."""
-    calls = called_names(method_src)
+    calls = called_names(method_src, DATA_TRANSFORMS)
     comp = computation(method_src)
     shapes = structures(method_src) | ({"values"} if "V" in comp.reads else set()) | (
         {"queries"} if "Q" in comp.reads else set())  # the values, the queries read at all
@@ -127,7 +133,7 @@ def misstatements(description: str, method_src: str) -> list[Misstatement]:
                     found[c.label] = Misstatement(c.label, sent.strip(), _line_of(description, sent.strip()), False,
                                                   c.needs, m.text, False, True, shown=True)
                 continue
-            absent = not (c.could & calls) and not (c.structure & shapes)
+            absent = bool(c.reads - comp.reads) or (not (c.could & calls) and not (c.structure & shapes))
             strict = not c.words_only and absent and key == "method_summary"
             prev = found.get(c.label)
             if prev is None or prev.shown or (strict and not prev.strict):

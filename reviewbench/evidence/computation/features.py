@@ -1121,9 +1121,138 @@ def _schedule_tables(tree: ast.Module) -> set[int]:
     return {id(bound[name]) for name, fns in readers.items() if fns == {"layer_budgets"} and monotone(bound[name])}
 
 
-def called_names(source: str) -> set[str]:
+# keyword arguments that say where or how a result is made, not what it is computed from
+_PLACEMENT_KEYWORDS = frozenset({"device", "dtype", "out", "generator", "layout", "requires_grad", "pin_memory"})
+
+
+def _constant_test(tree: ast.Module) -> Callable[[ast.expr, frozenset[str]], bool]:
+    """A test of whether an expression is fixed before any data is seen: literals, names of imports, the module's
+    and classes' constants, ``self`` attributes the constructor sets (from its parameters: hyper-parameters) and no
+    other method writes, a device or dtype, and arithmetic or calls of those. ``local`` names the enclosing
+    function's constant locals. Anything else (a parameter, a size, a loop variable, the view) is data."""
+    imported = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                for a in n.names}
+    written_elsewhere: set[str] = set()
+    init_attrs: dict[str, list[ast.expr]] = {}
+    init_params: set[str] = set()
+    module_consts: dict[str, list[ast.expr]] = {}
+    for scope in [tree] + [c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)]:
+        for st in scope.body:
+            if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None:
+                for t in (st.targets if isinstance(st, ast.Assign) else [st.target]):
+                    if isinstance(t, ast.Name):
+                        module_consts.setdefault(t.id, []).append(st.value)
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if fn.name == "__init__":
+            init_params |= {a.arg for a in fn.args.args + fn.args.kwonlyargs if a.arg != "self"}
+        for n in ast.walk(fn):
+            targets: list[ast.expr] = []
+            value: ast.expr | None = None
+            if isinstance(n, ast.Assign):
+                targets, value = n.targets, n.value
+            elif isinstance(n, (ast.AugAssign, ast.AnnAssign)):
+                targets, value = [n.target], n.value
+            elif isinstance(n, (ast.For, ast.AsyncFor, ast.With, ast.comprehension)):
+                targets = [n.target] if not isinstance(n, ast.With) else [i.optional_vars for i in n.items
+                                                                          if i.optional_vars is not None]
+            for t in targets:
+                for e in ast.walk(t):
+                    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+                        if fn.name == "__init__" and value is not None and t is e and not isinstance(n, ast.AugAssign):
+                            init_attrs.setdefault(e.attr, []).append(value)
+                        else:
+                            written_elsewhere.add(e.attr)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("setattr", "vars"):
+                written_elsewhere.add("*")
+
+    def const(e: ast.expr | None, local: frozenset[str], names: frozenset[str] = frozenset()) -> bool:
+        if e is None or isinstance(e, ast.Constant):
+            return True
+        if isinstance(e, ast.Name):
+            if e.id in local or e.id in imported or e.id in names:
+                return True
+            vals = module_consts.get(e.id)
+            return vals is not None and e.id not in names and all(const(v, local, names | {e.id}) for v in vals)
+        if isinstance(e, ast.Attribute):
+            if e.attr in ("device", "dtype"):
+                return True
+            if isinstance(e.value, ast.Name) and e.value.id == "self":
+                vals = init_attrs.get(e.attr, []) + module_consts.get(e.attr, [])  # the constructor's, the class's
+                return (bool(vals) and e.attr not in written_elsewhere and "*" not in written_elsewhere
+                        and all(const(v, local | init_params, names) for v in vals))
+            return const(e.value, local, names)
+        if isinstance(e, ast.BinOp):
+            return const(e.left, local, names) and const(e.right, local, names)
+        if isinstance(e, ast.UnaryOp):
+            return const(e.operand, local, names)
+        if isinstance(e, (ast.BoolOp,)):
+            return all(const(v, local, names) for v in e.values)
+        if isinstance(e, ast.Compare):
+            return const(e.left, local, names) and all(const(c, local, names) for c in e.comparators)
+        if isinstance(e, ast.IfExp):
+            return all(const(x, local, names) for x in (e.test, e.body, e.orelse))
+        if isinstance(e, (ast.Tuple, ast.List, ast.Set)):
+            return all(const(x, local, names) for x in e.elts)
+        if isinstance(e, ast.Call):
+            return const(e.func, local, names) and all(const(a, local, names) for a in e.args) and all(
+                k.arg in _PLACEMENT_KEYWORDS or const(k.value, local, names) for k in e.keywords)
+        return False
+    return const
+
+
+def _constant_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                     const: Callable[[ast.expr, frozenset[str]], bool]) -> frozenset[str]:
+    """The names of ``fn`` every assignment of which is constant (``_constant_test``), to a fixed point; a
+    parameter, a loop or ``with`` target, an unpacking or a name bound by a nested scope is data."""
+    params = {a.arg for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
+    if fn.args.vararg:
+        params.add(fn.args.vararg.arg)
+    if fn.args.kwarg:
+        params.add(fn.args.kwarg.arg)
+    values: dict[str, list[ast.expr]] = {}
+    data: set[str] = set(params)
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                if isinstance(t, ast.Name):
+                    values.setdefault(t.id, []).append(n.value)
+                else:
+                    data |= {x.id for x in ast.walk(t) if isinstance(x, ast.Name)}
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign)) and isinstance(n.target, ast.Name):
+            if n.value is None:
+                continue
+            values.setdefault(n.target.id, []).append(n.value)
+        elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+            data |= {x.id for x in ast.walk(n.target) if isinstance(x, ast.Name)}
+        elif isinstance(n, ast.With):
+            data |= {x.id for i in n.items if i.optional_vars is not None for x in ast.walk(i.optional_vars)
+                     if isinstance(x, ast.Name)}
+        elif isinstance(n, ast.NamedExpr):
+            data.add(n.target.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and n is not fn:
+            if isinstance(n, ast.Lambda):
+                data |= {a.arg for a in n.args.args}
+            else:
+                data.add(n.name)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            data |= set(n.names)
+    consts = frozenset(k for k in values if k not in data)
+    changed = True
+    while changed:  # drop a name any of whose values reads a name not (or no longer) constant
+        changed = False
+        keep = frozenset(k for k in consts if all(const(v, consts) for v in values[k]))
+        if keep != consts:
+            consts, changed = keep, True
+    return consts
+
+
+def called_names(source: str, data_only: frozenset[str] = frozenset()) -> set[str]:
     """The names of every function or method the code calls that it does not define itself (``torch.log``,
-    ``x.var``, ``kmeans``...): what a loose reading of its operations sees, blind to the author's own names."""
+    ``x.var``, ``kmeans``...): what a loose reading of its operations sees, blind to the author's own names.
+    A name in ``data_only`` counts only where some call of it reads data: ``torch.log(self.fade)`` of a
+    hyper-parameter is a number fixed before any input is seen, no entropy of anything (``_constant_test``)."""
     tree = parse_source(source)
     if tree is None:
         return set()
@@ -1135,8 +1264,17 @@ def called_names(source: str) -> set[str]:
             dead = dead_statements(fn, reads)
             thrown |= {id(c) for stmt in ast.walk(fn) if id(stmt) in dead for c in ast.walk(stmt)}
     out = set()
+    constant: set[int] = set()  # calls of a ``data_only`` name that read nothing but constants
+    if data_only:
+        const = _constant_test(tree)
+        for fn in (f for fns in defs.by_name.values() for f in fns):
+            local = _constant_locals(fn, const)
+            for c in ast.walk(fn):
+                if isinstance(c, ast.Call) and callee(c.func)[0] in data_only:
+                    if const(c, local):
+                        constant.add(id(c))
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and id(node) not in thrown:
+        if isinstance(node, ast.Call) and id(node) not in thrown and id(node) not in constant:
             name, _ = callee(node.func)
             if name and name not in defs.by_name and name not in defs.classes:
                 out.add(name)
