@@ -256,7 +256,7 @@ CONCEPTS: list[Concept] = [
        ["key l2|l1 norm*", "key norm*", "key l2|l1", "norm* of ~ key*", "k norm*", "knorm*", "key magnitude*"],
        "key_norm", "norm vector_norm", "the norm of each key"),
     _c("value norms",
-       ["value l2|l1 norm*", "value norm*", "norm* of ~ value*", "value magnitude*"],
+       ["value l2|l1 norm*", "value norm*", "norm*|magnitude* of ~ value*", "value magnitude*"],
        "value_norm", "norm vector_norm", "the norm of each value", reads="V"),
     # the values themselves in the score (their distance to the readout, a value-weighted score). Strict where the
     # code never reads the values at all (``structure="values"``: the data flow's ``Computation.reads``). Only
