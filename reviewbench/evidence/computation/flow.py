@@ -901,6 +901,9 @@ class FeatureTagger(ast.NodeVisitor):
         self.head_vars: set[str] = set()  # loop variables running over the KV heads (range(view.n_kv_heads))
         # name -> the line of the squared row norms it holds (a term of ||a||^2 - 2 a.b + ||b||^2 read later)
         self.sq_norm_lines: dict[str, int] = {}
+        # names bound to a hyper-parameter or a literal, or the smaller of one and something else
+        # (``head = min(self.n_sink, size - 1)``): a count of a few, set before any data is seen
+        self.few: set[str] = set()
         self.constants: dict[str, float] = {}  # module and class constants bound to a number (name, self.name)
         self.tie_breaks: dict[str, int] = {}  # features only a tie-break computes (``_tie_break``)
         # where the sums read as "a score plus a tie-break" stand: (line, column, end line, end column, main is left)
@@ -2271,7 +2274,16 @@ class FeatureTagger(ast.NodeVisitor):
                 isinstance(p, ast.Constant) and p.value in (None, Ellipsis))]
             tags = [self.tag(p) for p in index]
             lines = [x for x in tags if x & {"I", "P"} and not x & (DATA_TAGS | {"R", "W", "RND"})]
-            if len(lines) >= 2 and (any("DD" in x for x in lines) or any(
+            paired = [p for p, x in zip(index, tags) if x in lines]
+            if len(lines) >= 2 and "QROW" in t and not any("DD" in x for x in lines) and not any(
+                    _broadcast(p) for p in paired) and all(
+                    not isinstance(p, ast.BinOp) or isinstance(p.op, (ast.Add, ast.Sub)) and (
+                        isinstance(p.right, ast.Constant) or isinstance(p.left, ast.Constant)) for p in paired):
+                # a[:, rows, at] and a[:, rows, at + 1], the index tensors side by side (not laid out pairwise) and
+                # offset by a literal at most: each row's attention on the token its own position names, or the
+                # next one (a head's echo or induction score), not a table of diagonals over every distance
+                self.add("copy_score", getattr(node, "lineno", 0))
+            elif len(lines) >= 2 and (any("DD" in x for x in lines) or any(
                     isinstance(p, ast.BinOp) and isinstance(p.op, (ast.Add, ast.Sub)) for p, x in zip(index, tags)
                     if x in lines)):
                 out.add("DG")
@@ -3594,7 +3606,8 @@ class FeatureTagger(ast.NodeVisitor):
             if len(node.args) >= 2 and self._subtracts(node.args[0]):
                 self.add("recent", line)
                 return t | {"I", "TAILI"}
-            if len(node.args) == 1 and (isinstance(node.args[0], ast.Constant) or self_attr(node.args[0])):
+            if len(node.args) == 1 and (isinstance(node.args[0], ast.Constant) or self_attr(node.args[0]) or
+                                        isinstance(node.args[0], ast.Name) and node.args[0].id in self.few):
                 return t | {"I", "HEADI"}  # arange(4): the first few indices
             return t | {"I"}
         if op == "nonzero":
@@ -3775,6 +3788,15 @@ class FeatureTagger(ast.NodeVisitor):
                     isinstance(e, ast.Attribute) and self_attr(e) for e in tgt.elts):
                 # self.get, self.put = make_store(): accessors made together share one store (a closure's dict)
                 self.attr_groups.append(frozenset(e.attr for e in tgt.elts if isinstance(e, ast.Attribute)))
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            v = node.value
+            fixed = (lambda e: self_attr(e) or isinstance(e, ast.Constant) and isinstance(e.value, int)
+                     and not isinstance(e.value, bool))
+            if fixed(v) or isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "min" and \
+                    any(fixed(a) for a in v.args):
+                self.few.add(node.targets[0].id)
+            else:
+                self.few.discard(node.targets[0].id)
         alias = callable_alias(node.value)
         if alias is not None and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             self.aliases[node.targets[0].id] = alias
