@@ -36,12 +36,17 @@ COPY = {
     "argmax equals the next token": "        hit = (a.argmax(dim=-1) == nxt.view(1, -1)).float().mean(dim=1)\n",
     "attention gathered at the next token": (
         "        hit = a.gather(-1, nxt.view(1, -1, 1).expand(a.shape[0], -1, 1)).squeeze(-1).mean(dim=1)\n"),
+    "attention read at paired row and token indices": (
+        "        tok = nxt.clamp(0, t - 2)\n"
+        "        hit = torch.maximum(a[:, rows, tok], a[:, rows, tok + 1]).mean(dim=1)\n"),
 }
 NOT_COPY = {
     "argmax against a sink bound": "        hit = (a.argmax(dim=-1) == 0).float().mean(dim=1)\n",
     "attention at each row's top picks": (
         "        hit = a.gather(-1, a.topk(4, dim=-1).indices).sum(-1).mean(dim=1)\n"),
     "attention entropy": "        hit = -(a * a.clamp_min(1e-9).log()).sum(-1).mean(dim=1)\n",
+    "one diagonal per distance, summed (slash lines)": (
+        "        hit = torch.stack([a[:, rows[d:], rows[d:] - d].sum(-1) for d in range(1, 8)], -1).mean(-1)\n"),
 }
 
 
@@ -95,3 +100,12 @@ class M(EvictionMethod):
 def test_a_total_over_a_python_count_of_rows_is_a_mean() -> None:
     assert "count_normalised" not in computation(_MEAN).features
     assert "count_normalised" in computation(_H2O_NORMALISED).features
+
+
+def test_sinks_counted_by_a_hyper_parameter_bound_are_the_first_tokens() -> None:
+    src = (HEAD.replace('name = "shares"', 'name = "shares"\n    n_first = 4') + COPY["argmax equals the next token"]
+           + """        first = min(self.n_first, view.budget - 1)
+        keep = torch.cat([torch.arange(first), torch.arange(t - (view.budget - first), t)])
+        return Keep.same_for_all_heads(keep, view.n_kv_heads)
+""")
+    assert "sinks" in computation(src).features
