@@ -1100,8 +1100,11 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                   "prune while the kept tokens' sorted attention still covers a target share: a per-input budget"),
     # (each evicted token averaged into its nearest kept one is an assignment and a mean: read as a clustering whose
     # centres are the kept tokens, which is the merge itself; so for MEDA and LOOK-M)
-    "D2O": (["attention", "layer_budget", "merge", "key_similarity"],
-            ["accumulate", "all_queries", "window_queries", "recent", "sinks", "decay", "key_clustering"],
+    # D2O's token-level rule stands alone where no layer budget can be set (board C's cap is per layer): the EMA
+    # threshold on the merge similarity (``decay``) is its mark, as the layer budgets from density are
+    "D2O": (["attention", "merge", "key_similarity", "layer_budget|decay"],
+            ["accumulate", "all_queries", "window_queries", "recent", "sinks", "decay", "key_clustering",
+             "layer_budget"],
             "layer budgets from attention density; an evicted token is merged into its most similar kept token "
             "when the cosine similarity exceeds an EMA threshold"),
     "MorphKV": (["attention", "window_queries", "recent", "decode"], ["max_attention", "sinks", "head_average"],
