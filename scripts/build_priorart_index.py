@@ -1679,6 +1679,13 @@ OPS_UNTRAINED: dict[str, tuple[list[str], list[str], str]] = {
     # how their output or attention behaves, or a bar on it, some sent to sinks and a window alone; RazorAttention's
     # echo and induction heads by their copy score); the retrieval heads rank by (pooled) attention where the budget
     # does not hold their whole cache
+    # LServe's static streaming heads come from DuoAttention's trained gates: untrained, a test on the prompt picks
+    # them (as DuoAttention's own untrained rule), the other heads pick pages by the query's key-envelope bound
+    "LServe": (["key_envelope", "head_gate|attention_threshold"],
+               HEAD_SPLIT_OPTIONAL + ["block_scores", "block_keys", "sinks", "recent", "decode"],
+               "streaming heads (sinks + recent) picked by a test on the prompt in place of DuoAttention's trained "
+               "gates; the other heads keep pages picked by the query's bound against each page's channel-wise key "
+               "min and max"),
     "DuoAttention": (["sinks", "recent", "head_gate"], HEAD_SPLIT_OPTIONAL,
                      "heads whose output changes little when restricted to sinks and a window (DuoAttention's "
                      "distillation objective, measured on the prompt) keep sinks + recent tokens; the others the "
