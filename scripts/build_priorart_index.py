@@ -1686,6 +1686,11 @@ OPS_UNTRAINED: dict[str, tuple[list[str], list[str], str]] = {
                "streaming heads (sinks + recent) picked by a test on the prompt in place of DuoAttention's trained "
                "gates; the other heads keep pages picked by the query's bound against each page's channel-wise key "
                "min and max"),
+    # MoA's window span per head, profiled offline by each head's influence: untrained, a measure on the prompt of
+    # how much of a head's attention a span covers sets each head's span (sinks and a recent window of its own size)
+    "MoA": (["sinks", "recent", "attention_coverage|head_budget|attention_threshold"], HEAD_SPLIT_OPTIONAL,
+            "a recent window (and sinks) per head whose span is set from the share of the head's attention it "
+            "covers on the prompt, in place of the offline gradient profile and optimiser"),
     "DuoAttention": (["sinks", "recent", "head_gate"], HEAD_SPLIT_OPTIONAL,
                      "heads whose output changes little when restricted to sinks and a window (DuoAttention's "
                      "distillation objective, measured on the prompt) keep sinks + recent tokens; the others the "
@@ -1781,7 +1786,6 @@ NO_RULE: dict[str, str] = {
              "layer budgets from the Hoyer sparsity of attention are no operation the reader states",
     "LongHeads": "each head's query against chunk representations, the top chunks plus the first and last: InfLLM's "
                  "block-key rule (block_keys, recent)",
-    "MoA": "offline-profiled window spans per head: DuoAttention's rule (a fitted per-head table, sinks, recent)",
     "CItruS": "the instruction tokens' attention evicting chunk by chunk: FINCH's rule (attention, question_queries, "
               "chunk by chunk)",
     "SepLLM": "separator tokens are chosen by their text (punctuation), which the layer view does not give; the rest "
