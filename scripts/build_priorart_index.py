@@ -1688,7 +1688,10 @@ OPS_UNTRAINED: dict[str, tuple[list[str], list[str], str]] = {
                "min and max"),
     # MoA's window span per head, profiled offline by each head's influence: untrained, a measure on the prompt of
     # how much of a head's attention a span covers sets each head's span (sinks and a recent window of its own size)
-    "MoA": (["sinks", "recent", "attention_coverage|head_budget"], HEAD_SPLIT_OPTIONAL,
+    # (each head keeps its first and newest tokens alone: no pooled or ranked score of the tokens in between)
+    "MoA": (["sinks", "recent", "attention_coverage"],
+            ["attention", "window_queries", "last_query", "reconstruction", "head_average", "head_budget",
+             "attention_threshold"],
             "a recent window (and sinks) per head whose span is set from the share of the head's attention it "
             "covers on the prompt, in place of the offline gradient profile and optimiser"),
     "DuoAttention": (["sinks", "recent", "head_gate"], HEAD_SPLIT_OPTIONAL,
