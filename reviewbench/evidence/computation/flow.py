@@ -1156,9 +1156,10 @@ class FeatureTagger(ast.NodeVisitor):
                 ge = isinstance(node.ops[0], (ast.Gt, ast.GtE))
                 idx, bound = (0, 1) if ge else (1, 0)
                 limit = exprs[bound]
+                # (the width may be computed from the data, a span per head: n less it is still where the newest end)
                 if sides[idx] & {"I", "P", "LIVEIDX"} and not sides[idx] & (DATA_TAGS | {"BID", "W", "RND", "BLK", "LI"}) \
-                        and not sides[bound] & DATA_TAGS and isinstance(limit, ast.BinOp) and \
-                        isinstance(limit.op, ast.Sub) and not any(
+                        and isinstance(limit, ast.BinOp) and isinstance(limit.op, ast.Sub) and \
+                        not self.tag(limit.left) & (DATA_TAGS | {"R", "SEL"}) and not any(
                             isinstance(x, ast.Attribute) and x.attr in ("query_positions",) for x in ast.walk(exprs[bound])):
                     self.add("recent", node.lineno)
             # positions (or the token index, an arange) below a number: the first tokens
@@ -3588,7 +3589,9 @@ class FeatureTagger(ast.NodeVisitor):
         if op == "cumsum" and "A" in t:
             # over sorted attention: how many tokens reach a share of the mass; otherwise a running sum (unless two
             # shifted slices of it are subtracted: a moving-window sum, decided in ``tag``)
-            if t & {"R", "SEL"}:  # sorted, or read in a ranking's order (a[order], a[topk.indices])
+            if t & {"R", "SEL", "FL"}:
+                # sorted, read in a ranking's order (a[order], a[topk.indices]), or reversed (a.flip(-1): from the
+                # newest back, the share of the mass a recent span of each length covers)
                 self.add("attention_coverage", line)
             else:
                 self.pending_cumsum[line] = line
