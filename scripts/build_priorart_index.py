@@ -1016,7 +1016,10 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
     "DuoAttention": (["sinks", "recent", "learned_gate|learned_weights"], ["head_budget", "learned_weights"],
                      "a learned per-head gate: retrieval heads keep every token, streaming heads keep sinks plus "
                      "recent tokens"),
-    "SAGE-KV": (["attention", "last_query", "head_budget"], ["head_average"],
+    # (one top-k over the layer's heads and tokens, or per KV head: the selection by the last prompt token's
+    # attention, once after prefill, is the rule)
+    "SAGE-KV": (["attention", "last_query"], ["head_average", "head_budget", "max_attention", "question_queries",
+                                              "sinks", "recent"],
                 "last-token attention, one top-k over tokens and heads after prefill"),
     "CriticalKV": (["attention", "window_queries", "value_norm", "head_budget"], ["pooling"],
                    "window attention weighted by the projected value norm, head-wise budgets"),
@@ -1146,7 +1149,7 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
              "to the top-k blocks plus its own current block (parameter-free, no softmax over blocks)"),
     "InfLLM": (["block_keys", "recent"],
                ["attention", "sinks", "last_query", "window_queries", "decode", "block_scores", "max_attention",
-                "head_average", "all_queries", "block_quota", "query_votes"],
+                "head_average", "all_queries", "block_quota", "query_votes", "accumulate"],
                "distant tokens in blocks, each represented by its few most-attended tokens' keys; a block's "
                "relevance is the query against its representative keys; top blocks plus sinks and a local window"),
     "ShadowKV": (["block_keys"],
@@ -1213,7 +1216,10 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                            "each query's top-k keys by inner product (a nearest-neighbour search over the keys); "
                            "tokens kept by how many searches fetched them, beside a static frame of sinks and "
                            "recent tokens"),
-    "TokenSelect": (["attention", "last_query", "head_average"], ["decode"],
+    # (each head's own top tokens voted with their weights, the votes summed; the tally reused while consecutive
+    # queries stay alike: the selection cache, carried across calls, compared by a query statistic)
+    "TokenSelect": (["attention", "last_query", "head_average|query_votes"],
+                    ["decode", "head_average", "query_votes", "accumulate", "query_statistics", "recent", "sinks"],
                     "per-head soft votes: each head's softmax of q k^T, summed over heads, picks the tokens for the "
                     "current query (the selection reused while consecutive queries stay similar)"),
     "InfiniGen": (["channel_selection", "attention"],

@@ -152,6 +152,17 @@ CONCEPTS: list[Concept] = [
        "key_similarity mean_key merge", "kmeans KMeans cdist cosine_similarity normalize argmin fit_predict "
        "pairwise_distance dist linkage",
        "distances of keys to cluster centres (a key-key similarity) and an assignment to them", structure="loop"),
+    # how many clusters, searched: a model-selection test over several counts (an elbow, a silhouette, an
+    # information criterion) or clusters split until a test stops them. Only phrasings of a search: a count "set per
+    # head from its length" is a formula the code may compute outright
+    _c("a searched number of clusters",
+       ["elbow*", "silhouette*", "information criteri*", "gap statistic*", "model selection",
+        "split* the|each|a loosest|widest|largest|worst ~ cluster*|group*|constellation*|centroid*|one*",
+        "adaptive split*", "split* ~ until", "cluster*|group*|centroid* ~ until ~ spread*|error*|distortion*|"
+        "inertia*|variance* ~ stop*"],
+       "", "silhouette_score calinski_harabasz_score davies_bouldin_score",
+       "a search over cluster counts (clusterings at several counts compared, or clusters split until a test "
+       "stops them)", structure="sweep"),
     _c("a codebook / vector quantisation",
        ["codebook*", "code book*", "codeword*", "code word*", "vector quanti*", "product quanti*", "quantiz*|quantis*"],
        "key_clustering", "round floor bucketize quantize_per_tensor quantize_per_channel fake_quantize_per_tensor_affine cdist "
@@ -685,11 +696,38 @@ _HOOK_SKIP = frozenset({"__init__", "setup"})
 _MUTATORS = CONTAINER_MUTATORS | TENSOR_MUTATORS
 
 
+def _sweeps(tree: ast.Module) -> bool:
+    """A search over a count: a ``while`` loop (split until a test stops), a loop variable handed whole to a
+    function of the module (``for k in range(8, 33): fit(x, k)``), or one function of the module called with two
+    different literal counts. A loop over the heads indexes with its variable and is none."""
+    own = {f.name for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+    def name_of(c: ast.Call) -> str | None:
+        f = c.func
+        return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+
+    literal_calls: dict[str, set[object]] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.While):
+            return True
+        if isinstance(n, (ast.For, ast.AsyncFor)) and isinstance(n.target, ast.Name):
+            var = n.target.id
+            for c in ast.walk(n):
+                if isinstance(c, ast.Call) and name_of(c) in own and any(
+                        isinstance(a, ast.Name) and a.id == var for a in [*c.args, *(k.value for k in c.keywords)]):
+                    return True
+        if isinstance(n, ast.Call) and name_of(n) in own:
+            for a in n.args:
+                if isinstance(a, ast.Constant) and isinstance(a.value, int) and not isinstance(a.value, bool):
+                    literal_calls.setdefault(str(name_of(n)), set()).add(a.value)
+    return any(len(v) >= 2 for v in literal_calls.values())
+
+
 def structures(source: str) -> set[str]:
     """``state`` (a value carried across calls: view.remember/recall/state, or self attributes written outside
     __init__/setup), ``recurrence`` (a loop whose body updates a name from itself), ``loop`` (such a loop with a
     matrix product in it: an iterated propagation, a Lloyd or Sinkhorn step), ``shift`` (a tensor minus a shifted
-    copy of itself: x[1:] - x[:-1], x - roll(x))."""
+    copy of itself: x[1:] - x[:-1], x - roll(x)), ``sweep`` (a search over a count: ``_sweeps``)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -755,6 +793,8 @@ def structures(source: str) -> set[str]:
                 if isinstance(r, ast.Call) and isinstance(r.func, (ast.Attribute, ast.Name)) and \
                         (r.func.attr if isinstance(r.func, ast.Attribute) else r.func.id) == "roll":
                     out.add("shift")
+    if _sweeps(tree):
+        out.add("sweep")
     if _staged(tree):
         out.add("staged")
     if _gram(tree):

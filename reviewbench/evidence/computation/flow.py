@@ -2267,6 +2267,8 @@ class FeatureTagger(ast.NodeVisitor):
 
     def _subscript_tags(self, node: ast.Subscript, t: set[str], st: set[str]) -> set[str]:
         out: set[str] = set()
+        if "K" in t and not t & {"A", "Q"} and {"BLK", "R"} <= st:
+            out.add("KR")  # keys[h, members[top]]: a block's keys picked by a ranking, its representatives
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if "A" in t:
             # attention read at paired index tensors, one offset from the other (a[:, rows, cols - d]): the entries
@@ -2298,6 +2300,7 @@ class FeatureTagger(ast.NodeVisitor):
                     out.add("REV")
             lower_names = {n.id for n in ast.walk(p.lower) if isinstance(n, ast.Name)} if p.lower is not None else set()
             stepped = any("BS" in self.tags.get(n, set()) for n in lower_names) or (
+                p.lower is not None and "BS" in self.tag(p.lower)) or (  # (a comprehension's own stepping variable)
                 isinstance(p.lower, ast.BinOp) and isinstance(p.lower.op, ast.Mult) and axis > 0)  # axis 0: heads
             channels = "A" not in t and (  # view.keys[h, :, j * d:(j + 1) * d], x[..., a:b]: a slice of the channels
                 isinstance(node.value, ast.Attribute) and node.value.attr in ("keys", "values", "queries") and
@@ -2306,7 +2309,9 @@ class FeatureTagger(ast.NodeVisitor):
             if isinstance(p.lower, ast.Name) and isinstance(p.upper, ast.Name) and \
                     (p.lower.id, p.upper.id) in self.span_pairs and t & {"K", "V", "A", "S"} and not channels:
                 out.add("BLK")  # x[a:b] for a, b in spans: one segment of a partition of the tokens
-            elif stepped and t & {"K", "V", "A", "S"} and not ("QAX" in t and axis == 1) and not channels:
+            elif stepped and (t & {"K", "V", "A", "S"} or "I" in t and not t & {"Q", "QAX"}) and \
+                    not ("QAX" in t and axis == 1) and not channels:
+                # (a run of token indices cut in steps: the members of one block, read through them later)
                 out |= {"BLK", "BAX0"} if axis == 0 else {"BLK"}  # (BAX0: the block runs along the first axis)
                 # x[:, c:c + b] in a loop stepping by b (or x[:, i * b:...]): one block of tokens
                 # (attn[:, a:b] of the unreduced attention is a run of its queries, no block of tokens)
@@ -2974,6 +2979,12 @@ class FeatureTagger(ast.NodeVisitor):
         if op == "scatter" and name in ("bincount", "scatter_add", "scatter_add_", "index_add", "index_add_") and \
                 {"R", "QROW"} <= self._counted(node, receiver, rt, arg_tags) and self._unit_counts(node, receiver):
             t = t | {"VOTE"}  # each query's top-k picks counted by token: its fetch (hit) counts
+        if name in ("scatter", "scatter_") and self._on_tensor(receiver) and len(node.args) >= 3 and \
+                isinstance(receiver, ast.Call) and callee(receiver.func)[0] in ("zeros", "zeros_like") and \
+                "R" in arg_tags[1] and {"R", "A"} <= arg_tags[2] and not arg_tags[2] & {"BLK", "BID"}:
+            # zeros.scatter_(-1, top.indices, top.values): each head's (or query's) own top-k picks written with
+            # their weights and nothing else, summed later: a soft vote per head (TokenSelect's), not its attention
+            t = t | {"VOTE"}
         if name == "one_hot" and {"R", "QROW"} <= t:
             t = t | {"VOH"}
         if name == "unique" and {"R", "QROW"} <= t and is_true(kwarg(node, "return_counts")):
@@ -3644,6 +3655,8 @@ class FeatureTagger(ast.NodeVisitor):
             # x.masked_fill(m, v) and torch.masked_fill(x, m, v): where m, v; torch.where(c, a, b)
             at = 0 if name == "where" or self._on_tensor(receiver) else 1
             cond, branches = arg_tags[at], arg_tags[at + 1:at + 2] if name != "where" else arg_tags[1:]
+            if name != "where":  # x.masked_fill(m, v): x is the other branch (a step stamped where m is not)
+                branches = [*branches, rt if at == 0 else arg_tags[0]]
             if "AC" in cond and any("A" not in b and b & {"S", "P", "I"} for b in branches) and not (
                     name == "where" and node.args and self._row_condition(node.args[0])):
                 # (a bar per head, broadcast along the tokens, picks a head's rule: a head gate, no time stamp)
