@@ -1025,8 +1025,10 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                    "window attention weighted by the projected value norm, head-wise budgets"),
     # the merging sets are runs of consecutive tokens: the pivot is the set's most attended token, and a port that
     # still has too many entries drops whole sets by their attention
+    # (its merge sets: runs of alike keys, clusters, or each token's nearer pivot on either side; the merged state a
+    # Gaussian-kernel weighted mean of the set's keys and values)
     "KVMerger": (["key_similarity", "merge"], ["attention", "recent", "sinks", "block_quota", "block_scores",
-                                                "key_clustering"],  # (its merge sets: runs of alike keys, clusters)
+                                                "key_clustering", "pick_neighbours", "mean_key", "attention_output"],
                  "consecutive keys with high cosine similarity merged toward a pivotal token"),
     # The rest of the eviction and budget-allocation entries whose rule the operations can state (read from the
     # papers and, where the index's line is thin, from their public implementations: kvpress presses at 8bb29b9).

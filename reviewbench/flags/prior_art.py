@@ -111,6 +111,9 @@ def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], name
         papers = {p.short_name for p in papers_for(m.reference)}
         if not cr.credited and explained_by and papers and not papers & close:
             continue  # the credited rule explains the code; the baseline's rule does not (an own mechanism beside)
+        if not cr.credited and papers & {c.short_name for c in explained_by}:
+            continue  # the code computes the reference's rule, and a credit covers it there (FINCH's question
+            # attention is SnapKV's rule on board A): behaving like it is what the credited rule does
         if not cr.credited and features is not None and owed_to(
                 m.reference, [c.short_name for c in computed if c.credited], features):
             continue  # the reference is a credited rule plus what the code does not compute
