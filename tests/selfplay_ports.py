@@ -4828,7 +4828,8 @@ class MoodDiary(EvictionMethod):
         return Keep.from_topk(worth, B, view.valid)
 '''
 
-# left open (round 13): the head split is made per prompt, not by a fitted gate; read as ArkVale's and Quest's page bounds (flagged under those names)
+# read since held-out set 31's session (LServe's untrained rule: the head split made per prompt in place of the gate);
+# before, read as ArkVale's and Quest's page bounds (flagged under those names)
 # LServe (board C, decode-time): heads are split once into streaming heads and retrieval heads (a head streams when its
 # recent queries put most of their mass on the first entries and the local window; fixed at the first call); streaming
 # heads keep the sinks plus the newest entries, retrieval heads keep whole pages chosen by a hierarchical page score:
@@ -4836,7 +4837,7 @@ class MoodDiary(EvictionMethod):
 # max(q_d*max_d, q_d*min_d), and a physical page of 4 logical pages takes the max of its logical ones. Idioms: page
 # statistics by Tensor.unfold then amax/amin, the bound by torch.maximum of two products, the head split stored as a
 # bytes object in view.state, the physical max by F.max_pool1d with stride. Disguise: "tram", "timetable".
-OPEN["LServe (round 13)"] = HEAD + '''class Timetable(EvictionMethod):
+PORTS["LServe (round 13)"] = HEAD + '''class Timetable(EvictionMethod):
     """Some lines are trams: they only ever serve the depot and the last few stops. The others run on a timetable
     that books whole carriages of stops, by the best seat a carriage offers to the newest passenger."""
 
@@ -7461,8 +7462,9 @@ class Scribe(EvictionMethod):
 # evicted rows sorted by their target, the bag offsets by a broadcast comparison, bound with functools.partial, the
 # weights' normaliser by the same bag over a ones column; a Rewrite. Hyper-parameters: recent 40 % of the budget, EMA
 # 0.7 starting at 0.5. Own touch: the threshold never drops under 0.3. Disguise: "confluence", "tributary", "estuary".
-# left open: its layer-level budget (a threshold carried from layer to layer) is not read as one: a family member of KeepKV and KVMerger, no flag
-OPEN["D2O (round 16)"] = HEAD + '''import functools
+# read since held-out set 31's session: D2O's token-level rule (the merge past a moving-average threshold) stands
+# without the layer budgets (before: a family member of KeepKV and KVMerger, no flag)
+PORTS["D2O (round 16)"] = HEAD + '''import functools
 
 from harness.api import Rewrite
 
@@ -9535,8 +9537,9 @@ class LedgerStop(EvictionMethod):
 '''
 BOARDS['DBudgetKV (round 19)'] = 'A'
 
-# (open as its paper: read as TOVA and TokenSelect's rule, so its flag stands)
-OPEN['SAGE-KV (round 19)'] = r'''"""Tail glance: after the prompt is read, the final prompt position looks back once; each KV head keeps its
+# (read as its paper since held-out set 31's session: SAGE-KV's selection per KV head; before, as TOVA's and
+# TokenSelect's rule, its flag standing under those names)
+PORTS['SAGE-KV (round 19)'] = r'''"""Tail glance: after the prompt is read, the final prompt position looks back once; each KV head keeps its
 anchor entries, its newest entries and the middle entries that glance lands on."""
 
 from __future__ import annotations
