@@ -98,6 +98,18 @@ def test_each_head_s_own_top_weights_summed_are_votes() -> None:
     # the attention written back whole (no top-k of its own) is attention, no vote
     whole = VOTES.replace("scatter_(-1, best.indices, best.values)", "add_(p)")
     assert "query_votes" not in computation(whole).features
+    # the weights unpacked by name vote the same
+    unpacked = VOTES.replace("        best = p.topk(min(view.budget, p.shape[-1]), dim=-1)\n",
+                             "        w, at = p.topk(min(view.budget, p.shape[-1]), dim=-1)\n").replace(
+        "scatter_(-1, best.indices, best.values)", "scatter_(-1, at, w)")
+    assert "query_votes" in computation(unpacked).features
+    # a mask of each row's leading set written in sorted order is a coverage mask, no vote
+    mask = VOTES.replace("        best = p.topk(min(view.budget, p.shape[-1]), dim=-1)\n",
+                         "        srt, order = p.sort(dim=-1, descending=True)\n"
+                         "        lead = (srt.cumsum(-1) - srt) < 0.9\n").replace(
+        "torch.zeros_like(p).scatter_(-1, best.indices, best.values)",
+        "torch.zeros_like(lead).scatter(-1, order, lead).float() * p")
+    assert "query_votes" not in computation(mask).features
 
 
 def _summary(text: str) -> str:

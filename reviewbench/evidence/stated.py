@@ -156,7 +156,7 @@ CONCEPTS: list[Concept] = [
     # information criterion) or clusters split until a test stops them. Only phrasings of a search: a count "set per
     # head from its length" is a formula the code may compute outright
     _c("a searched number of clusters",
-       ["elbow*", "silhouette*", "information criteri*", "gap statistic*", "model selection",
+       ["elbow*", "silhouette*", "information criteri*", "gap statistic*",
         "split* the|each|a loosest|widest|largest|worst ~ cluster*|group*|constellation*|centroid*|one*",
         "adaptive split*", "split* ~ until", "cluster*|group*|centroid* ~ until ~ spread*|error*|distortion*|"
         "inertia*|variance* ~ stop*"],

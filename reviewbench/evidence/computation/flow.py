@@ -904,6 +904,8 @@ class FeatureTagger(ast.NodeVisitor):
         # names bound to a hyper-parameter or a literal, or the smaller of one and something else
         # (``head = min(self.n_sink, size - 1)``): a count of a few, set before any data is seen
         self.few: set[str] = set()
+        # names bound to the values of a top-k or a sort (``vals, idx = p.topk(k)``): the ranked weights themselves
+        self.ranked_values: set[str] = set()
         self.constants: dict[str, float] = {}  # module and class constants bound to a number (name, self.name)
         self.tie_breaks: dict[str, int] = {}  # features only a tie-break computes (``_tie_break``)
         # where the sums read as "a score plus a tie-break" stand: (line, column, end line, end column, main is left)
@@ -2981,7 +2983,10 @@ class FeatureTagger(ast.NodeVisitor):
             t = t | {"VOTE"}  # each query's top-k picks counted by token: its fetch (hit) counts
         if name in ("scatter", "scatter_") and self._on_tensor(receiver) and len(node.args) >= 3 and \
                 isinstance(receiver, ast.Call) and callee(receiver.func)[0] in ("zeros", "zeros_like") and \
-                "R" in arg_tags[1] and {"R", "A"} <= arg_tags[2] and not arg_tags[2] & {"BLK", "BID"}:
+                "R" in arg_tags[1] and {"R", "A"} <= arg_tags[2] and not arg_tags[2] & {"BLK", "BID"} and (
+                    isinstance(node.args[2], ast.Attribute) and node.args[2].attr == "values" or
+                    isinstance(node.args[2], ast.Name) and node.args[2].id in self.ranked_values):
+            # (the top-k's own values written back, not a mask or a share computed from the ranking)
             # zeros.scatter_(-1, top.indices, top.values): each head's (or query's) own top-k picks written with
             # their weights and nothing else, summed later: a soft vote per head (TokenSelect's), not its attention
             t = t | {"VOTE"}
@@ -3804,6 +3809,10 @@ class FeatureTagger(ast.NodeVisitor):
                     isinstance(e, ast.Attribute) and self_attr(e) for e in tgt.elts):
                 # self.get, self.put = make_store(): accessors made together share one store (a closure's dict)
                 self.attr_groups.append(frozenset(e.attr for e in tgt.elts if isinstance(e, ast.Attribute)))
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) and node.targets[0].elts and \
+                isinstance(node.targets[0].elts[0], ast.Name) and isinstance(node.value, ast.Call) and \
+                callee(node.value.func)[0] in ("topk", "sort"):
+            self.ranked_values.add(node.targets[0].elts[0].id)
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             v = node.value
             fixed = (lambda e: self_attr(e) or isinstance(e, ast.Constant) and isinstance(e.value, int)
