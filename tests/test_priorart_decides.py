@@ -137,10 +137,15 @@ def test_a_mechanism_the_code_computes_or_that_is_negated_or_another_works_is_no
 
 
 def test_a_misstatement_only_the_data_flow_misses_is_an_indication():
-    calls_log = WINDOW.replace("s[:, :2] = 2.0", "s[:, :2] = torch.log(torch.tensor(9.0))")
+    # a logarithm of the data could be part of an entropy the data flow does not see: a judge decides
+    calls_log = WINDOW.replace("s[:, :2] = 2.0", "s[:, :2] = torch.log(view.keys.float().norm(dim=-1)[:, :2])")
     flags = misstated_flags(_desc(summary="Tokens are ranked by the entropy of their attention."), calls_log)
     assert flags and flags[0].strength == "indication"
     assert decide([], _rubric(), "other", flags).standing_flags == []
+    # a logarithm of a constant is a number fixed before any input is seen: no entropy of anything, a proof
+    const_log = WINDOW.replace("s[:, :2] = 2.0", "s[:, :2] = torch.log(torch.tensor(9.0))")
+    flags = misstated_flags(_desc(summary="Tokens are ranked by the entropy of their attention."), const_log)
+    assert flags and flags[0].strength == "proof"
 
 
 def test_misstated_facts_put_soundness_at_zero():

@@ -152,7 +152,7 @@ def test_the_index_schema_is_closed_and_the_table_is_built():
             assert not p.ops_untrained and not p.rule_untrained, p.short_name
     # (and the head-split rules, whose learned or profiled gate a port replaces by a test on the prompt)
     assert set(build.OPS_UNTRAINED) == {"Locret", "KVzap", "TRIM-KV", "SeerAttention-R", "DuoAttention", "RLKV",
-                                        "PruLong", "RazorAttention"}
+                                        "PruLong", "RazorAttention", "LServe", "MoA"}
 
 
 @pytest.mark.parametrize("idiom", ["persist = persist.mul(factor)", "persist = torch.mul(factor, persist)",
