@@ -201,3 +201,22 @@ def test_the_tests_use_the_real_harness_interface() -> None:
     api = (Path(__file__).resolve().parent.parent / "harness" / "api.py").read_text()
     for name in ("def remember", "def recall", "def group", "def from_topk", "query_positions"):
         assert name in api
+
+
+def test_novelty_of_keeping_what_a_credited_rule_keeps_is_at_most_one_not_zero() -> None:
+    from reviewbench.evidence.facts import ComputedFact, EvidenceFacts, SimilarityFact
+    from reviewbench.evidence.judge import novelty
+    from reviewbench.rubric import load_rubric
+
+    rubric = load_rubric(Path(__file__).resolve().parent.parent / "rubrics" / "default.toml")
+
+    def facts(credited: bool) -> EvidenceFacts:
+        comp = [ComputedFact(short_name="FINCH", title="t", arxiv=None, level="same",
+                             ops=["attention", "question_queries"], extra=[], credited=credited)]
+        beh = [SimilarityFact(reference="priorart:FINCH", implements=None, via="behaviour", score=0.95,
+                              credited=False, credit_reason="not attributed")]
+        return EvidenceFacts(computed=comp, behaviour=beh, behaviour_measured=True)
+
+    got = novelty(facts(True), rubric)
+    assert got.score == 1 and "credits" in got.rationale
+    assert novelty(facts(False), rubric).score == 0

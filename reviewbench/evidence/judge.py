@@ -93,6 +93,18 @@ def novelty(facts: EvidenceFacts, rubric: Rubric) -> CriterionScore:
     return s
 
 
+def _covered_by_credit(beh: SimilarityFact | None, facts: EvidenceFacts) -> str | None:
+    """The paper the nearest behaviour reference implements, where the computation reads its rule as credited (by
+    name, or covered by another paper's credit: FINCH's question attention is SnapKV's rule on board A)."""
+    credited = {m.short_name for m in facts.computed if m.credited}
+    if beh is None or not credited:
+        return None
+    from reviewbench.evidence.priorart_evidence import papers_for
+
+    hit = sorted({p.short_name for p in papers_for(beh.reference)} & credited)
+    return hit[0] if hit else None
+
+
 def _measured_novelty(facts: EvidenceFacts, rubric: Rubric) -> CriterionScore:
     r = rubric.evidence
     if facts.evidence_missing:  # nothing measured is not "distinct from everything measured": never a default 3
@@ -131,6 +143,14 @@ def _measured_novelty(facts: EvidenceFacts, rubric: Rubric) -> CriterionScore:
         return CriterionScore(score=min(2, r.novelty_max),
                               rationale=f"anchor 2: a credited work's rule ({derived}) plus an operation of its own; "
                                         f"its nearness to that work is the credited part, not a copy — {evidence}")
+    covered = _covered_by_credit(beh, facts) if b >= r.behaviour_same else None
+    if covered and c < r.code_same_score and shared < r.code_shared:
+        # keeping what a credited rule keeps: the method exists and is credited (at most 1, as a credited port), not
+        # the undisclosed copy anchor 0 stands for
+        return CriterionScore(score=min(1, r.novelty_max),
+                              rationale=f"anchor 1 at most: it keeps what {covered}'s rule keeps, and the description "
+                                        f"credits that rule (the credit removes the flag, not the prior art) — "
+                                        f"{evidence}")
     if b >= r.behaviour_same or c >= r.code_same_score or shared >= r.code_shared:
         return CriterionScore(score=0, rationale=f"anchor 0: the same method as a reference — {evidence}")
     if b >= r.novelty_cosmetic[0] or c >= r.novelty_cosmetic[1]:
