@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from reviewbench.evidence.computation import called_names
-from reviewbench.flags.misstated import DATA_TRANSFORMS, misstated_flags, misstatements
+from reviewbench.evidence.stated import DATA_TRANSFORMS
+from reviewbench.flags.misstated import misstated_flags, misstatements
 from reviewbench.rubric import load_rubric
 from reviewbench.verdict import decide
 

@@ -37,6 +37,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from reviewbench.evidence.computation.syntax import callee
 from reviewbench.evidence.computation.vocabulary import CONTAINER_MUTATORS, TENSOR_MUTATORS
 
 
@@ -99,6 +100,11 @@ RANDOM = ("rand randn randint randperm rand_like randn_like normal normal_ unifo
           "manual_seed Generator orthogonal_ default_rng standard_normal integers permutation RandomState")
 FACTOR = ("svd svdvals svd_lowrank pca_lowrank qr eig eigh eigvals eigvalsh cholesky cholesky_ex lu lu_factor inv "
           "inverse pinv solve cholesky_solve lstsq solve_triangular cholesky_inverse matrix_rank matrix_power")
+# operations that compute something of their input (a logarithm, a norm, a variance, a factorisation): a call of
+# one on constants alone (``torch.log(self.fade)``) computes nothing a stated mechanism could be. Not random draws or
+# trainable layers: those are made from constants by nature.
+DATA_TRANSFORMS = frozenset(LOGS.split()) | frozenset(FACTOR.split()) | frozenset(
+    {"norm", "vector_norm", "matrix_norm", "var", "std", "var_mean", "std_mean", "cov", "corrcoef"})
 
 # Order matters: a span of text one concept's phrasing takes is not read again by a later concept
 # ("eigenvector centrality" is graph propagation, not a factorisation; "second-order statistics" a variance).
@@ -701,11 +707,6 @@ def _sweeps(tree: ast.Module) -> bool:
     function of the module (``for k in range(8, 33): fit(x, k)``), or one function of the module called with two
     different literal counts. A loop over the heads indexes with its variable and is none."""
     own = {f.name for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
-
-    def name_of(c: ast.Call) -> str | None:
-        f = c.func
-        return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-
     literal_calls: dict[str, set[object]] = {}
     for n in ast.walk(tree):
         if isinstance(n, ast.While):
@@ -713,13 +714,13 @@ def _sweeps(tree: ast.Module) -> bool:
         if isinstance(n, (ast.For, ast.AsyncFor)) and isinstance(n.target, ast.Name):
             var = n.target.id
             for c in ast.walk(n):
-                if isinstance(c, ast.Call) and name_of(c) in own and any(
+                if isinstance(c, ast.Call) and callee(c.func)[0] in own and any(
                         isinstance(a, ast.Name) and a.id == var for a in [*c.args, *(k.value for k in c.keywords)]):
                     return True
-        if isinstance(n, ast.Call) and name_of(n) in own:
+        if isinstance(n, ast.Call) and (fname := callee(n.func)[0]) in own:
             for a in n.args:
                 if isinstance(a, ast.Constant) and isinstance(a.value, int) and not isinstance(a.value, bool):
-                    literal_calls.setdefault(str(name_of(n)), set()).add(a.value)
+                    literal_calls.setdefault(str(fname), set()).add(a.value)
     return any(len(v) >= 2 for v in literal_calls.values())
 
 

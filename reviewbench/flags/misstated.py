@@ -28,7 +28,8 @@ from reviewbench.description import own_and_sibling_text, parse_description
 from reviewbench.evidence.behaviour import Allocation, BehaviourMatch
 from reviewbench.evidence.computation import called_names, computation, scored_features
 from reviewbench.evidence.priorart_evidence import PROTECTIVE
-from reviewbench.evidence.stated import (BY_LABEL, FACTOR, LOGS, QUERY_CHOICE, denials, denied, mentions, stated, states_variation,
+from reviewbench.evidence.stated import (BY_LABEL, DATA_TRANSFORMS, QUERY_CHOICE, denials, denied, mentions, stated,
+                                         states_variation,
                                          structures)
 from reviewbench.rubric import EvidenceRules
 from reviewbench.verdict import FlagClaim
@@ -87,12 +88,6 @@ def _own_sentences(description: str) -> Iterator[tuple[str, str, tuple[str, ...]
         for sent in _sentences(sibling_text):
             yield "other", sent, own
 
-
-# operations that compute something of their input (a logarithm, a norm, a variance, a factorisation): a call of
-# one on constants alone (``torch.log(self.fade)``) computes nothing a stated mechanism could be. Not random draws or
-# trainable layers: those are made from constants by nature.
-DATA_TRANSFORMS = frozenset(LOGS.split()) | frozenset(FACTOR.split()) | frozenset(
-    {"norm", "vector_norm", "matrix_norm", "var", "std", "var_mean", "std_mean", "cov", "corrcoef"})
 
 # what a selection by position alone computes (the protected spans prior art reads as protection, budgets, which
 # phase, a pick's neighbours)

@@ -103,6 +103,7 @@ def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], name
     alike = {_base(m.reference, getattr(m, "implements", None)): m.jaccard for m in behaviour}
     explained_by = [c for c in source_order(list(computed)) if c.credited]
     close = {c.short_name for c in source_order(list(computed))}
+    covered = {c.short_name for c in explained_by}
     for m in behaviour:
         if m.jaccard < rules.behaviour_same or not told_apart(m, behaviour, rules.behaviour_margin,
                                                                  rules.behaviour_identical):
@@ -111,7 +112,7 @@ def prior_art_flags(behaviour: list[BehaviourMatch], code: list[CodeMatch], name
         papers = {p.short_name for p in papers_for(m.reference)}
         if not cr.credited and explained_by and papers and not papers & close:
             continue  # the credited rule explains the code; the baseline's rule does not (an own mechanism beside)
-        if not cr.credited and papers & {c.short_name for c in explained_by}:
+        if not cr.credited and papers & covered:
             continue  # the code computes the reference's rule, and a credit covers it there (FINCH's question
             # attention is SnapKV's rule on board A): behaving like it is what the credited rule does
         if not cr.credited and features is not None and owed_to(

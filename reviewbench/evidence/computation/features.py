@@ -1265,14 +1265,14 @@ def called_names(source: str, data_only: frozenset[str] = frozenset()) -> set[st
             thrown |= {id(c) for stmt in ast.walk(fn) if id(stmt) in dead for c in ast.walk(stmt)}
     out = set()
     constant: set[int] = set()  # calls of a ``data_only`` name that read nothing but constants
-    if data_only:
-        const = _constant_test(tree)
-        for fn in (f for fns in defs.by_name.values() for f in fns):
-            local = _constant_locals(fn, const)
-            for c in ast.walk(fn):
-                if isinstance(c, ast.Call) and callee(c.func)[0] in data_only:
-                    if const(c, local):
-                        constant.add(id(c))
+    const: Callable[[ast.expr, frozenset[str]], bool] | None = None
+    for fn in (f for fns in defs.by_name.values() for f in fns) if data_only else ():
+        calls = [c for c in ast.walk(fn) if isinstance(c, ast.Call) and callee(c.func)[0] in data_only]
+        if not calls:
+            continue  # (the module's constants and the function's locals are read only where such a call is)
+        const = const or _constant_test(tree)
+        local = _constant_locals(fn, const)
+        constant |= {id(c) for c in calls if const(c, local)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and id(node) not in thrown and id(node) not in constant:
             name, _ = callee(node.func)

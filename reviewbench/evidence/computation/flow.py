@@ -419,6 +419,11 @@ def _literal_bound(e: ast.expr) -> bool:
                for x in ast.walk(e))
 
 
+def _fixed_count(e: ast.expr) -> bool:
+    """A hyper-parameter (``self.n_sink``) or an integer literal: a count set before any data is seen."""
+    return self_attr(e) or isinstance(e, ast.Constant) and isinstance(e.value, int) and not isinstance(e.value, bool)
+
+
 def _broadcast(e: ast.expr) -> bool:
     """An operand laid out for a pairwise (outer) combination: ``x[:, None]``, ``x[None]``, ``x.unsqueeze(d)``,
     ``x.view(-1, 1)`` / ``x.reshape(1, -1)``."""
@@ -2986,9 +2991,9 @@ class FeatureTagger(ast.NodeVisitor):
                 "R" in arg_tags[1] and {"R", "A"} <= arg_tags[2] and not arg_tags[2] & {"BLK", "BID"} and (
                     isinstance(node.args[2], ast.Attribute) and node.args[2].attr == "values" or
                     isinstance(node.args[2], ast.Name) and node.args[2].id in self.ranked_values):
-            # (the top-k's own values written back, not a mask or a share computed from the ranking)
             # zeros.scatter_(-1, top.indices, top.values): each head's (or query's) own top-k picks written with
             # their weights and nothing else, summed later: a soft vote per head (TokenSelect's), not its attention
+            # (the top-k's own values written back, not a mask or a share computed from the ranking)
             t = t | {"VOTE"}
         if name == "one_hot" and {"R", "QROW"} <= t:
             t = t | {"VOH"}
@@ -3815,10 +3820,8 @@ class FeatureTagger(ast.NodeVisitor):
             self.ranked_values.add(node.targets[0].elts[0].id)
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             v = node.value
-            fixed = (lambda e: self_attr(e) or isinstance(e, ast.Constant) and isinstance(e.value, int)
-                     and not isinstance(e.value, bool))
-            if fixed(v) or isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "min" and \
-                    any(fixed(a) for a in v.args):
+            if _fixed_count(v) or isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "min" \
+                    and any(_fixed_count(a) for a in v.args):
                 self.few.add(node.targets[0].id)
             else:
                 self.few.discard(node.targets[0].id)
