@@ -1028,7 +1028,8 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
     # (its merge sets: runs of alike keys, clusters, or each token's nearer pivot on either side; the merged state a
     # Gaussian-kernel weighted mean of the set's keys and values)
     "KVMerger": (["key_similarity", "merge"], ["attention", "recent", "sinks", "block_quota", "block_scores",
-                                                "key_clustering", "pick_neighbours", "mean_key", "attention_output"],
+                                                "key_clustering", "pick_neighbours", "mean_key", "attention_output",
+                                                "successive_similarity"],
                  "consecutive keys with high cosine similarity merged toward a pivotal token"),
     # The rest of the eviction and budget-allocation entries whose rule the operations can state (read from the
     # papers and, where the index's line is thin, from their public implementations: kvpress presses at 8bb29b9).
@@ -1069,7 +1070,8 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
     "HashEvict": (["hashing"], ["random", "attention", "last_query", "recent", "sinks", "decode", "accumulate"],
                   "sign bits of a random projection of the keys and of the current query; the keys farthest in "
                   "Hamming distance are evicted before attention"),
-    "DefensiveKV": (["attention", "window_queries", "max_attention"], ["layer_budget", "head_budget", "head_average"],
+    "DefensiveKV": (["attention", "window_queries", "max_attention", "peak_and_mean"],
+                    ["layer_budget", "head_budget", "head_average", "pooling", "question_queries"],
                     "the window queries' attention aggregated by its maximum (worst case) instead of the mean, with "
                     "a prior correction; Layer-DefensiveKV adds layer budgets"),
     "DapQ": (["attention", "future_rope"], ["window_queries", "last_query", "pooling", "head_average", "max_attention"],

@@ -751,8 +751,8 @@ def _aggregation_only(extra: list[str], ops: list[str], features: Mapping[str, i
                 - WEAK if _rules_naming(o) <= 2}
     if board == "A" and own and distinct and {"window_queries", "last_query"} & set(optional or ()):
         allowed |= {"question_queries"}
-    if board == "B_offline" and ("window_queries" in rule_alternatives(ops) or own and not own & SCORE_TERMS and (
-            {"window_queries", "last_query"} & set(optional or ()))):
+    if board == "B_offline" and ("window_queries" in rule_alternatives(ops) or own and (
+            not own & SCORE_TERMS or distinct) and ({"window_queries", "last_query"} & set(optional or ()))):
         allowed |= {"reconstruction"}  # the same on board B_offline, whose queries are the reconstruction pass's:
         # how a query-agnostic port reads the rule's window there
     if board == "C" and own == {"accumulate"}:

@@ -74,15 +74,15 @@ def _token(tok: str) -> str:
 def _phrase(spec: str) -> re.Pattern[str]:
     """``"learn*|train* ~ scor*"`` -> a regex over normalised text (see the module doc)."""
     parts: list[str] = []
-    gap = False
+    gap = 0
     for tok in spec.split():
-        if tok == "~":
-            gap = True
+        if tok in ("~", "~~"):
+            gap = 12 if tok == "~~" else 3  # a few words between, or a clause
             continue
         if parts:
-            parts.append(r" +(?:[a-z0-9]+ +){0,3}" if gap else r" +")
+            parts.append(rf" +(?:[a-z0-9]+ +){{0,{gap}}}" if gap else r" +")
         parts.append(_token(tok))
-        gap = False
+        gap = 0
     return re.compile(r"(?<![a-z0-9])" + "".join(parts) + r"(?![a-z0-9])")
 
 
@@ -227,9 +227,13 @@ CONCEPTS: list[Concept] = [
     # the smallest set covering a share of the attention mass (top-p), or a quantile of the scores
     _c("attention-mass coverage (top-p)",
        ["top p", "nucleus", "cumulative ~ mass|share|probabilit*", "smallest set ~ cover*|reach*|whose|that",
-        "mass ~ covered|covers|reaches|reached|exceeds", "quantile*", "percentile*"],
+        "mass ~ covered|covers|reaches|reached|exceeds", "quantile*", "percentile*",
+        # a share of the attention said to pass a bar (a test on where the attention falls)
+        "share|fraction|proportion of ~ attention ~~ exceeds|exceed|exceeding|tops|passes|crosses|above",
+        "share|fraction|proportion of it|which|that ~~ exceeds|exceed|exceeding|tops|passes|crosses|above"],
        "attention_threshold attention_coverage", "cumsum sort argsort msort quantile nanquantile kthvalue "
-       "searchsorted cummax", "scores sorted and summed until a share is covered, or a quantile of them"),
+       "searchsorted cummax", "scores sorted and summed until a share is covered, a quantile of them, or the attention "
+       "on some tokens compared with a bar"),
     _c("accumulated attention",
        ["accumulat*", "cumulative", "heavy hitter*", "running sum*"],
        "accumulate window_queries all_queries question_queries", "cumsum sum remember recall",

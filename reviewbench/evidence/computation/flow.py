@@ -49,6 +49,37 @@ BINARY_DUNDERS: dict[type[ast.operator], tuple[str, str]] = {
 }
 
 
+def _neighbour_pair(a: ast.expr, b: ast.expr) -> bool:
+    """``x[:, 1:]`` against ``x[:, :-1]`` (or ``x`` against ``x.roll(1, ...)``): each row against the row beside it,
+    not against every other row (a change between successive tokens, no redundancy over the whole cache)."""
+    def rolled(x: ast.expr, y: ast.expr) -> bool:
+        return isinstance(x, ast.Call) and callee(x.func)[0] == "roll" and (
+            isinstance(x.func, ast.Attribute) and _same(x.func.value, y) or bool(x.args) and _same(x.args[0], y))
+
+    if rolled(a, b) or rolled(b, a):
+        return True
+    if not (isinstance(a, ast.Subscript) and isinstance(b, ast.Subscript) and _same(a.value, b.value)):
+        return False
+
+    def parts(x: ast.Subscript) -> list[ast.expr]:
+        return list(x.slice.elts) if isinstance(x.slice, ast.Tuple) else [x.slice]
+
+    pa, pb = parts(a), parts(b)
+    if len(pa) != len(pb):
+        return False
+    differ = [(x, y) for x, y in zip(pa, pb) if ast.dump(x) != ast.dump(y)]
+    return len(differ) == 1 and all(isinstance(z, ast.Slice) for z in differ[0]) and any(
+        x.lower is not None and x.upper is None and y.lower is None and y.upper is not None
+        for x, y in (differ[0], differ[0][::-1]))  # type: ignore[union-attr]
+
+
+def _query_summary(reduce: ast.expr) -> set[str]:
+    """How ``attention(reduce=...)`` summarised the queries: their loudest row (QMX) or their sum/mean (QMN)."""
+    if isinstance(reduce, ast.Constant) and reduce.value == "max":
+        return {"QMX"}
+    return {"QMN"} if isinstance(reduce, ast.Constant) and reduce.value in ("sum", "mean") else set()
+
+
 def _signed_magnitude(node: ast.BinOp) -> ast.Call | None:
     """``sign(x) * x`` (either order; ``sgn``, ``x.sign()``) as ``abs(x)``."""
     if not isinstance(node.op, ast.Mult):
@@ -1310,6 +1341,9 @@ class FeatureTagger(ast.NodeVisitor):
         self.normalising -= divisor_norm or root_side is node.right
         self.normalising -= norm_pair
         self._sides[id(node)] = (set(lt), set(rt))
+        if isinstance(node.op, ast.Add) and ("QMX" in lt and "QMN" in rt or "QMN" in lt and "QMX" in rt):
+            # the loudest query row's attention plus the rows' mean (or sum): a worst case with a prior beside it
+            self.add("peak_and_mean", node.lineno)
         if isinstance(node.op, ast.Div) and "DG" in rt and "A" in lt and "DG" not in lt:
             # attention over the mean attention at its own distance (a table of diagonal sums read back per entry): a
             # correction of the positional bias, no slash lines scored; a later use of the sums as scores adds them again
@@ -1401,6 +1435,8 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("minmax_norm", node.lineno)  # (x - min) / (max - min): min-max normalised keys or values (logits,
             # q.k, so rescaled are a score's range)
         if isinstance(node.op, ast.Mult) and "K" in lt and "K" in rt and "N" in lt | rt and not (lt | rt) & {"Q", "A"}:
+            if _neighbour_pair(node.left, node.right):
+                self.add("successive_similarity", node.lineno)  # each key against the key beside it
             return lt | rt | {"KK"}  # unit keys times unit keys: a cosine similarity once summed over channels
         envelope = "X" in lt | rt and "QZ" not in lt | rt  # a channel's min or max, not a dequantised copy
         if isinstance(node.op, ast.Mult) and not ((lt | rt) & {"A", "W"} or envelope) and (
@@ -2923,14 +2959,14 @@ class FeatureTagger(ast.NodeVisitor):
             if isinstance(red, ast.Constant) and red.value == "max":
                 self.add("max_attention", line)  # attention(reduce="max"): the largest over the queries
             # unreduced: (heads, queries, tokens), its axis 1 the queries
-            return {"A"} | (all_args - {"Q"}) | (set() if red is not None else {"QAX", "QROW"})
+            return {"A"} | (all_args - {"Q"}) | (_query_summary(red) if red is not None else {"QAX", "QROW"})
         if name == "reference_attention" and len(arg_tags) >= 2 and "Q" in arg_tags[0] and "K" in arg_tags[1]:
             # harness.api.reference_attention(q, k, ...): the interface's own softmax(q k^T), as view.attention
             self.add("attention", line)
             red = kwarg(node, "reduce")
             if isinstance(red, ast.Constant) and red.value == "max":
                 self.add("max_attention", line)
-            return {"A"} | (all_args - {"Q"}) | (set() if red is not None else {"QAX", "QROW"})
+            return {"A"} | (all_args - {"Q"}) | (_query_summary(red) if red is not None else {"QAX", "QROW"})
         if name == "recall":
             key = self._key(node)
             self.recalled.add(key)
@@ -2976,6 +3012,10 @@ class FeatureTagger(ast.NodeVisitor):
         if name == "sqrt" and "NSQ" in t and t & {"K", "V", "Q"}:
             return (t - {"NSQ", "SQ"}) | {"N"}  # the root of each row's squared norm: its norm, bound to divide by
         if op in ("reduce", "extreme"):
+            if {"A", "QAX"} <= t and not t & {"QMX", "QMN"}:
+                # the attention matrix summarised over its queries: by the loudest row or by their sum/mean
+                t = t | ({"QMX"} if op == "extreme" and name in ("amax", "max") else
+                         {"QMN"} if name in ("sum", "mean", "nansum", "nanmean") else set())
             t = t - {"QAX", "QROW"}  # (the attention matrix reduced: no query axis left to slice)
             if "VOH" in t:
                 t = t | {"VOTE"}  # one-hot rows of each query's picks summed: how many queries picked each token
@@ -3231,6 +3271,8 @@ class FeatureTagger(ast.NodeVisitor):
                 self.add("layer_similarity", line)  # this layer's keys (values) against another layer's kept ones
                 return t
         if name == "cosine_similarity":
+            if "K" in t and "Q" not in t and len(node.args) >= 2 and _neighbour_pair(node.args[0], node.args[1]):
+                self.add("successive_similarity", line)  # each key against the key beside it
             if "K" in t and "Q" not in t:
                 # (keys against their own block's mean: a similarity to the block's representative, no mean key of
                 # the head: KeyDiff's is one mean over every token)
