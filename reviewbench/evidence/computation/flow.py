@@ -1125,7 +1125,7 @@ class FeatureTagger(ast.NodeVisitor):
                 for k in ("key_norm", "value_norm"):
                     if k not in before and self.found.get(k) == node.lineno:
                         del self.found[k]
-            t = set().union(*sides)
+            t = set().union(*sides) - {"QMX", "QMN"}  # (a test of a summary is no attention magnitude)
             exprs = [node.left, *node.comparators]
             if any(isinstance(x, ast.Attribute) and x.attr == "layer" and "VIEW" in self.tag(x.value)
                    for e in exprs for x in ast.walk(e)):
@@ -3012,7 +3012,7 @@ class FeatureTagger(ast.NodeVisitor):
         if name == "sqrt" and "NSQ" in t and t & {"K", "V", "Q"}:
             return (t - {"NSQ", "SQ"}) | {"N"}  # the root of each row's squared norm: its norm, bound to divide by
         if op in ("reduce", "extreme"):
-            if {"A", "QAX"} <= t and not t & {"QMX", "QMN"}:
+            if {"A", "QAX"} <= t and not t & {"QMX", "QMN", "AC", "P", "S"}:
                 # the attention matrix summarised over its queries: by the loudest row or by their sum/mean
                 t = t | ({"QMX"} if op == "extreme" and name in ("amax", "max") else
                          {"QMN"} if name in ("sum", "mean", "nansum", "nanmean") else set())
