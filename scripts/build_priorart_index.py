@@ -1028,8 +1028,7 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
     # (its merge sets: runs of alike keys, clusters, or each token's nearer pivot on either side; the merged state a
     # Gaussian-kernel weighted mean of the set's keys and values)
     "KVMerger": (["key_similarity", "merge"], ["attention", "recent", "sinks", "block_quota", "block_scores",
-                                                "key_clustering", "pick_neighbours", "mean_key", "attention_output",
-                                                "successive_similarity"],
+                                                "key_clustering", "pick_neighbours", "mean_key", "attention_output"],
                  "consecutive keys with high cosine similarity merged toward a pivotal token"),
     # The rest of the eviction and budget-allocation entries whose rule the operations can state (read from the
     # papers and, where the index's line is thin, from their public implementations: kvpress presses at 8bb29b9).
@@ -1070,8 +1069,7 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
     "HashEvict": (["hashing"], ["random", "attention", "last_query", "recent", "sinks", "decode", "accumulate"],
                   "sign bits of a random projection of the keys and of the current query; the keys farthest in "
                   "Hamming distance are evicted before attention"),
-    "DefensiveKV": (["attention", "window_queries", "max_attention", "peak_and_mean"],
-                    ["layer_budget", "head_budget", "head_average", "pooling", "question_queries"],
+    "DefensiveKV": (["attention", "window_queries", "max_attention"], ["layer_budget", "head_budget", "head_average"],
                     "the window queries' attention aggregated by its maximum (worst case) instead of the mean, with "
                     "a prior correction; Layer-DefensiveKV adds layer budgets"),
     "DapQ": (["attention", "future_rope"], ["window_queries", "last_query", "pooling", "head_average", "max_attention"],
@@ -2030,6 +2028,16 @@ RETRIEVAL_VOTES = ("Loki", "MagicPIG", "PQCache", "ClusterKV", "Double Sparsity"
 for _name in RETRIEVAL_VOTES:
     if "query_votes" not in OPS[_name][1]:
         OPS[_name][1].append("query_votes")
+
+
+# A key compared with the key beside it (``successive_similarity``) is one way to read key similarity: every rule
+# that reads key similarity may read it so (KVMerger's runs of consecutive keys are exactly that), except R-KV's,
+# whose redundancy is a key's likeness to the other keys of the cache, not to its neighbour.
+for _table in (OPS, OPS_UNTRAINED):
+    for _name, (_req, _opt, _) in _table.items():
+        if _name != "R-KV" and "successive_similarity" not in _opt and any(
+                "key_similarity" in r.split("|") for r in [*_req, *_opt]):
+            _opt.append("successive_similarity")
 
 
 def _ops(short: str) -> dict:

