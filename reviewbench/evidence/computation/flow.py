@@ -68,9 +68,13 @@ def _neighbour_pair(a: ast.expr, b: ast.expr) -> bool:
     if len(pa) != len(pb):
         return False
     differ = [(x, y) for x, y in zip(pa, pb) if ast.dump(x) != ast.dump(y)]
-    return len(differ) == 1 and all(isinstance(z, ast.Slice) for z in differ[0]) and any(
-        x.lower is not None and x.upper is None and y.lower is None and y.upper is not None
-        for x, y in (differ[0], differ[0][::-1]))  # type: ignore[union-attr]
+    if len(differ) != 1:
+        return False
+    x, y = differ[0]
+    if not (isinstance(x, ast.Slice) and isinstance(y, ast.Slice)):
+        return False
+    return any(u.lower is not None and u.upper is None and w.lower is None and w.upper is not None
+               for u, w in ((x, y), (y, x)))  # one from an offset on, the other up to one before the end
 
 
 def _signed_magnitude(node: ast.BinOp) -> ast.Call | None:
