@@ -144,3 +144,38 @@ def test_a_peak_carried_across_evictions_is_an_operation_of_its_own() -> None:
     # the same peak without the memory is one window's maximum
     alone = CARRIED.replace("torch.maximum(earlier, now)", "now")
     assert "carried_peak" not in computation(alone).features
+
+
+PER_HEAD_PAGES = HEAD + '''class Pages(EvictionMethod):
+    question_queries = True
+    page = 8
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention(reduce="max"), "max")               # (H_kv, T): each KV head its own
+        t = a.shape[1]
+        pad = (-t) % self.page
+        p = F.pad(a, (0, pad)).view(a.shape[0], -1, self.page).amax(-1)   # (H_kv, pages)
+        s = p.repeat_interleave(self.page, dim=1)[:, :t]                   # each head's pages back onto its tokens
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+SHARED_PAGES = PER_HEAD_PAGES.replace(
+    '''        s = p.repeat_interleave(self.page, dim=1)[:, :t]                   # each head's pages back onto its tokens''',
+    '''        s = p.sum(0, keepdim=True).repeat_interleave(self.page, dim=1)[:, :t].expand(a.shape[0], -1)''')
+SHARED_CLAIM = ("Pages of eight tokens are scored by their loudest question row; one set of pages is picked for the "
+                "whole layer, shared by all KV heads, ranked by the heads' summed page scores.")
+
+
+def test_one_page_set_said_shared_by_all_heads_over_per_head_choices_is_misstated() -> None:
+    """A copy along the tokens (``repeat_interleave(.., dim=1)``) stretches each head's own row: it cannot share one
+    selection across the heads, so code whose only copies are such computes no shared selection."""
+    found = [m for m in misstatements(_summary(SHARED_CLAIM), PER_HEAD_PAGES) if m.mechanism.startswith("one selection")]
+    assert found and found[0].strict and found[0].absent
+    assert not [m for m in misstatements(_summary(SHARED_CLAIM), SHARED_PAGES)
+                if m.mechanism.startswith("one selection") and m.strict]
+    # a copy onto the heads' axis could share one selection: no proof there
+    heads = PER_HEAD_PAGES.replace("dim=1)[:, :t]  ", "dim=0)[:, :t]  ")
+    assert not [m for m in misstatements(_summary(SHARED_CLAIM), heads)
+                if m.mechanism.startswith("one selection") and m.strict]
+    # a budget shared by the heads is no set of positions
+    budget = "Each head ranks its own pages; the layer's budget is shared by all KV heads equally."
+    assert not [m for m in misstatements(_summary(budget), PER_HEAD_PAGES) if m.mechanism.startswith("one selection")]

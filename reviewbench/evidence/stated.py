@@ -391,7 +391,13 @@ CONCEPTS: list[Concept] = [
         "same position*|token*|indices|selection*|set* for|across|in every|all kv head*",
         "at the level of the layer", "layer level selection*|ranking*|decision*", "layer level top k",
         "one|single selection*|ranking*|topk per|for layer", "one|single top k per|for layer",
-        "one|single selection*|ranking*|topk for each|the layer"],
+        "one|single selection*|ranking*|topk for each|the layer",
+        # the set named first, who shares it after ("a single set of pages is chosen per layer, shared by all KV
+        # heads"); a budget shared by the heads is the budgets' concept, not a set of positions
+        "position*|token*|indices|selection*|set|sets|page*|block*|chunk* ~ shared by|across|among every|all head*",
+        "position*|token*|indices|selection*|set|sets|page*|block*|chunk* ~ shared by|across|among every|all kv head*",
+        "per|each|every|whole|the layer shared by|across|among every|all head*",
+        "per|each|every|whole|the layer shared by|across|among every|all kv head*"],
        "head_average layer_reuse", "expand expand_as repeat repeat_interleave broadcast_to tile same_for_all_heads",
        "the scores reduced over the layer's heads (one ranking for every head)", structure="positional"),
     # the score weighted by (gated by, multiplied by) the attention the queries pay each token: strict only where the
