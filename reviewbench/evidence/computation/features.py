@@ -1281,29 +1281,21 @@ def called_names(source: str, data_only: frozenset[str] = frozenset()) -> set[st
     return out
 
 
-def _int(node: ast.expr | None) -> int | None:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _int(node.operand)
-        return None if inner is None else -inner
-    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
-
-
 def _head_axis_untouched(node: ast.Call) -> bool:
     """A copy along the tokens only (``x.repeat_interleave(16, dim=1)``, ``x.repeat(1, 4)``): each head's row
     stretched, none copied to the other heads, so no selection shared by the heads can come of it."""
     name, _ = callee(node.func)
-    method = isinstance(node.func, ast.Attribute) and name != "repeat_interleave" or (
-        isinstance(node.func, ast.Attribute) and not (isinstance(node.func.value, ast.Name) and
-                                                      node.func.value.id == "torch"))
+    method = isinstance(node.func, ast.Attribute) and not (
+        isinstance(node.func.value, ast.Name) and node.func.value.id == "torch")  # x.f(...), not torch.f(x, ...)
     if name == "repeat_interleave":
         dim = next((k.value for k in node.keywords if k.arg == "dim"), None)
         if dim is None:
             args = node.args if method else node.args[1:]
             dim = args[1] if len(args) > 1 else None
-        d = _int(dim)
+        d = const_int(dim)
         return d is not None and d not in (0, -3)
     if name == "repeat" and method and node.args and not node.keywords:
-        return _int(node.args[0]) == 1
+        return const_int(node.args[0]) == 1
     return False
 
 
