@@ -712,7 +712,7 @@ def _matches(features: dict[str, int], description: str, board: str | None = Non
 AGGREGATION = frozenset({"head_average", "max_attention"})
 # Operations a method adds to a score as one more term (a redundancy, a norm, a bar, an output change): an honest
 # method that credits the question's attention and adds one of them is no port of the paper that names the term.
-SCORE_TERMS = frozenset({"key_similarity", "mean_key", "key_norm", "value_norm", "count_normalised",
+SCORE_TERMS = frozenset({"key_similarity", "mean_key", "key_norm", "value_norm", "count_normalised", "count_damped",
                          "attention_output", "attention_threshold", "attention_variance", "entropy", "exp_logit",
                          "accumulate", "decay", "pooling", "recent", "sinks"})
 

@@ -266,8 +266,16 @@ _WHAT_DATA = DATA_TAGS | {"KM", "KR", "M", "N", "KSIM", "KK2"}
 def _count_like(t: set[str]) -> bool:
     """A per-token count of the queries that can see each key, made of token indices and positions alone: an arange
     (forward, reversed, a cumsum of ones), positions subtracted, a pairwise visibility matrix or a mask of non-zero
-    attention summed, a searchsorted rank."""
-    return bool(t & {"I", "CNT"}) and not t & {"K", "V", "Q", "A", "W", "RND"}
+    attention summed, a searchsorted rank. A count under a root, a logarithm or a power (``SOFT``) is no longer one:
+    a total divided by it is not the mean a count-normalised score takes."""
+    return bool(t & {"I", "CNT"}) and not t & {"K", "V", "Q", "A", "W", "RND", "SOFT"}
+
+
+def _damped_count(t: set[str], inverse: bool = False) -> bool:
+    """A count of the queries that see each key under a root, a logarithm or a power (``SOFT``; with ``inverse``, a
+    negative power or a reciprocal root, ``RSOFT``): dividing by it leaves part of the exposure in the score."""
+    return ("RSOFT" if inverse else "SOFT") in t and bool(t & {"I", "CNT"}) and \
+        not t & {"K", "V", "Q", "A", "W", "RND"}
 
 
 def _constant(e: ast.expr) -> object:
@@ -283,6 +291,8 @@ def _tuple_elts(e: ast.expr) -> list[ast.expr] | None:
 
 
 _NORMALISERS = ("max", "amax", "logsumexp")
+# what turns a count into a softened one (``_count_like``)
+_SOFTENERS = frozenset({"sqrt", "rsqrt", "log", "log1p", "log2", "log10", "pow", "float_power"})
 _LOG_FOLDS = ("logaddexp", "logaddexp2")
 # calls whose first argument gives only a shape, a type and a device
 _SHAPE_ONLY = frozenset({"zeros_like", "ones_like", "full_like", "empty_like"})
@@ -1338,6 +1348,8 @@ class FeatureTagger(ast.NodeVisitor):
         self.normalising -= divisor_norm or root_side is node.right
         self.normalising -= norm_pair
         self._sides[id(node)] = (set(lt), set(rt))
+        if divisor_norm and _damped_count(rt):
+            divisor_norm = False  # a root of a count of queries, bound to a name: no row made a unit vector
         if isinstance(node.op, ast.Div) and "DG" in rt and "A" in lt and "DG" not in lt:
             # attention over the mean attention at its own distance (a table of diagonal sums read back per entry): a
             # correction of the positional bias, no slash lines scored; a later use of the sums as scores adds them again
@@ -1394,6 +1406,12 @@ class FeatureTagger(ast.NodeVisitor):
             gained = self._spectral_product(lt, rt, node.lineno) | (
                 {"KSIM"} if self._key_sim(lt, rt) else set())
             lt |= self._pair(lt, rt, node.lineno) | gained
+        if isinstance(node.op, ast.Pow) and _count_like(lt) and not (
+                isinstance(node.right, ast.Constant) and node.right.value == 1):
+            neg = isinstance(node.right, ast.UnaryOp) and isinstance(node.right.op, ast.USub) or \
+                isinstance(node.right, ast.Constant) and isinstance(node.right.value, (int, float)) and \
+                node.right.value < 0
+            return lt | rt | {"SOFT"} | ({"RSOFT"} if neg else set())  # count ** 0.5: a softened count
         if isinstance(node.op, ast.Pow) and _age_decay(lt, rt):
             self.add("age_decay", node.lineno)  # rate ** age: a per-token rate compounded over the token's age
         if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and node.right.value == 2:
@@ -2197,6 +2215,8 @@ class FeatureTagger(ast.NodeVisitor):
         line = node.lineno
         both = lt | rt
         if isinstance(node.op, ast.Div):
+            if "A" in lt and "EL" not in lt and _damped_count(rt):
+                self.add("count_damped", line)  # attention summed, over a root or a log of how many queries see it
             if "A" in lt and "EL" not in lt and _count_like(rt) and not self._python_number(node.right):
                 # (a time elapsed over a count is an age's share; a total over a Python number of rows is a mean)
                 self.add("count_normalised", line)  # attention summed, over how many queries see each key
@@ -2219,6 +2239,9 @@ class FeatureTagger(ast.NodeVisitor):
         if isinstance(node.op, ast.Mult):
             if "RCNT" in lt and "A" in rt or "RCNT" in rt and "A" in lt:
                 self.add("count_normalised", line)
+            if "A" in lt and "EL" not in lt and _damped_count(rt, inverse=True) or \
+                    "A" in rt and "EL" not in rt and _damped_count(lt, inverse=True):
+                self.add("count_damped", line)  # attention times count ** -0.5 or rsqrt(count)
             for a, b in ((lt, rt), (rt, lt)):
                 if {"UR", "K"} <= a and not a & {"A", "Q"} and "K" in b and not b & {"A", "Q"}:
                     # unit keys (centres) times key lengths: keys rebuilt from a direction and a length, no norm score
@@ -3003,6 +3026,9 @@ class FeatureTagger(ast.NodeVisitor):
         line = node.lineno
         op = CANON.get(name or "", "") or CANON.get(_EQUIVALENT.get(name or "", ""), "")
         t = rt | all_args
+        if name in _SOFTENERS and _count_like(t):
+            # sqrt(count), log1p(count): a softened count (a total over it is no mean); rsqrt multiplies
+            return t | {"SOFT"} | ({"RSOFT"} if name == "rsqrt" else set())
         if name == "sqrt" and "NSQ" in t and t & {"K", "V", "Q"}:
             return (t - {"NSQ", "SQ"}) | {"N"}  # the root of each row's squared norm: its norm, bound to divide by
         if op in ("reduce", "extreme"):
@@ -3141,6 +3167,8 @@ class FeatureTagger(ast.NodeVisitor):
             num, den = (rt, arg_tags[0]) if receiver is not None and rt else (arg_tags[0], arg_tags[1])
             if "A" in num and _count_like(den):
                 self.add("count_normalised", line)
+            if "A" in num and _damped_count(den):
+                self.add("count_damped", line)
         if name in ("flip", "fliplr", "flipud") and t & {"A", "Q", "K"}:
             return t | {"FL"}  # reversed along an axis: a diagonal of it is an anti-diagonal
         if name in ("flip", "fliplr", "flipud") and t & {"P", "VIEW"} and not t & DATA_TAGS:
