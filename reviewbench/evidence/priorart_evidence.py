@@ -446,7 +446,7 @@ def rule_alternatives(reqs: Sequence[str]) -> set[str]:
 
 
 def covers(credited: Paper, ruled: Paper, matched: dict[str, int], required: list[str] | None = None,
-           board: str | None = None) -> str | None:
+           board: str | None = None, features: Mapping[str, int] | None = None) -> str | None:
     """Whether crediting ``credited`` credits the computation the code shares with ``ruled`` (whose rule it matched
     through the features ``matched``; ``required``: the operations of the rule it met, ``ruled.ops`` by default, its
     training-free port's where that matched): why, or None. A credited paper's training-free port counts as its rule.
@@ -454,7 +454,11 @@ def covers(credited: Paper, ruled: Paper, matched: dict[str, int], required: lis
     question's queries is the credited rule read off its window (SnapKV credited covers FINCH's question attention).
 
     - ``credited`` has a rule of its own: ``ruled``'s rule is part of it (every operation ``ruled`` requires is
-      one ``credited`` requires): the code does a subset of what the credited paper does.
+      one ``credited`` requires): the code does a subset of what the credited paper does. Or, given the code's
+      ``features``: the code computes the credited rule whole (each operation it requires; on board C the decode
+      phase is the board's) and every operation ``ruled`` requires is one of that rule's, required or optional
+      (SCOPE's decode-time heavy hitters are H2O's accumulation inside SCOPE's rule): what the code shares with
+      ``ruled`` is the credited paper's own rule as ported.
     - ``credited`` has no rule in the index: its own entry (title, key idea, keywords) states every feature by
       which the code matched ``ruled`` (``stated.implied_features``): the credited paper describes the same
       computation. What the description says of it plays no part, so crediting an unrelated paper covers nothing.
@@ -465,13 +469,19 @@ def covers(credited: Paper, ruled: Paper, matched: dict[str, int], required: lis
         return None
     req = required or ruled.ops
     if credited.rules():
-        for which, ops, _, _ in credited.rules():
+        for which, ops, optional, _ in credited.rules():
             mine = rule_alternatives(ops)
             if board == "A" and mine & QUERY_WINDOWS:
                 mine = mine | QUERY_WINDOWS
             if all(set(r.split("|")) & mine for r in req):
                 own = "" if which == "rule" else f" {which}"
                 return f"{ruled.short_name}'s rule ({', '.join(req)}) is part of {credited.short_name}'s{own}"
+            if features is not None and all(set(r.split("|")) & (set(features) | ({"decode"} if board == "C" else set()))
+                                            for r in ops) and \
+                    all(set(r.split("|")) & (mine | rule_alternatives(optional)) for r in req):
+                own = "" if which == "rule" else f" {which}"
+                return (f"{ruled.short_name}'s rule ({', '.join(req)}) lies inside {credited.short_name}'s{own} "
+                        f"({', '.join(ops)}; optional {', '.join(optional)}), which the code computes whole")
         return None
     text = ". ".join([credited.title, credited.key_idea, "; ".join(credited.keywords)])
     need = set(matched)
@@ -511,13 +521,14 @@ def credited_techniques(description: str) -> Mapping[str, tuple[str, Credit]]:
 
 
 def covered_credit(ruled: Paper, matched: dict[str, int], description: str,
-                   required: list[str] | None = None, board: str | None = None) -> Credit | None:
+                   required: list[str] | None = None, board: str | None = None,
+                   features: Mapping[str, int] | None = None) -> Credit | None:
     """A credit of another paper that covers ``ruled``'s matched computation (``covers``), as a Credit; else the
     credits together (``covered_jointly``); else one credited paper's rule with the operations a credited general
     technique is (``_covered_with_technique``)."""
     credited = credited_papers(description)
     for p, c in credited:
-        why = covers(p, ruled, matched, required, board)
+        why = covers(p, ruled, matched, required, board, features)
         if why:
             return Credit(credited=True, reason=f"covered by the credit of {p.short_name}"
                                                 + (f" (arXiv {p.arxiv})" if p.arxiv else "") + f": {why}",
@@ -892,7 +903,7 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
         return None
     c = credit(description, p)
     if not c.credited:
-        c = covered_credit(p, matched, description, ops, board) or c
+        c = covered_credit(p, matched, description, ops, board, features) or c
     return ComputationMatch(short_name=p.short_name, title=p.title, arxiv=p.arxiv, baseline=p.baseline,
                             rule=sentence, which="rule" if which == "rule" else "training-free port",
                             required=list(ops), matched=matched, extra=extra,

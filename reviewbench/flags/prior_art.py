@@ -259,7 +259,9 @@ def _subsumed_by_credit(c: CodeMatch, description: str) -> str | None:
     TOVA's last-token attention with a head-level top-k). None for a reference that is no published rule, and for a
     credited paper that is the reference itself (the caller's own test). One added operation at most, so that a
     paper whose rule merely contains the signal among much else (a quantiser that ranks by attention) explains
-    nothing; operations that only size the budget (``_ALLOCATION``) are not counted."""
+    nothing; operations that only size the budget (``_ALLOCATION``), protect positions (sinks, a recent window) or
+    name the phase (decode time) are not counted: they change no score (a credited SCOPE port's decode-time heavy
+    hitters are H2O's accumulation, its sinks and phase SCOPE's setting around it)."""
     papers = papers_for(_base(c.reference, c.implements))
     theirs = [alts for p in papers for _, req, _o, _ in p.rules() if (alts := rule_alternatives(req))]
     if not theirs:
@@ -272,7 +274,7 @@ def _subsumed_by_credit(c: CodeMatch, description: str) -> str | None:
             mine, extra = rule_alternatives(req), rule_alternatives(opt)
             # (how many tokens each layer or head keeps is no part of the score the shared code computes: a credited
             # LazyLLM port's last-token attention is TOVA's whatever its budget schedule)
-            if any(t <= mine | extra and len(mine - t - _ALLOCATION) <= 1 for t in theirs):
+            if any(t <= mine | extra and len(mine - t - _ALLOCATION - PROTECTIVE - PHASE) <= 1 for t in theirs):
                 return paper.short_name
     return None
 

@@ -3020,6 +3020,15 @@ class FeatureTagger(ast.NodeVisitor):
             return all_args | rt
         return None
 
+    @staticmethod
+    def _query_axis(node: ast.Call, t: set[str], at: int) -> bool:
+        """The call works along the query axis of an unreduced attention matrix (heads, queries, tokens): its
+        ``dim`` is 1 or -2 (``attn.chunk(4, dim=1)``: the window's queries in parts; as ``attn[:, a:b]``)."""
+        d = _dim(node, at)
+        v = d.value if isinstance(d, ast.Constant) else -d.operand.value if isinstance(d, ast.UnaryOp) and \
+            isinstance(d.op, ast.USub) and isinstance(d.operand, ast.Constant) else None
+        return "QAX" in t and v in (1, -2)
+
     def _op_call(self, name: str | None, node: ast.Call, receiver: ast.expr | None, rt: set[str],
                  arg_tags: list[set[str]], all_args: set[str]) -> set[str]:
         """A tensor operation: the features its canonical class shows on what it reads, and its tags."""
@@ -3183,8 +3192,9 @@ class FeatureTagger(ast.NodeVisitor):
         shift = 0 if self._on_tensor(receiver) else 1  # torch.f(x, a, dim) holds x where x.f(a, dim) does not
         if name in ("split", "chunk", "tensor_split") and t & DATA_TAGS and not _on_heads(node, 1 + shift) and not (
                 len(node.args) > shift and _constant(node.args[shift]) == 2) and not (
-                "Q" in t and not t & {"K", "A", "V", "P"}):
-            # the tokens cut into blocks (not heads into groups, not a tensor halved, not the query rows in batches)
+                "Q" in t and not t & {"K", "A", "V", "P"}) and not self._query_axis(node, t, 1 + shift):
+            # the tokens cut into blocks (not heads into groups, not a tensor halved, not the query rows in batches,
+            # not the unreduced attention's rows: its queries in parts)
             return t | {"BLK"}
         if name in ("split", "chunk", "tensor_split") and "I" in t and not t & DATA_TAGS and not (
                 len(node.args) > shift and _constant(node.args[shift]) == 2) and \
@@ -3946,6 +3956,14 @@ class FeatureTagger(ast.NodeVisitor):
         for tgt in node.targets:
             if isinstance(tgt, ast.Name):
                 self.exprs[tgt.id] = node.value
+            elif isinstance(tgt, (ast.Tuple, ast.List)) and elts is not None and len(elts) == len(tgt.elts):
+                for e, v in zip(tgt.elts, elts):  # lo, hi = 4, n - w: each name bound to its own expression
+                    if isinstance(e, ast.Name):
+                        self.exprs[e.id] = v
+            elif isinstance(tgt, (ast.Tuple, ast.List)):
+                for e in tgt.elts:  # a, b = f(): what the names held before is gone
+                    if isinstance(e, ast.Name):
+                        self.exprs.pop(e.id, None)
         if self.loop and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             self._iterated_walk(node.targets[0].id, node.value, node.lineno)
             if self.frames:
@@ -4045,11 +4063,40 @@ class FeatureTagger(ast.NodeVisitor):
                 if node.value.args and "CH" in self.tag(node.value.args[0]):
                     self.add("channel_selection", node.lineno)  # kept keys carry only the channels a ranking chose
 
+    def _fallback_guard(self, test: ast.expr) -> bool:
+        """``if view.budget >= view.n_tokens or view.queries is None:`` (parts joined by ``or``): a test that only
+        asks whether the budget holds every token or an input is missing. What its branch returns (every token, the
+        newest when no query came) is the harness's fallback, no rule of the method's."""
+        parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
+        budget_part = False
+        for p in parts:
+            if not (isinstance(p, ast.Compare) and len(p.ops) == 1):
+                return False
+            op, right = p.ops[0], p.comparators[0]
+            if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
+                continue
+            if isinstance(op, (ast.GtE, ast.LtE)):
+                big, small = (p.left, right) if isinstance(op, ast.GtE) else (right, p.left)
+                if self._names_attr(big, ("budget",)) and self._names_attr(small, ("n_tokens",)):
+                    budget_part = True
+                    continue
+            return False
+        return budget_part
+
+    def _names_attr(self, e: ast.expr, attrs: tuple[str, ...]) -> bool:
+        """``view.budget``, or a name bound to it (``b = view.budget``)."""
+        e = self.exprs.get(e.id, e) if isinstance(e, ast.Name) else e
+        return isinstance(e, ast.Attribute) and e.attr in attrs
+
     def visit_If(self, node: ast.If) -> None:
         self._gate(self.tag(node.test), node.lineno)
         before = {n: set(t) for n, t in self.tags.items()} if not node.orelse else {}
+        fallback = dict(self.found) if not node.orelse and _leaves(node.body) and len(node.body) <= 2 and \
+            self._fallback_guard(node.test) else None
         for s in node.body:
             self.visit(s)
+        if fallback is not None:
+            self.found = fallback  # (the guard's return: the harness's fallback, no operation of the method)
         if not node.orelse:
             # the branch may not run: a name it rebinds still holds what it held before (``w = ones`` when the
             # weights sum to zero leaves the weights as they were on every other input)
