@@ -1220,10 +1220,17 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
                            "recent tokens"),
     # (each head's own top tokens voted with their weights, the votes summed; the tally reused while consecutive
     # queries stay alike: the selection cache, carried across calls, compared by a query statistic)
-    "TokenSelect": (["attention", "last_query", "head_average|query_votes"],
-                    ["decode", "head_average", "query_votes", "accumulate", "query_statistics", "recent", "sinks"],
+    "TokenSelect": (["attention", "last_query", "head_average|query_votes|query_reuse"],
+                    ["decode", "head_average", "query_votes", "query_reuse", "accumulate", "query_statistics", "recent",
+                     "sinks", "window_queries"],
                     "per-head soft votes: each head's softmax of q k^T, summed over heads, picks the tokens for the "
                     "current query (the selection reused while consecutive queries stay similar)"),
+    # (its refresh as the search tool's summaries state it: chosen by attention patterns and query similarity; a
+    # fixed refresh stride alone is TOVA's and TidalDecode's rule, as before)
+    "RefreshKV": (["attention", "last_query", "query_reuse"],
+                  ["decode", "head_average", "accumulate", "recent", "sinks", "window_queries"],
+                  "the tokens the current query attends to most at a full-attention step, reused at the steps after "
+                  "it until the query drifts from the one of the last refresh, then refreshed"),
     "InfiniGen": (["channel_selection", "attention"],
                   ["last_query", "window_queries", "decode", "leverage", "low_rank_scores", "query_svd",
                    "layer_reuse", "head_average", "query_statistics"],
@@ -1782,8 +1789,6 @@ NO_RULE: dict[str, str] = {
                 "attention_coverage) in the same operations",
     "SparQ": "the query's largest components choose the channels of an approximate q k^T: InfiniGen's and Double "
              "Sparsity's rule (channel_selection, attention)",
-    "RefreshKV": "the last full step's attention of the current query picks the tokens: TOVA's and TidalDecode's "
-                 "rule (attention of the current query, decode)",
     "ALISA": "the recent tokens' attention summed over the cache plus the recent window: SnapKV's window attention "
              "without pooling, MorphKV's rule at decode time; the offload scheduler is serving",
     "ADORE": "a trained controller releases tokens: training; a training-free port ranking tokens by the attention "

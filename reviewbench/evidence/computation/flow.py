@@ -2488,6 +2488,11 @@ class FeatureTagger(ast.NodeVisitor):
     def _gate(self, t: set[str], line: int) -> None:
         if "L" in t or "LK" in t and t & {"K", "V"}:
             self.layer_test = True  # the layer index tested, or how this layer's keys compare with another layer's
+        if {"Q", "S"} <= t and t & {"M", "N", "UR", "QRED"} and not t & {"K", "V", "A", "P", "RND", "VIEW", "LI"}:
+            # this call's queries held against what an earlier call left (its queries), reduced to a likeness: a
+            # branch taken while consecutive queries stay alike, an earlier selection reused (TokenSelect's
+            # selection cache, RefreshKV's refresh); positions, draws or the view are no likeness of queries
+            self.add("query_reuse", line)
         self._gate_fitted(t, line)
 
     def _gate_fitted(self, t: set[str], line: int) -> None:

@@ -166,6 +166,8 @@ FEATURE_WORDS = {
                         "key saliency causal count",
     "count_damped": "accumulated attention divided by a square root or logarithm of its exposure the number of "
                     "queries that see each key partial normalisation",
+    "query_reuse": "selection cache reused while consecutive queries stay similar query similarity to the "
+                   "previous step",
     "key_envelope": "channel-wise minimum and maximum of keys per page upper bound of query key product page digest",
     "block_scores": "block page chunk granularity contiguous chunks pages blocks selected scores per block",
     "block_quota": "segments segmented heavy hitters strata quota per segment local maximum each segment keeps its own "
