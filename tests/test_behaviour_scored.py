@@ -167,7 +167,8 @@ def test_a_bank_detecting_copy_gets_the_flags_and_novelty_of_the_plain_copy(tmp_
     for name, d in dirs.items():
         sk = scored_kept(kept, _hash(d))
         assert sk is not None
-        ev = behaviour_evidence(d, {}, scored=sk, same=rules.behaviour_same, related=rules.behaviour_related)
+        ev = behaviour_evidence(d, {}, scored=sk, same=rules.behaviour_same, related=rules.behaviour_related,
+                                board="A")
         line = ("class QuietKeys(EvictionMethod):", 5)
         flags = prior_art_flags(ev.matches, [], {"baseline:knorm": ["K-norm", "2406.11430"]}, desc,
                                 d.joinpath("method.py").read_text(), line, rules) + evasion_flags(ev, line)
@@ -242,3 +243,39 @@ def test_scored_calls_are_compared_with_every_member_on_the_same_calls(tmp_path:
     top = compare_behaviours(me, refs)[0]
     assert (top.reference, top.member, top.jaccard, top.members_compared) == \
         ("baseline:snapkv", "snapkv?query_window=64", 1.0, 2)
+
+
+def _bank(kept_by_spec: dict[str, dict[str, list[list[int]]]]) -> dict:
+    """A bank result of two views of 8 tokens, one per board's kind of input, one budget (0.5: 4 tokens kept)."""
+    views = {"p0/L1": {"n_tokens": 8, "layer": 1, "prompt": 0, "board": "A"},
+             "p1/L1": {"n_tokens": 8, "layer": 1, "prompt": 1, "board": "B_offline"}}
+    return {"budgets": [0.5], "views": views, "probes": {},
+            "kept": {spec: {"0.5": per_view} for spec, per_view in kept_by_spec.items()}}
+
+
+def test_the_divergence_reads_the_banks_inputs_of_the_methods_own_board():
+    """A re-read-pass method (board B_offline) meets a question-aware prompt with no pass on the bank's board-A
+    views, and keeps other tokens there than the re-read reference does for reasons of the inputs: compared on the
+    bank's B_offline views it keeps the reference's tokens, as where it is scored. A method that keeps other tokens
+    on its own board's bank views still shows the gap."""
+    from reviewbench.evidence.behaviour import _board_views, compare
+
+    ref = {"p0/L1": [[0, 1, 2, 3]], "p1/L1": [[4, 5, 6, 7]]}
+    port = {"p0/L1": [[0, 5, 6, 7]], "p1/L1": [[4, 5, 6, 7]]}  # the same on B_offline inputs, not on A's
+    hider = {"p0/L1": [[0, 1, 2, 3]], "p1/L1": [[0, 1, 2, 3]]}  # otherwise on its own board's inputs
+    result = _bank({"ref": ref, "port": port, "hider": hider})
+    refs = {"baseline:kvzip": ["ref"]}
+    assert compare(result, "port", refs)[0].jaccard < 0.75  # all views: the inputs of another board count
+    own = _board_views(result, "B_offline")
+    assert sorted(own["views"]) == ["p1/L1"]
+    assert compare(own, "port", refs)[0].jaccard == 1.0
+    assert compare(own, "hider", refs)[0].jaccard == 0.0
+    assert sorted(_board_views(result, "B_online")["views"]) == ["p1/L1"]  # the context alone, as board B's
+    assert _board_views(result, "C") is result  # no decode view in the bank: every view
+    scored = [m("baseline:kvzip", 1.0)]
+    d_all = divergence(scored, compare(result, "port", refs))
+    d_own = divergence(scored, compare(own, "port", refs), bank_name="the review's bank (B_offline inputs)")
+    assert d_all is not None and d_all.evasion
+    assert d_own is not None and not d_own.evasion and "B_offline inputs" in d_own.summary
+    d_hider = divergence(scored, compare(own, "hider", refs))
+    assert d_hider is not None and d_hider.evasion

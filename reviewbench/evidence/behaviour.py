@@ -579,7 +579,7 @@ def _scored_behaviours(kept: ScoredKept, bank: dict[str, Any], cand: str, earlie
 
 
 def divergence(scored: list[BehaviourMatch], bank: list[BehaviourMatch], same: float = 0.9,
-               related: float = 0.75) -> BehaviourDivergence | None:
+               related: float = 0.75, bank_name: str = "the bank") -> BehaviourDivergence | None:
     """The references' likeness on the benchmark against the bank; an evasion when the benchmark shows the method
     the same as a reference (``same``) that the bank shows it is not (below ``related``), and no other reference
     explains it. Two references can coincide on some inputs and part on others (on one needle item a repeat-pass
@@ -598,31 +598,46 @@ def divergence(scored: list[BehaviourMatch], bank: list[BehaviourMatch], same: f
     shown = evading or flips
     ref, jb, jk = max(shown or pairs, key=lambda p: (p[1] - p[2], p[1]) if shown else (abs(p[1] - p[2]), p[1]))
     largest = max(abs(a - b) for _, a, b in pairs)
-    summary = (f"{ref}: Jaccard {jb:.2f} where it is scored, {jk:.2f} on the bank; the largest gap over "
+    summary = (f"{ref}: Jaccard {jb:.2f} where it is scored, {jk:.2f} on {bank_name}; the largest gap over "
                f"{len(pairs)} references is {largest:.2f}")
     explained_by = ""
     if evading:
-        summary += (f" — it keeps {ref}'s tokens where it is scored (at or above {same:g}) but not on the review's "
-                    f"bank (below {related:g}): it behaves differently when it can tell it is being reviewed")
+        summary += (f" — it keeps {ref}'s tokens where it is scored (at or above {same:g}) but not on {bank_name} "
+                    f"(below {related:g}): it behaves differently when it can tell it is being reviewed")
     elif flips:
         other, ob, ok = max(steady, key=lambda p: (p[2], p[1]))
         explained_by = other
         summary += (f" — explained: it is like {other} on both sources ({ob:.2f} where it is scored, {ok:.2f} on "
-                    f"the bank), and {ref} keeps nearly {other}'s tokens where it is scored; the method did not "
+                    f"{bank_name}), and {ref} keeps nearly {other}'s tokens where it is scored; the method did not "
                     f"tell the inputs apart")
     return BehaviourDivergence(reference=ref, benchmark_jaccard=jb, bank_jaccard=jk, gap=round(jb - jk, 3),
                                largest=round(largest, 3), evasion=bool(evading), explained_by=explained_by,
                                summary=summary)
 
 
+# the bank's views whose inputs a board hands a method: its question appended (A), the context alone (B: the
+# reconstruction pass where asked). A board with no view of its own (C: decode calls) is compared on all of them.
+BANK_VIEWS_OF = {"A": "A", "B_offline": "B_offline", "B_online": "B_offline"}
+
+
+def _board_views(result: dict[str, Any], board: str | None) -> dict[str, Any]:
+    """``result`` on the bank's views of ``board``'s kind (``BANK_VIEWS_OF``); unchanged where it has none. A
+    method made for one board meets inputs of another kind on the rest of the bank (a question-aware rule with no
+    question, a reconstruction-pass rule with only a window): its likeness to a reference moves there for reasons
+    of the inputs, not because it told the bank apart."""
+    kind = BANK_VIEWS_OF.get(board or "")
+    views = {v: d for v, d in (result.get("views") or {}).items() if d.get("board") == kind}
+    return {**result, "views": views} if views else result
+
+
 def behaviour_evidence(candidate_dir: Path, earlier: dict[str, Path], top: int = 5, use_cache: bool = True,
-                       scored: ScoredKept | None = None, same: float = 0.9, related: float = 0.75) \
-        -> BehaviourEvidence:
+                       scored: ScoredKept | None = None, same: float = 0.9, related: float = 0.75,
+                       board: str | None = None) -> BehaviourEvidence:
     """The candidate's nearest baselines (best member of each family) and earlier submissions, with its probes.
     With ``scored`` (the benchmark's recorded sets) the matches are measured on the calls the method is scored on
     and the bank is the second source: both are reported, and how far they diverge. ``use_cache=False`` re-runs
     the candidate and the earlier submissions on the bank (the baselines' cached kept sets depend only on their
-    code, which the key holds)."""
+    code, which the key holds). ``board``: the divergence reads the bank's views of that board's inputs."""
     from harness.fingerprint import BUDGETS
 
     cand = str(candidate_dir.resolve())
@@ -647,6 +662,10 @@ def behaviour_evidence(candidate_dir: Path, earlier: dict[str, Path], top: int =
                                  where=f"the behaviour bank ({bank_words()})", head_roles=bank_roles,
                                  allocation=bank_alloc)
     me, scored_refs, board_budgets = measured
+    # the divergence compares like with like: the scored calls with the bank's inputs of the same kind
+    like = _board_views(merged, board)
+    bank_like = compare(like, cand, refs) if like is not merged else bank_all
+    bank_name = f"the review's bank ({board} inputs)" if like is not merged else "the review's bank"
     on_board = compare_behaviours(me, scored_refs)
     n_items = len({v.rpartition("|")[0] for v in me.views})
     n_layers = len({v.rpartition("|")[2] for v in me.views})
@@ -656,6 +675,6 @@ def behaviour_evidence(candidate_dir: Path, earlier: dict[str, Path], top: int =
                              where=f"the board benchmark's scored calls: {n_items} hidden test items x {n_layers} "
                                    f"layers at the board's budgets",
                              bank_matches=bank_all[:top], bank_budgets=budgets,
-                             divergence=divergence(on_board, bank_all, same, related),
+                             divergence=divergence(on_board, bank_like, same, related, bank_name),
                              head_roles=[head_roles(me, "benchmark"), *bank_roles],
                              allocation=[allocation(me, "benchmark"), *bank_alloc])

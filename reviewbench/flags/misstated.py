@@ -156,13 +156,21 @@ class Denial:
     code_line: int  # where (method.py)
 
 
+def _names_itself(sentence: str, own: tuple[str, ...]) -> bool:
+    """The sentence opens with the method's own name (its title's words, in order): it says what this method does,
+    in whichever section ("Axis Gate finds that axis from the keys alone, with no queries")."""
+    words = re.findall(r"[A-Za-z][A-Za-z0-9-]*", sentence)
+    return bool(own) and [w.lower() for w in words[:len(own)]] == [w.lower() for w in own]
+
+
 def contradicted_denials(description: str, method_src: str) -> list[Denial]:
     """Denials (``evidence.stated.denials``: "query-free", "no queries", "attention-free", "without attention")
     stated for this method in the Method summary or Idea (``denied``: not negated, not another work's, not a
     hypothetical) while the code's data flow shows its score reading the queries: attention, partial logits of
     selected channels, what is read off attention, query statistics (``QUERY_FEATURES``), or a choice of queries it
     computes with on a line of its own. The opposite of a missing mechanism: the code computes what the description
-    says it does not, so the data flow is the proof (strict when stated in the Method summary)."""
+    says it does not, so the data flow is the proof (strict when stated in the Method summary, or in the Idea by a
+    sentence that opens with the method's own name: a statement of what it does, not of a motivation)."""
     feats = computation(method_src).features
     # the code tests whether it was handed queries at all: "Without queries, ..." opening a sentence is that branch
     tests_queries = bool(_QUERY_TEST.search(method_src))
@@ -179,7 +187,7 @@ def contradicted_denials(description: str, method_src: str) -> list[Denial]:
             ok, _why = denied(sent, m, own)
             if not ok:
                 continue
-            strict = key == "method_summary"
+            strict = key == "method_summary" or key == "idea" and _names_itself(sent, own)
             prev = found.get(m.concept.label)
             if any(d.sentence == sent.strip() for d in found.values()):
                 continue  # "no queries and no attention": one contradiction, one flag

@@ -109,7 +109,7 @@ def evidence_stage(ctx: StageContext) -> StageOutput[EvidenceData]:
         behaviour = behaviour_evidence(b.path, {e.id: Path(e.path) for e in ctx.earlier},
                                        scored=bench.kept if bench is not None else None,
                                        same=ctx.rubric.evidence.behaviour_same,
-                                       related=ctx.rubric.evidence.behaviour_related)
+                                       related=ctx.rubric.evidence.behaviour_related, board=b.board)
         matches = behaviour.matches
         if behaviour.errors:
             findings += [Finding(code="evidence.behaviour_error", severity="warning", message=f"{k}: {v}")
