@@ -56,7 +56,8 @@ def _flags(sentence: str, source: str) -> list[str]:
 
 
 def test_the_guards_return_is_not_the_scored_path() -> None:
-    assert "recent" in computation(GUARDED).features
+    # (the harness's fallback adds no operation to the whole reading either, since set 34's key)
+    assert "recent" not in computation(GUARDED).features
     assert "recent" not in scored_features(GUARDED)
     assert "recent" in scored_features(KEEPS_NEWEST)
 

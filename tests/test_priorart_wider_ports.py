@@ -143,6 +143,10 @@ PORTS = [
     ("wider_ports6/moba", "MoBA", "block_keys",
      _desc("Shelves of the cache rated by the closing queries against each shelf's average key; the newest shelf "
            "always stays.", relation="Unlike SnapKV, no token is scored alone.")),
+    # RefreshKV's query-similarity refresh (after held-out set 34's key)
+    ("wider_ports6/refreshkv", "RefreshKV", "query_reuse",
+     _desc("The newest query ranks the cache; the ranking is kept while the newest query stays close to the one that "
+           "made it.", relation="Unlike TOVA, the ranking is not redone at every step.")),
 ]
 
 

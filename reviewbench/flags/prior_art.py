@@ -227,10 +227,11 @@ def computation_flags(computed: Sequence[ComputationMatch], behaviour: list[Beha
 
 
 def _twins(m: ComputationMatch, same: Sequence[ComputationMatch]) -> str:
-    """Other uncredited papers whose rule is the very same operations (InfLLM's and MoBA's block keys): named too,
-    since the code is a port of either."""
+    """Other uncredited papers whose rule is the very same operations (InfLLM's and MoBA's block keys), or which the
+    code met through the very same operations (TokenSelect's and RefreshKV's query reuse): named too, since the code
+    is a port of either."""
     twins = [o for o in source_order(list(same)) if o.short_name != m.short_name
-             and sorted(o.required) == sorted(m.required)]
+             and (sorted(o.required) == sorted(m.required) or set(o.matched) == set(m.matched))]
     if not twins:
         return ""
     names = ", ".join(f"{o.short_name}" + (f" (arXiv {o.arxiv})" if o.arxiv else "") for o in twins)

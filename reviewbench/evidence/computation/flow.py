@@ -3030,9 +3030,9 @@ class FeatureTagger(ast.NodeVisitor):
         """The call works along the query axis of an unreduced attention matrix (heads, queries, tokens): its
         ``dim`` is 1 or -2 (``attn.chunk(4, dim=1)``: the window's queries in parts; as ``attn[:, a:b]``)."""
         d = _dim(node, at)
-        v = d.value if isinstance(d, ast.Constant) else -d.operand.value if isinstance(d, ast.UnaryOp) and \
-            isinstance(d.op, ast.USub) and isinstance(d.operand, ast.Constant) else None
-        return "QAX" in t and v in (1, -2)
+        neg = isinstance(d, ast.UnaryOp) and isinstance(d.op, ast.USub) and isinstance(d.operand, ast.Constant) and \
+            d.operand.value == 2
+        return "QAX" in t and (isinstance(d, ast.Constant) and d.value == 1 or neg)
 
     def _op_call(self, name: str | None, node: ast.Call, receiver: ast.expr | None, rt: set[str],
                  arg_tags: list[set[str]], all_args: set[str]) -> set[str]:
@@ -3965,10 +3965,6 @@ class FeatureTagger(ast.NodeVisitor):
                 for e, v in zip(tgt.elts, elts):  # lo, hi = 4, n - w: each name bound to its own expression
                     if isinstance(e, ast.Name):
                         self.exprs[e.id] = v
-            elif isinstance(tgt, (ast.Tuple, ast.List)):
-                for e in tgt.elts:  # a, b = f(): what the names held before is gone
-                    if isinstance(e, ast.Name):
-                        self.exprs.pop(e.id, None)
         if self.loop and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             self._iterated_walk(node.targets[0].id, node.value, node.lineno)
             if self.frames:
