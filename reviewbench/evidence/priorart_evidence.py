@@ -468,6 +468,7 @@ def covers(credited: Paper, ruled: Paper, matched: dict[str, int], required: lis
     if credited.short_name == ruled.short_name or not matched:
         return None
     req = required or ruled.ops
+    computed = set(features or ()) | ({"decode"} if board == "C" else set())  # (board C runs at decode time)
     if credited.rules():
         for which, ops, optional, _ in credited.rules():
             mine = rule_alternatives(ops)
@@ -476,8 +477,7 @@ def covers(credited: Paper, ruled: Paper, matched: dict[str, int], required: lis
             if all(set(r.split("|")) & mine for r in req):
                 own = "" if which == "rule" else f" {which}"
                 return f"{ruled.short_name}'s rule ({', '.join(req)}) is part of {credited.short_name}'s{own}"
-            if features is not None and all(set(r.split("|")) & (set(features) | ({"decode"} if board == "C" else set()))
-                                            for r in ops) and \
+            if features is not None and all(set(r.split("|")) & computed for r in ops) and \
                     all(set(r.split("|")) & (mine | rule_alternatives(optional)) for r in req):
                 own = "" if which == "rule" else f" {which}"
                 return (f"{ruled.short_name}'s rule ({', '.join(req)}) lies inside {credited.short_name}'s{own} "

@@ -8,9 +8,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from reviewbench.evidence.computation.syntax import (Defs, callable_alias, callee, dead_statements, fitted_literal,
-                                                     flattens, is_true, kwarg, negative, parent_map, self_attr,
-                                                     subtracts)
+from reviewbench.evidence.computation.syntax import (Defs, callable_alias, callee, const_int, dead_statements,
+                                                     fitted_literal, flattens, is_true, kwarg, negative, parent_map,
+                                                     self_attr, subtracts)
 from reviewbench.evidence.computation.vocabulary import (ANGLE_CALLS, API_CALLS, API_SOURCES, CANON, CLUSTERING,
                                                          FUNCTION_WRAPPERS,
                                                          FACTORISATIONS, INLINE_DEPTH, INTEGER_CASTS, INTEGER_DTYPES,
@@ -274,8 +274,7 @@ def _count_like(t: set[str]) -> bool:
 def _damped_count(t: set[str], inverse: bool = False) -> bool:
     """A count of the queries that see each key under a root, a logarithm or a power (``SOFT``; with ``inverse``, a
     negative power or a reciprocal root, ``RSOFT``): dividing by it leaves part of the exposure in the score."""
-    return ("RSOFT" if inverse else "SOFT") in t and bool(t & {"I", "CNT"}) and \
-        not t & {"K", "V", "Q", "A", "W", "RND"}
+    return ("RSOFT" if inverse else "SOFT") in t and _count_like(t - {"SOFT", "RSOFT"})
 
 
 def _constant(e: ast.expr) -> object:
@@ -3029,10 +3028,7 @@ class FeatureTagger(ast.NodeVisitor):
     def _query_axis(node: ast.Call, t: set[str], at: int) -> bool:
         """The call works along the query axis of an unreduced attention matrix (heads, queries, tokens): its
         ``dim`` is 1 or -2 (``attn.chunk(4, dim=1)``: the window's queries in parts; as ``attn[:, a:b]``)."""
-        d = _dim(node, at)
-        neg = isinstance(d, ast.UnaryOp) and isinstance(d.op, ast.USub) and isinstance(d.operand, ast.Constant) and \
-            d.operand.value == 2
-        return "QAX" in t and (isinstance(d, ast.Constant) and d.value == 1 or neg)
+        return "QAX" in t and const_int(_dim(node, at)) in (1, -2)
 
     def _op_call(self, name: str | None, node: ast.Call, receiver: ast.expr | None, rt: set[str],
                  arg_tags: list[set[str]], all_args: set[str]) -> set[str]:
@@ -4078,16 +4074,13 @@ class FeatureTagger(ast.NodeVisitor):
                 continue
             if isinstance(op, (ast.GtE, ast.LtE)):
                 big, small = (p.left, right) if isinstance(op, ast.GtE) else (right, p.left)
-                if self._names_attr(big, ("budget",)) and self._names_attr(small, ("n_tokens",)):
+                big, small = self._resolved(big), self._resolved(small)  # (b = view.budget; n = view.n_tokens)
+                if isinstance(big, ast.Attribute) and big.attr == "budget" and \
+                        isinstance(small, ast.Attribute) and small.attr == "n_tokens":
                     budget_part = True
                     continue
             return False
         return budget_part
-
-    def _names_attr(self, e: ast.expr, attrs: tuple[str, ...]) -> bool:
-        """``view.budget``, or a name bound to it (``b = view.budget``)."""
-        e = self.exprs.get(e.id, e) if isinstance(e, ast.Name) else e
-        return isinstance(e, ast.Attribute) and e.attr in attrs
 
     def visit_If(self, node: ast.If) -> None:
         self._gate(self.tag(node.test), node.lineno)
