@@ -147,8 +147,9 @@ def test_a_declared_port_caps_novelty_at_one_whatever_the_code_reads_as() -> Non
     # nothing measured near (3 alone): still at most 1
     assert novelty(EvidenceFacts(declared_port="Keyformer"), rubric).score == 1
     # it only lowers: a same-method distance stays 0
-    same = [SimilarityFact(reference="baseline:tova", implements="tova", via="behaviour", score=0.97, credited=True,
-                           credit_reason="attributed")]
+    # (a credited likeness reads 1 since set 35: keeping what a credited method keeps is no undisclosed copy)
+    same = [SimilarityFact(reference="baseline:tova", implements="tova", via="behaviour", score=0.97, credited=False,
+                           credit_reason="not attributed")]
     assert novelty(EvidenceFacts(behaviour=same, declared_port="TOVA"), rubric).score == 0
     # and the paper it ports is named among the prior works
     assert any("MagicPIG" in w.title for w in prior_work(EvidenceFacts(computed=fam, declared_port="MagicPIG"))[:3])

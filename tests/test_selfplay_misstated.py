@@ -20,7 +20,9 @@ from reviewbench.flags.misstated import misstated_flags
 
 ROOT = Path(__file__).parent / "selfplay_misstated"
 INDEX = {e["id"]: e for e in json.loads((ROOT / "index.json").read_text())}
-OFFLINE_INDICATION = {"m15"}  # layer budgets said to taper: proved by the measured allocation, not by the words
+# (m15, layer budgets said to taper, was an indication until set 36: code with no layer_budgets hook that never reads
+# its layer keeps the one budget everywhere, a proof from the code alone)
+OFFLINE_INDICATION: set[str] = set()
 
 
 def _flags(key: str):

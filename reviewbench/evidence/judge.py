@@ -143,7 +143,8 @@ def _measured_novelty(facts: EvidenceFacts, rubric: Rubric) -> CriterionScore:
         return CriterionScore(score=min(2, r.novelty_max),
                               rationale=f"anchor 2: a credited work's rule ({derived}) plus an operation of its own; "
                                         f"its nearness to that work is the credited part, not a copy — {evidence}")
-    covered = _covered_by_credit(beh, facts) if b >= r.behaviour_same else None
+    covered = (_covered_by_credit(beh, facts) or (beh.reference if beh and beh.credited else None)
+               if b >= r.behaviour_same else None)  # (the behaviour's reference credited by name: the same)
     if covered and c < r.code_same_score and shared < r.code_shared:
         # keeping what a credited rule keeps: the method exists and is credited (at most 1, as a credited port), not
         # the undisclosed copy anchor 0 stands for

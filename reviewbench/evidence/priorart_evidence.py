@@ -115,6 +115,7 @@ CONTRAST = re.compile(r"\b(unlike|in contrast (?:to|with)|contrary to|as opposed
                       r"|beyond)\b", re.I)
 # the queries board A hands over as a rule's window: the question and the closing rows beside it
 QUERY_WINDOWS = frozenset({"question_queries", "window_queries"})
+_GLOSS = re.compile(r"\([^()]*\)")
 SUBSTITUTION = re.compile(r"\b(?:instead of|rather than|in place of)\b", re.I)
 NEGATION = re.compile(r"\b(not|never|no|nothing|without|neither|nor)\b|n't\b", re.I)
 CITATION_MARK = re.compile(r"\bet al\b|\(\s*(?:19|20)\d{2}\s*\)|,\s*(?:19|20)\d{2}\b|arxiv|\b\d{4}\.\d{4,5}\b"
@@ -274,10 +275,15 @@ def _states_use(sentence: str, at: int, in_builds_on: bool) -> tuple[bool, str]:
     # a substitution after the mention ("X's score, with the max instead of the mean") changes the part taken; it
     # sets no other work against this one
     taken = bool(possessive or WEAK_USE.search(clause[:rel]))
-    after = SUBSTITUTION.sub(" ", sentence[at:]) if taken else sentence[at:]
+    # (in "Builds on" a substitution after the mention says how a part is applied, "top-p applied to attention rows
+    # instead of next-token distributions": no work set against this one; a work named after it is, by
+    # ``_contrasted``)
+    after = SUBSTITUTION.sub(" ", sentence[at:]) if taken or in_builds_on else sentence[at:]
     # "our score is X's ...": the author's own part named as the other work's, in the mention's clause, is no contrast
     ours = OURS.search(sentence[:at - rel] + " " + sentence[at:]) if taken else OURS.search(sentence)
-    contrast_elsewhere = bool(ours or CONTRAST.search(sentence[:at] + after))
+    # (a gloss in brackets says what a named work does: "ChunkKV (spans rather than single tokens)" sets spans against
+    # tokens, not this method against ChunkKV)
+    contrast_elsewhere = bool(ours or CONTRAST.search(_GLOSS.sub(" ", sentence[:at] + after)))
     if possessive and not contrast_elsewhere and not MENTION_ONLY.search(sentence):
         return True, ""  # "X's scoring with a smaller window": the other work's part, taken
     if MENTION_ONLY.search(sentence):
@@ -876,6 +882,16 @@ def _match_rule(p: Paper, which: str, ops: list[str], optional: list[str], sente
             # one choice: a window's attention pooled (SnapKV) or summed over every step (H2O) is what many an
             # honest method reads off the pass, nor a bar on attention alone (Scissorhands)
             matched["reconstruction"] = features["reconstruction"]
+            continue
+        if hit is None and board == "A" and "question_queries" in features and len(alts) > 1 and \
+                set(alts) <= QUERY_CHOICE and rule_alternatives(ops) - COSMETIC - PROTECTIVE - PHASE - \
+                (SCORE_TERMS - VALUE_TERMS) - WEAK - QUERY_CHOICE - {"attention", "accumulate"}:
+            # board A hands its queries over as the question's (its last rows are the prompt's newest): a rule that
+            # lets the newest queries stand in several ways (a window or the last one) reads these there, where it
+            # has an operation of its own beyond attention and a bar (PyramidInfer's budgets over depth), as board
+            # B_offline's pass stands for them below. Not a rule naming one choice of queries
+            matched["question_queries"] = features["question_queries"]
+            explained.add("question_queries")
             continue
         if hit is None:
             return None

@@ -113,7 +113,7 @@ CONCEPTS: list[Concept] = [
        ["page rank*", "pagerank*", "power method*|iteration*", "random walk*", "eigenvector centrality",
         "centrality", "stationary distribution*", "graph laplacian*", "message passing",
         "propagat* ~ graph*|attention", "diffus* over|on|through ~ graph*"],
-       "attention_propagation", "matrix_power eig eigh eigvals svd",
+       "attention_propagation similarity_propagation", "matrix_power eig eigh eigvals svd",
        "attention composed with attention (A @ A, a power iteration or an eigenvector)", structure="loop"),
     # a graph over the tokens and its spectrum (a k-NN or affinity graph, its Laplacian, the Fiedler vector):
     # pairwise similarities of keys and an eigenvector or a power iteration over them
@@ -121,7 +121,8 @@ CONCEPTS: list[Concept] = [
        ["fiedler*", "laplacian*", "spectral bisection*|partition*|region*|embedding*|cut*|graph*",
         "k nearest neighbo* graph*", "knn graph*", "nearest neighbo* graph*", "affinity graph*|matri*",
         "similarity graph*", "lanczos", "normali* cut*", "graph cut*"],
-       "key_similarity attention_propagation", "eig eigh eigvals eigvalsh lobpcg svd svd_lowrank cdist "
+       "key_similarity attention_propagation similarity_propagation",
+       "eig eigh eigvals eigvalsh lobpcg svd svd_lowrank cdist "
        "cosine_similarity normalize matrix_power",
        "pairwise similarities of the tokens (a graph) and its spectrum (an eigenvector or a power iteration)"),
     _c("variance",
@@ -367,7 +368,9 @@ CONCEPTS: list[Concept] = [
         "allocat*|assign*|give*|gives ~ layer* ~ budget*|share*",
         "distribut*|spread*|split*|allocat*|divid*|apportion* ~ budget*|cache ~ along|over|across|down ~ depth|layers|"
         "stack", "layer* gets|get|receives|receive|keeps|keep ~ # times ~ mean|average budget*",
-        "layer* gets|get|receives|receive|keeps|keep ~ twice|half ~ mean|average budget*"],
+        "layer* gets|get|receives|receive|keeps|keep ~ twice|half ~ mean|average budget*",
+        "layer budget hook*", "layer* ~~ get|gets|receive|receives|keep|keeps ~ smaller|larger|bigger|lower|higher|"
+        "tighter|looser ~ cap*|budget*|cache*", "smaller|larger|bigger|tighter|looser cap*|budget* for|in ~ layer*"],
        "layer_budget pyramid", "", "a budget computed per layer", budget=True),
     _c("per-head budgets",
        ["head wise budget*", "headwise budget*", "per head budget*",

@@ -20,6 +20,8 @@ nearly low-rank" is no claim about the code), or only the data flow misses it: a
 
 from __future__ import annotations
 
+import ast
+
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -129,13 +131,32 @@ def misstatements(description: str, method_src: str) -> list[Misstatement]:
                                                   c.needs, m.text, False, True, shown=True)
                 continue
             absent = bool(c.reads - comp.reads) or (not (c.could & calls) and not (c.structure & shapes))
-            strict = not c.words_only and absent and key == "method_summary"
+            strict = (not c.words_only and absent or states_variation(sent) and
+                      _one_budget_for_all_layers(c.label, method_src, features)) and key == "method_summary"
             prev = found.get(c.label)
             if prev is None or prev.shown or (strict and not prev.strict):
                 found[c.label] = Misstatement(c.label, sent.strip(), _line_of(description, sent.strip()), strict,
                                               c.needs, m.text, absent, key == "method_summary")
     # a mechanism the data flow shows for any concept stated alongside is not contradicted by its siblings
     return list(found.values())
+
+
+_LAYER_READ = re.compile(r"\.layer\b|\blayer_idx\b|\blayer_index\b")
+
+
+def _one_budget_for_all_layers(mechanism: str, method_src: str, features: set[str]) -> bool:
+    """Budgets said to differ by layer, in code that cannot make them differ: the harness hands every layer the same
+    budget unless the method defines ``layer_budgets``, and this code neither defines it, nor reads which layer it is
+    in, nor computes how many tokens to keep from the data (a count per layer or head): every layer keeps the same
+    number, whatever it reads."""
+    if mechanism != "per-layer budgets" or features & {"layer_budget", "pyramid", "head_budget", "group_budget"}:
+        return False
+    try:
+        tree = ast.parse(method_src)
+    except (SyntaxError, ValueError):
+        return False
+    hooks = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return "layer_budgets" not in hooks and not _LAYER_READ.search(method_src)
 
 
 _QUERY_TEST = re.compile(r"\bqueries\s+is\s+(?:not\s+)?None\b|\bif\s+(?:not\s+)?(?:view\.)?queries\b")
@@ -294,6 +315,9 @@ def misstated_flags(description: str, method_src: str, behaviour: Sequence[Behav
                f"({code_quote})") if not m.shown else (
             f"the description states {m.mechanism} (DESCRIPTION.md:{m.line}: \"{m.phrase}\"); the code has a budget "
             "hook, but what it keeps shows no variation")
+        if m.strict and _ALLOCATED.get(m.mechanism) == "layers":
+            why += ("; it defines no layer_budgets hook, never reads which layer it is in and computes no count from "
+                    "the data, so the harness's one budget holds in every layer")
         if base:
             why += f"; and it keeps the same tokens as the baseline {base} (Jaccard {same[0].jaccard:.2f})"
         if uniform:

@@ -678,6 +678,12 @@ def _const_axis(e: ast.expr | None) -> int | None:
     return None
 
 
+def _over_likeness(a: set[str], b: set[str]) -> bool:
+    """Per-token scores (attention, no key or value data) against a likeness kernel of the keys (``KSIM``): each score
+    spread to the keys alike to its own, a step of a walk on the keys' similarity graph."""
+    return any("KSIM" in x and "A" in y and "KSIM" not in y and not y & {"K", "V"} for x, y in ((a, b), (b, a)))
+
+
 def _swaps_tokens_and_channels(args: list[ast.expr], name: str | None) -> bool:
     """``x.transpose(1, 2)``, ``x.transpose(-1, -2)``, ``x.swapaxes(-2, -1)``, ``x.permute(0, 2, 1)`` (``args``: the
     axes given): the tokens' and the channels' axes of a (heads, tokens, channels) tensor exchanged (``x.t()`` of a
@@ -955,6 +961,7 @@ class FeatureTagger(ast.NodeVisitor):
         self.loop_vars: set[str] = set()  # the variables of the loops being run
         self.small_ranges: set[str] = set()  # loop variables over ranges with literal or attribute bounds
         self.pending_exp: dict[int, int] = {}
+        self.pending_nucleus: dict[int, int] = {}  # shares of each query's own sorted attention (``finish``)
         self.pending_cumsum: dict[int, int] = {}  # running sums of attention not (yet) seen differenced  # exp of query-key logits not (yet) seen divided by its own sum
         # the loops being run, innermost last: whether they walk blocks of tokens, the names a ranking selected
         # from inside them and the names concatenated inside them (``_loop_end``: a kept set refilled per chunk)
@@ -980,6 +987,8 @@ class FeatureTagger(ast.NodeVisitor):
             self.add("exp_logit", line)
         for line in sorted(self.pending_cumsum):
             self.add("accumulate", line)
+        for line in sorted(self.pending_nucleus):
+            self.add("attention_coverage", line)
         for line in sorted(self.pending_random):
             self.add("random", line)
 
@@ -1013,6 +1022,13 @@ class FeatureTagger(ast.NodeVisitor):
 
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
         return None
+
+    def _few_bound(self, e: ast.expr) -> bool:
+        """A count that is a constant, a module attribute or a name bound to few, or a ``min`` with one of those
+        among its arguments (never more than it)."""
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "min" and e.args:
+            return any(self._few_bound(a) for a in e.args)
+        return isinstance(e, ast.Constant) or self_attr(e) or isinstance(e, ast.Name) and e.id in self.few
 
     # tags of an expression ------------------------------------------------------------------------
     def tag(self, node: ast.expr | None) -> set[str]:
@@ -1349,9 +1365,9 @@ class FeatureTagger(ast.NodeVisitor):
         self._sides[id(node)] = (set(lt), set(rt))
         if divisor_norm and _damped_count(rt):
             divisor_norm = False  # a root of a count of queries, bound to a name: no row made a unit vector
-        if isinstance(node.op, ast.Div) and "DG" in rt and "A" in lt and "DG" not in lt:
-            # attention over the mean attention at its own distance (a table of diagonal sums read back per entry): a
-            # correction of the positional bias, no slash lines scored; a later use of the sums as scores adds them again
+        if isinstance(node.op, ast.Div) and ("DG" in rt or {"DD", "A"} <= rt) and "A" in lt and not lt & {"DG", "DD"}:
+            # attention over the mean attention at its own distance (a table of diagonal sums read back per entry, or
+            # sums over bins of the distance): a correction of the positional bias, no slash lines scored; a later use of the sums as scores adds them again
             self.found.pop("diagonal_sums", None)
             return (lt | rt) - {"DG", "DD"}
         if isinstance(node.op, ast.Div) and (rest := self._one_minus(node.right)) is not None and "A" in self.tag(rest):
@@ -2556,6 +2572,8 @@ class FeatureTagger(ast.NodeVisitor):
                 all("K" in o for o in operands) or all("V" in o for o in operands)):
             self.add("layer_similarity", line)  # this layer's unit keys against another layer's kept ones
             return
+        if len(operands) == 2 and _over_likeness(operands[0], operands[1]):
+            self.add("similarity_propagation", line)  # scores carried over the keys' likeness graph
         if len(operands) == 2 and all("A" in o and "N" in o for o in operands):
             self.add("head_clustering", line)  # unit attention patterns against each other
         if sum("K" in o for o in operands) >= 2 and not any("Q" in o for o in operands) and \
@@ -2584,8 +2602,13 @@ class FeatureTagger(ast.NodeVisitor):
         self._estimators(lt, rt, line)
         if "A" in lt and "A" in rt and "N" in lt and "N" in rt:
             self.add("head_clustering", line)  # unit attention patterns against each other: their cosines
-        elif "A" in lt and "A" in rt:
-            self.add("attention_propagation", line)  # attention composed with attention: a walk on the token graph
+        elif _over_likeness(lt, rt):
+            self.add("similarity_propagation", line)  # scores carried over the keys' likeness graph (not the attention
+            # graph: a walk along attention is ``attention_propagation``)
+        elif "A" in lt and "A" in rt and not (lt & {"K", "V"} and rt & {"K", "V"}):
+            # attention composed with attention: a walk on the token graph (keys or values scaled by attention on both
+            # sides are data: their weighted Gram, contracted over the tokens, as a leverage score builds it)
+            self.add("attention_propagation", line)
         if "Q" in lt and "K" in rt or "K" in lt and "Q" in rt:
             self.add("attention", line)
         elif _one_side(lt, rt, "LK") and ("K" in lt and "K" in rt or "V" in lt and "V" in rt) and "N" in both and \
@@ -3042,6 +3065,11 @@ class FeatureTagger(ast.NodeVisitor):
         if name == "sqrt" and "NSQ" in t and t & {"K", "V", "Q"}:
             return (t - {"NSQ", "SQ"}) | {"N"}  # the root of each row's squared norm: its norm, bound to divide by
         if op in ("reduce", "extreme"):
+            if "QROW" in t and self._query_axis(node, t, 0 if self._on_tensor(receiver) else 1):
+                for nuc in [tag for tag in t if tag.startswith("NUC")]:
+                    # each query's nucleus of its own attention, summed over the queries: a vote of the entries
+                    # inside it, weighted; no share of the mass sizes what is kept
+                    self.pending_nucleus.pop(int(nuc[3:]), None)
             t = t - {"QAX", "QROW"}  # (the attention matrix reduced: no query axis left to slice)
             if "VOH" in t:
                 t = t | {"VOTE"}  # one-hot rows of each query's picks summed: how many queries picked each token
@@ -3186,6 +3214,11 @@ class FeatureTagger(ast.NodeVisitor):
         if op == "diag" and "KK2" in t and "Q" not in t and "N" not in t and name in ("diagonal", "diag") and \
                 not self.normalising:
             self.add("key_norm", line)  # the diagonal of k k^T: each key's squared norm
+        if name in ("mean", "sum") and isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and \
+                receiver.func.attr in ("diagonal", "diag") and self.found.get("key_norm") == line and \
+                all(_const_axis(a) == -1 for a in [*node.args, *(k.value for k in node.keywords if k.arg == "dim")]):
+            del self.found["key_norm"]  # the diagonal summed whole: a Gram's trace, one number per head (a ridge's
+            # scale), no norm per key
         if op == "diag" and "FL" in t and t & {"A", "Q", "K"}:
             self.add("antidiagonal", line)
         if op == "triangle" and not t & PER_TOKEN:
@@ -3346,6 +3379,10 @@ class FeatureTagger(ast.NodeVisitor):
         if name == "softmin":
             op = "softmax"  # softmin(-z) = softmax(z)
         if op == "softmax":
+            if "KK2" in t and "Q" not in t and not t & {"A", "KSIM"}:
+                self.add("key_similarity", line)  # keys against keys, each row made a distribution: how alike each
+                # key is to the others (a likeness kernel over the keys, as cosines are)
+                return t | {"A", "KSIM"}
             return t | ({"A"} if t & {"Q", "K"} else set())
         if name in ("conv1d", "conv2d") and len(arg_tags) >= 2 and arg_tags[0] & DATA_TAGS and \
                 arg_tags[1] & {"K", "Q", "V"} and not arg_tags[1] & {"W", "C1"}:
@@ -3686,7 +3723,12 @@ class FeatureTagger(ast.NodeVisitor):
         if op == "cumsum" and "A" in t:
             # over sorted attention: how many tokens reach a share of the mass; otherwise a running sum (unless two
             # shifted slices of it are subtracted: a moving-window sum, decided in ``tag``)
-            if t & {"R", "SEL", "FL"}:
+            if t & {"R", "SEL", "FL"} and "QROW" in t:
+                # each query's own row sorted and summed: a share of that query's mass (its nucleus); a coverage
+                # unless what it masks is then summed over the queries (``_op_call``'s reduction: votes)
+                self.pending_nucleus[line] = line
+                t = t | {f"NUC{line}"}
+            elif t & {"R", "SEL", "FL"}:
                 # sorted, read in a ranking's order (a[order], a[topk.indices]), or reversed (a.flip(-1): from the
                 # newest back, the share of the mass a recent span of each length covers)
                 self.add("attention_coverage", line)
@@ -3706,9 +3748,8 @@ class FeatureTagger(ast.NodeVisitor):
             if len(node.args) >= 2 and self._subtracts(node.args[0]):
                 self.add("recent", line)
                 return t | {"I", "TAILI"}
-            if len(node.args) == 1 and (isinstance(node.args[0], ast.Constant) or self_attr(node.args[0]) or
-                                        isinstance(node.args[0], ast.Name) and node.args[0].id in self.few):
-                return t | {"I", "HEADI"}  # arange(4): the first few indices
+            if len(node.args) == 1 and self._few_bound(node.args[0]):
+                return t | {"I", "HEADI"}  # arange(4): the first few indices (arange(min(4, n)): at most those)
             return t | {"I"}
         if op == "nonzero":
             return t | {"I"}

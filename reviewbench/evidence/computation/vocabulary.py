@@ -151,6 +151,7 @@ FEATURE_WORDS = {
     "attention_threshold": "attention threshold count of tokens below threshold recovery ratio",
     "attention_variance": "attention variance temporal shift dispersion",
     "attention_propagation": "attention graph propagation pagerank random walk",
+    "similarity_propagation": "similarity graph propagation key graph importance spread to similar tokens",
     "learned_weights": "learned weights trained scorer gate offline profiling head importance",
     "learned_gate": "per-head gate retrieval heads streaming heads static head profile table full cache or window",
     "key_projection": "keys projected on a fixed learned direction per head filter attention-free",
