@@ -1293,7 +1293,8 @@ OPS: dict[str, tuple[list[str], list[str], str]] = {
              ["window_queries", "max_attention", "layer_budget", "pooling", "head_average"],
              "one score (attention times the value's contribution to the residual stream) ranked across heads, "
              "giving dynamic head and layer budgets"),
-    "WeightedKV": (["attention", "merge"], ["accumulate", "count_normalised", "window_queries", "all_queries", "decode"],
+    "WeightedKV": (["attention", "merge"],
+                   ["accumulate", "count_normalised", "window_queries", "all_queries", "decode"],
                    "the keys of unimportant tokens (by accumulated attention) dropped, their values folded into "
                    "neighbours with average-attention weights"),
     "KeepKV": (["attention", "merge", "accumulate"],

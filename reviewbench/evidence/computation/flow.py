@@ -1367,7 +1367,8 @@ class FeatureTagger(ast.NodeVisitor):
             divisor_norm = False  # a root of a count of queries, bound to a name: no row made a unit vector
         if isinstance(node.op, ast.Div) and ("DG" in rt or {"DD", "A"} <= rt) and "A" in lt and not lt & {"DG", "DD"}:
             # attention over the mean attention at its own distance (a table of diagonal sums read back per entry, or
-            # sums over bins of the distance): a correction of the positional bias, no slash lines scored; a later use of the sums as scores adds them again
+            # sums over bins of the distance): a correction of the positional bias, no slash lines scored; a later use
+            # of the sums as scores adds them again
             self.found.pop("diagonal_sums", None)
             return (lt | rt) - {"DG", "DD"}
         if isinstance(node.op, ast.Div) and (rest := self._one_minus(node.right)) is not None and "A" in self.tag(rest):
