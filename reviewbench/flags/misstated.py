@@ -149,7 +149,7 @@ def _one_budget_for_all_layers(mechanism: str, method_src: str, features: set[st
     budget unless the method defines ``layer_budgets``, and this code neither defines it, nor reads which layer it is
     in, nor computes how many tokens to keep from the data (a count per layer or head): every layer keeps the same
     number, whatever it reads."""
-    if mechanism != "per-layer budgets" or features & {"layer_budget", "pyramid", "head_budget", "group_budget"}:
+    if _ALLOCATED.get(mechanism) != "layers" or features & {"layer_budget", "pyramid", "head_budget", "group_budget"}:
         return False
     try:
         tree = ast.parse(method_src)
