@@ -8,7 +8,9 @@ bundle of the set), each with a neighbour that must read otherwise:
 - board A hands its queries over as the question's: a rule that lets the newest queries stand as a window or as
   the last one (PyramidInfer's) reads the question's queries there;
 - behaving like a reference the description credits by name is the credited method's behaviour (novelty at most 1,
-  not the undisclosed copy's 0), whether or not the code reads as its rule.
+  not the undisclosed copy's 0), whether or not the code reads as its rule;
+- a rule whose own operations few papers name (LSH sign agreement), its scores carried over the calls with a fade,
+  is still that rule; a faded attention tally is not H2O.
 """
 
 from __future__ import annotations
@@ -211,3 +213,51 @@ def test_keeping_a_credited_reference_s_tokens_is_the_credited_method_not_a_copy
 
 def test_keeping_an_uncredited_reference_s_tokens_is_the_copy() -> None:
     assert _novelty(credited=False) == 0
+
+
+# --- a score term beside a rule of rare operations (after set 35's LSH port with a decayed tally) -----------------
+
+SIGN_TALLY = HEAD + '''class SignTally(EvictionMethod):
+    bits = 24
+    fade = 0.85
+
+    def select(self, view: LayerView) -> Keep:
+        if view.queries is None:
+            return Keep.from_topk(view.positions.float(), view.budget, view.valid)
+        planes = torch.randn(view.keys.shape[-1], self.bits, generator=torch.Generator().manual_seed(view.layer))
+        kc = (view.keys.float() @ planes) > 0
+        qc = (view.queries[:, -1:].float() @ planes) > 0
+        qc = view.group(qc.float(), "mean") > 0.5
+        same_bits = (kc == qc).float().sum(-1)
+        tally = view.recall("tally") * self.fade + same_bits
+        view.remember("tally", tally)
+        return Keep.from_topk(tally, view.budget, view.valid)
+'''
+FADED_ATTENTION = HEAD + '''class FadedAttention(EvictionMethod):
+    fade = 0.85
+
+    def select(self, view: LayerView) -> Keep:
+        a = view.group(view.attention(reduce="sum"), "sum")
+        tally = view.recall("tally") * self.fade + a
+        view.remember("tally", tally)
+        return Keep.from_topk(tally, view.budget, view.valid)
+'''
+
+
+def test_a_decayed_tally_of_lsh_agreement_is_still_the_lsh_rule() -> None:
+    from reviewbench.evidence.priorart_evidence import source_order
+    from reviewbench.flags.prior_art import computation_flags
+
+    c = computation(SIGN_TALLY)
+    assert {"hashing", "decay"} <= set(c.features)
+    matches = computation_matches(c.features, BARE, c.paths, "C")
+    assert "HashEvict" in [m.short_name for m in matches if m.level == "same"]
+    assert source_order(matches)[0].short_name == "HashEvict"
+    flags = computation_flags(matches, [], SIGN_TALLY)
+    assert [f.flag for f in flags] == ["UNDISCLOSED_PRIOR_ART"] and "HashEvict" in flags[0].explanation
+
+
+def test_a_decayed_attention_tally_is_no_rule_of_rare_operations() -> None:
+    # attention summed over the calls with a fade is a family of its own (A2SF-like), not H2O itself: the term
+    # beside a rule stays the author's where the rule is attention or a tally many methods share
+    assert "H2O" not in _same(FADED_ATTENTION, "C")

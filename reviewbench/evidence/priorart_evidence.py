@@ -657,6 +657,9 @@ def own_extra(m: "ComputationMatch | Any") -> list[str]:
     if getattr(m, "beside", None):
         return []  # every extra is the credited paper's (``_beside_credited``)
     extra = list(getattr(m, "extra", []))
+    if getattr(m, "level", None) == "same" and "attention" not in extra and \
+            _rare_rule(getattr(m, "required", None) or _rule_of(m.short_name)):
+        extra = [e for e in extra if e not in OVER_CALLS]  # a rare rule carried over the calls is that rule
     return [e for e in extra if e not in COSMETIC and not (e == "accumulate" and "all_queries" in extra)]
 
 
@@ -768,6 +771,12 @@ def _aggregation_only(extra: list[str], ops: list[str], features: Mapping[str, i
                 - WEAK if _rules_naming(o) <= 2}
     if board == "A" and own and distinct and {"window_queries", "last_query"} & set(optional or ()):
         allowed |= {"question_queries"}
+    if _rare_rule(ops) and "attention" not in extra:
+        allowed |= OVER_CALLS  # a rule whose own operations are rare and none a score term (LSH codes
+        # against the query): its scores carried over the calls (a running tally, a fading one) are the rule
+        # aggregated over time, not a new rule (a disguise is free to add that). Not a rule of attention or a tally
+        # (SnapKV, H2O): a fading attention tally is A2SF's, and many an honest method's; nor where the code reads
+        # attention the rule does not (the rare operation is then a part of an attention score)
     if board == "B_offline" and ("window_queries" in rule_alternatives(ops) or own and (
             not own & SCORE_TERMS or distinct) and ({"window_queries", "last_query"} & set(optional or ()))):
         allowed |= {"reconstruction"}  # the same on board B_offline, whose queries are the reconstruction pass's:
@@ -779,6 +788,29 @@ def _aggregation_only(extra: list[str], ops: list[str], features: Mapping[str, i
         # weighs it (A2SF) is met by many a decode-time average of its own (allowing A2SF's decay flagged five honest
         # or credited decode methods of sets 8, 10, 15, 18 and 19 again, self-play round 21)
     return bool(own) and set(extra) <= allowed
+
+
+# At most this many papers of the index name an operation that is "rare": computing it uncredited points at them.
+RARE_OPERATION = 4
+# How a score is carried from one call to the next: summed, or summed with a fade.
+OVER_CALLS = frozenset({"accumulate", "decay"})
+
+
+def _rule_of(short_name: str) -> list[str]:
+    """The required operations of a paper's rarest rule (a fact carries the paper's name, not the rule it met)."""
+    p = load_index().by_name(short_name)
+    rules = [req for _, req, _, _ in p.rules()] if p is not None else []
+    return next((req for req in rules if _rare_rule(req)), rules[0] if rules else [])
+
+
+def _rare_rule(ops: Sequence[str]) -> bool:
+    """A rule whose own operations (beyond a choice of queries, protection, the phase) are each named by few papers
+    and which reads no attention, tally or other score term: its scores carried over the calls (``OVER_CALLS``) are
+    still that rule (carried attention is how many an honest method extends a rule of attention: a peak of
+    attention held with a release beside RaaS's last-attended step)."""
+    own = rule_alternatives(ops) - COSMETIC - PROTECTIVE - PHASE
+    return bool(own) and not rule_alternatives(ops) & (SCORE_TERMS | {"attention", "reconstruction", "merge"}) and \
+        all(_rules_naming(o) <= RARE_OPERATION for o in own)
 
 
 # Operations the reader finds in many a method that is no port (any comparison of attention with a bar: a relative
