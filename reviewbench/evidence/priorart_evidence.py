@@ -500,14 +500,16 @@ def covers(credited: Paper, ruled: Paper, matched: dict[str, int], required: lis
 # General techniques from outside the KV-cache literature, and the one operation each is: a description that
 # credits one by name (a statement of use, ``credit``) discloses where that operation comes from. Only operations a
 # textbook algorithm is; a technique never stands for attention, a window or a budget.
-CLASSIC_TECHNIQUES: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("maximal marginal relevance", "MMR"), "similarity_suppression"),
-    (("determinantal point process", "DPP"), "similarity_suppression"),
+# A technique defined over a similarity of the items (MMR's penalty, a DPP's kernel, farthest-point sampling's
+# distances) is that similarity too: crediting it discloses both.
+CLASSIC_TECHNIQUES: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("maximal marginal relevance", "MMR"), ("similarity_suppression", "key_similarity")),
+    (("determinantal point process", "DPP"), ("similarity_suppression", "key_similarity")),
     (("farthest point sampling", "farthest-point sampling", "k-center greedy", "max-min diversity"),
-     "similarity_suppression"),
-    (("k-means", "Lloyd's algorithm", "k-medoids"), "key_clustering"),
-    (("PageRank",), "attention_propagation"),
-    (("leverage score", "CUR decomposition"), "leverage"),
+     ("similarity_suppression", "key_similarity")),
+    (("k-means", "Lloyd's algorithm", "k-medoids"), ("key_clustering",)),
+    (("PageRank",), ("attention_propagation",)),
+    (("leverage score", "CUR decomposition"), ("leverage",)),
 )
 
 
@@ -517,12 +519,13 @@ def credited_techniques(description: str) -> Mapping[str, tuple[str, Credit]]:
     once per uncredited match: kept per description)."""
     low = description.lower()
     out: dict[str, tuple[str, Credit]] = {}
-    for names, op in CLASSIC_TECHNIQUES:
-        if op in out or not any(n.lower() in low for n in names):
+    for names, ops in CLASSIC_TECHNIQUES:
+        if all(op in out for op in ops) or not any(n.lower() in low for n in names):
             continue
         c = credit(description, None, list(names))
         if c.credited:
-            out[op] = (names[0], c)
+            for op in ops:
+                out.setdefault(op, (names[0], c))
     return out
 
 
@@ -571,7 +574,9 @@ def _covered_with_technique(ruled: Paper, credited: Sequence[tuple[Paper, Credit
     for p, c in credited:
         if p.short_name == ruled.short_name or not p.ops:
             continue
-        mine = rule_alternatives(p.rules()[0][1])
+        mine = rule_alternatives(p.rules()[0][1]) | (rule_alternatives(p.rules()[0][2]) & {"attention"})
+        # (a credited rule that reads attention only as an option of its own, KVzip's max over the pass, is read
+        # with it: its credit discloses the attention the other rule starts from)
         if board == "A" and "attention" in mine:
             mine = mine | QUERY_CHOICE  # on board A the question's queries are the window the board hands over
         if all(r & mine for r in left):

@@ -270,7 +270,9 @@ CONCEPTS: list[Concept] = [
        ["merg* ~ token*|key*|entr*|value*", "token*|key*|keys|entr*|value*|evicted|dropped|pruned|discarded ~ "
         "merged|folded into", "merged|folded into ~ kept|nearest|neighbo*|surviv*|retained|remaining|closest|"
         "similar|representative*|centroid*|anchor*|slot*|entr*|summar*|residue*|it|them", "averag* evicted|dropped ~ token*|key*",
-        "token*|key*|keys|entr*|evicted|dropped|remaining ~ absorbed|absorb|fused|collapsed", "absorbed|fused|collapsed into ~ "
+        "token*|key*|keys|entr*|evicted|dropped|remaining ~ absorbed|absorb|collapsed",
+        # ("fused" alone is also an adjective: "the top fused scores" of a rank fusion names no merge of tokens)
+        "token*|key*|keys|entr*|evicted|dropped|remaining ~ fused together|with|into", "absorbed|fused|collapsed into ~ "
         "kept|nearest|neighbo*|surviv*|retained|remaining|closest|similar|representative*|slot*"],
        "merge", "index_add index_add_ scatter_add scatter_add_ scatter_reduce",
        "evicted entries combined into kept ones (a weighted sum scattered into the cache)"),

@@ -712,6 +712,16 @@ def _mentions(e: ast.expr, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(e))
 
 
+def _picked_indicator(e: ast.expr) -> bool:
+    """``(top.values > 0).float()``: the picks' own values compared with a constant bar, a one (or zero) per pick."""
+    for _ in range(3):
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in ("float", "to", "long",
+                                                                                               "int", "double"):
+            e = e.func.value
+    return isinstance(e, ast.Compare) and len(e.comparators) == 1 and isinstance(e.comparators[0], ast.Constant) \
+        and isinstance(e.left, ast.Attribute) and e.left.attr == "values"
+
+
 def _unit(e: ast.expr) -> bool:
     """A one or a tensor of ones: ``1``, ``1.0``, ``torch.ones(n)``, ``ones_like(top, dtype=...)``, ``x.new_ones(n)``,
     ``torch.full(s, 1.0)`` (through a cast)."""
@@ -3083,12 +3093,14 @@ class FeatureTagger(ast.NodeVisitor):
             t = t | {"VOTE"}  # each query's top-k picks counted by token: its fetch (hit) counts
         if name in ("scatter", "scatter_") and self._on_tensor(receiver) and len(node.args) >= 3 and \
                 isinstance(receiver, ast.Call) and callee(receiver.func)[0] in ("zeros", "zeros_like") and \
-                "R" in arg_tags[1] and {"R", "A"} <= arg_tags[2] and not arg_tags[2] & {"BLK", "BID"} and (
+                "R" in arg_tags[1] and ({"R", "A"} <= arg_tags[2] and not arg_tags[2] & {"BLK", "BID"} and (
                     isinstance(node.args[2], ast.Attribute) and node.args[2].attr == "values" or
-                    isinstance(node.args[2], ast.Name) and node.args[2].id in self.ranked_values):
+                    isinstance(node.args[2], ast.Name) and node.args[2].id in self.ranked_values) or
+                    _picked_indicator(node.args[2]) or _unit(self._resolved(node.args[2]))):
             # zeros.scatter_(-1, top.indices, top.values): each head's (or query's) own top-k picks written with
             # their weights and nothing else, summed later: a soft vote per head (TokenSelect's), not its attention
-            # (the top-k's own values written back, not a mask or a share computed from the ranking)
+            # (the top-k's own values written back, not a mask or a share computed from the ranking); written as
+            # ones, or as the picks' own values tested against a bar (top.values > 0), a plain vote per pick
             t = t | {"VOTE"}
         if name == "one_hot" and {"R", "QROW"} <= t:
             t = t | {"VOH"}
