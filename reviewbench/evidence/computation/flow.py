@@ -3096,11 +3096,12 @@ class FeatureTagger(ast.NodeVisitor):
                 "R" in arg_tags[1] and ({"R", "A"} <= arg_tags[2] and not arg_tags[2] & {"BLK", "BID"} and (
                     isinstance(node.args[2], ast.Attribute) and node.args[2].attr == "values" or
                     isinstance(node.args[2], ast.Name) and node.args[2].id in self.ranked_values) or
-                    _picked_indicator(node.args[2]) or _unit(self._resolved(node.args[2]))):
+                    "QROW" in arg_tags[1] and (_picked_indicator(node.args[2]) or _unit(self._resolved(node.args[2])))):
             # zeros.scatter_(-1, top.indices, top.values): each head's (or query's) own top-k picks written with
             # their weights and nothing else, summed later: a soft vote per head (TokenSelect's), not its attention
             # (the top-k's own values written back, not a mask or a share computed from the ranking); written as
-            # ones, or as the picks' own values tested against a bar (top.values > 0), a plain vote per pick
+            # ones, or as the picks' own values tested against a bar (top.values > 0), where each query picked its
+            # own (a row per query): a plain vote per pick (one ranking's picks as ones are a mask, no vote)
             t = t | {"VOTE"}
         if name == "one_hot" and {"R", "QROW"} <= t:
             t = t | {"VOH"}
