@@ -6,7 +6,10 @@ none a bundle of either set), each with a neighbour that must read otherwise:
 - "fused" alone is no merge of tokens ("the top fused scores" of a rank fusion); tokens "fused together" are;
 - crediting maximal marginal relevance discloses the key similarity MMR is defined over as well as its penalty, and a
   credited rule that reads attention as an option of its own (KVzip's pass) discloses that attention: an MMR
-  re-ranking of credited KVzip scores is no uncredited port of GraphKV; without the MMR credit it is.
+  re-ranking of credited KVzip scores is no uncredited port of GraphKV; without the MMR credit it is;
+- each query's attention weighted by rate ** its age and summed over one window is a faded tally (A2SF's, unrolled);
+  a discount along the tokens is not; and a ledger said to be carried from round to round is still misstated where
+  the code keeps nothing between calls.
 """
 
 from __future__ import annotations
@@ -103,3 +106,50 @@ def test_mmr_over_credited_kvzip_scores_is_no_uncredited_port() -> None:
 
 def test_without_the_mmr_credit_the_suppression_is_undisclosed() -> None:
     assert _flags(f"{KVZIP}.") == ["UNDISCLOSED_PRIOR_ART"]
+
+
+# --- a forgetting factor over one window's queries (after set 37's A2SF port and its claimed ledger) --------------
+
+FADED_WINDOW = HEAD + '''class FadedWindow(EvictionMethod):
+    query_window = 24
+    rate = 0.9
+
+    def select(self, view: LayerView) -> Keep:
+        p = view.attention()
+        n = p.shape[1]
+        w = self.rate ** torch.arange(n - 1, -1, -1, dtype=torch.float32)
+        s = torch.einsum("hqt,q->ht", p, w)
+        return Keep.from_topk(view.group(s, "sum"), view.budget, view.valid)
+'''
+FADED_WINDOW_MUL = FADED_WINDOW.replace('s = torch.einsum("hqt,q->ht", p, w)', "s = (p * w[:, None]).sum(dim=1)")
+FADED_TOKENS = FADED_WINDOW.replace("n = p.shape[1]", "n = p.shape[-1]").replace(
+    's = torch.einsum("hqt,q->ht", p, w)', "s = (p * w).sum(dim=1)")
+LEDGER = HEAD + '''class Ledger(EvictionMethod):
+    query_window = 24
+    rate = 0.9
+
+    def select(self, view: LayerView) -> Keep:
+        s = view.recall("ledger") * self.rate + view.group(view.attention(reduce="sum"), "sum")
+        view.remember("ledger", s)
+        return Keep.from_topk(s, view.budget, view.valid)
+'''
+LEDGER_TEXT = ("# Ledger\n\n## Idea\nOld attention should fade.\n\n## Method summary\nEach token's score is a ledger "
+               "carried from one eviction round to the next, aligned by position and faded by 0.9 per round.\n\n"
+               "## Relation to prior work\nNone.\n")
+
+
+def test_a_discount_by_query_age_summed_over_the_window_is_a_faded_tally() -> None:
+    for src in (FADED_WINDOW, FADED_WINDOW_MUL):
+        assert {"decay", "accumulate"} <= set(computation(src).features)
+
+
+def test_a_discount_along_the_tokens_is_no_faded_tally() -> None:
+    assert "decay" not in computation(FADED_TOKENS).features
+
+
+def test_a_ledger_said_to_be_carried_is_misstated_where_only_one_window_is_faded() -> None:
+    from reviewbench.flags.misstated import misstated_flags
+
+    fl = misstated_flags(LEDGER_TEXT, FADED_WINDOW)
+    assert [f.flag for f in fl] == ["MISSTATED_METHOD"] and fl[0].strength == "proof"
+    assert misstated_flags(LEDGER_TEXT, LEDGER) == []

@@ -118,12 +118,15 @@ def misstatements(description: str, method_src: str) -> list[Misstatement]:
     for key, sent, own in _own_sentences(description):
         for m in mentions(sent):
             c = m.concept
-            if c.shows & features and not c.budget:
+            # a memory across calls is shown by a score carried in state, not by a sum or a fade written out over
+            # one call's window (a discount by each query's age is no ledger kept from round to round)
+            held = c.structure != frozenset({"state"}) or "state" in shapes
+            if c.shows & features and not c.budget and held:
                 continue
             ok, _why = stated(sent, m, own)
             if not ok:
                 continue
-            if c.shows & features:
+            if c.shows & features and held:
                 # budgets said to vary where the code has a budget hook: a candidate only the measured allocation
                 # can prove (a hook that hands every layer the same budget computes no variation)
                 if c.label not in found and key == "method_summary":
