@@ -9,7 +9,9 @@ none a bundle of either set), each with a neighbour that must read otherwise:
   re-ranking of credited KVzip scores is no uncredited port of GraphKV; without the MMR credit it is;
 - each query's attention weighted by rate ** its age and summed over one window is a faded tally (A2SF's, unrolled);
   a discount along the tokens is not; and a ledger said to be carried from round to round is still misstated where
-  the code keeps nothing between calls.
+  the code keeps nothing between calls;
+- what "the previous layer kept" (or a score handed down across layers) is a cross-layer reuse, stated where the
+  code never reads another layer: a misstatement.
 """
 
 from __future__ import annotations
@@ -153,3 +155,21 @@ def test_a_ledger_said_to_be_carried_is_misstated_where_only_one_window_is_faded
     fl = misstated_flags(LEDGER_TEXT, FADED_WINDOW)
     assert [f.flag for f in fl] == ["MISSTATED_METHOD"] and fl[0].strength == "proof"
     assert misstated_flags(LEDGER_TEXT, LEDGER) == []
+
+
+# --- another layer's choice, named by that layer (after set 38's phantom cross-layer prior) ----------------------
+
+def _cross_layer(sentence: str) -> bool:
+    from reviewbench.evidence.stated import stated
+
+    return any(m.concept.label == "cross-layer reuse" and stated(sentence, m)[0] for m in mentions(sentence))
+
+
+def test_what_the_previous_layer_kept_is_a_cross_layer_reuse() -> None:
+    assert _cross_layer("Positions the preceding layer retained receive a small bonus before ranking.")
+    assert _cross_layer("Every score is handed down across layers, so deeper layers start from it.")
+
+
+def test_a_layer_that_decides_alone_states_no_cross_layer_reuse() -> None:
+    assert not _cross_layer("Each layer ranks its own tokens from its own attention.")
+    assert not _cross_layer("We do not give tokens the previous layer kept any bonus; each layer decides alone.")

@@ -309,8 +309,11 @@ CONCEPTS: list[Concept] = [
         # (a hybrid model's layers named by their kind: "the previous attention layer's scores")
         "previous|preceding|earlier|shallower|lower|adjacent ~ attention layer* s ~ score*|standing*|importance|"
         "ranking*|estimate*|attention|selection*|indices|choice*",
-        "score*|standing*|importance|ranking* ~ carried|passed|propagated|handed ~ down|across|through ~ the stack|"
-        "layers|depth", "layer above|below it ~ gave|assigned|computed"],
+        "score*|standing*|importance|ranking* ~ carried|passed|propagated|handed ~ down|across|through ~ stack|"
+        "layers|depth", "layer above|below it ~ gave|assigned|computed",
+        # what another layer kept, named by that layer ("tokens the previous layer kept get a bonus")
+        "token*|entr*|position* ~ previous|preceding|earlier|shallower|lower|adjacent layer kept|chose|selected|"
+        "retained|picked|evicted|dropped"],
        "layer_similarity layer_reuse cross_layer_basis", "", "a selection kept from one layer's call for another's",
        structure="state"),
     # the rotary embedding undone (keys compared in their position-free frame) or read (its frequencies, phases)
