@@ -7,9 +7,8 @@ none a bundle of either set), each with a neighbour that must read otherwise:
 - crediting maximal marginal relevance discloses the key similarity MMR is defined over as well as its penalty, and a
   credited rule that reads attention as an option of its own (KVzip's pass) discloses that attention: an MMR
   re-ranking of credited KVzip scores is no uncredited port of GraphKV; without the MMR credit it is;
-- each query's attention weighted by rate ** its age and summed over one window is a faded tally (A2SF's, unrolled);
-  a discount along the tokens is not; and a ledger said to be carried from round to round is still misstated where
-  the code keeps nothing between calls;
+- a ledger said to be carried from round to round is misstated where the code keeps nothing between calls, whatever
+  it sums over one call's window;
 - what "the previous layer kept" (or a score handed down across layers) is a cross-layer reuse, stated where the
   code never reads another layer: a misstatement.
 """
@@ -123,9 +122,6 @@ FADED_WINDOW = HEAD + '''class FadedWindow(EvictionMethod):
         s = torch.einsum("hqt,q->ht", p, w)
         return Keep.from_topk(view.group(s, "sum"), view.budget, view.valid)
 '''
-FADED_WINDOW_MUL = FADED_WINDOW.replace('s = torch.einsum("hqt,q->ht", p, w)', "s = (p * w[:, None]).sum(dim=1)")
-FADED_TOKENS = FADED_WINDOW.replace("n = p.shape[1]", "n = p.shape[-1]").replace(
-    's = torch.einsum("hqt,q->ht", p, w)', "s = (p * w).sum(dim=1)")
 LEDGER = HEAD + '''class Ledger(EvictionMethod):
     query_window = 24
     rate = 0.9
@@ -138,15 +134,6 @@ LEDGER = HEAD + '''class Ledger(EvictionMethod):
 LEDGER_TEXT = ("# Ledger\n\n## Idea\nOld attention should fade.\n\n## Method summary\nEach token's score is a ledger "
                "carried from one eviction round to the next, aligned by position and faded by 0.9 per round.\n\n"
                "## Relation to prior work\nNone.\n")
-
-
-def test_a_discount_by_query_age_summed_over_the_window_is_a_faded_tally() -> None:
-    for src in (FADED_WINDOW, FADED_WINDOW_MUL):
-        assert {"decay", "accumulate"} <= set(computation(src).features)
-
-
-def test_a_discount_along_the_tokens_is_no_faded_tally() -> None:
-    assert "decay" not in computation(FADED_TOKENS).features
 
 
 def test_a_ledger_said_to_be_carried_is_misstated_where_only_one_window_is_faded() -> None:

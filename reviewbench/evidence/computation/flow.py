@@ -712,36 +712,6 @@ def _mentions(e: ast.expr, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(e))
 
 
-def _column(e: ast.expr) -> bool:
-    """``w[:, None]``, ``w.unsqueeze(-1)``, ``w.view(-1, 1)``: a vector stood along the second-to-last axis (the
-    queries of a (heads, queries, tokens) attention), not along the tokens."""
-    if isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Tuple) and len(e.slice.elts) >= 2:
-        last = e.slice.elts[-1]
-        return isinstance(last, ast.Constant) and last.value is None
-    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute):
-        if e.func.attr == "unsqueeze" and e.args:
-            return const_int(e.args[0]) == -1
-        if e.func.attr in ("view", "reshape") and e.args:
-            return const_int(e.args[-1]) == 1
-    return False
-
-
-def _discounted_queries(spec: ast.expr, operands: list[set[str]]) -> bool:
-    """``einsum("hnt,n->ht", attn, w)`` with ``w`` a geometric discount (``DW``): one weight per query of the
-    attention (its second-to-last letter), summed away."""
-    if not isinstance(spec, ast.Constant) or not isinstance(spec.value, str) or "->" not in spec.value:
-        return False
-    ins, out = spec.value.replace(" ", "").split("->")
-    subs = ins.split(",")
-    if len(subs) != 2:
-        return False
-    for a, w in ((0, 1), (1, 0)):
-        if {"A", "QAX"} <= operands[a] and "DW" in operands[w] and len(subs[w]) == 1 and len(subs[a]) >= 2 and \
-                subs[w] == subs[a][-2] and subs[w] not in out:
-            return True
-    return False
-
-
 def _picked_indicator(e: ast.expr) -> bool:
     """``(top.values > 0).float()``: the picks' own values compared with a constant bar, a one (or zero) per pick."""
     for _ in range(3):
@@ -1470,11 +1440,6 @@ class FeatureTagger(ast.NodeVisitor):
             return lt | rt | {"SOFT"} | ({"RSOFT"} if neg else set())  # count ** 0.5: a softened count
         if isinstance(node.op, ast.Pow) and _age_decay(lt, rt):
             self.add("age_decay", node.lineno)  # rate ** age: a per-token rate compounded over the token's age
-        if isinstance(node.op, ast.Pow) and not lt & (DATA_TAGS | {"P", "I"}) and "I" in rt and not rt & DATA_TAGS:
-            return lt | rt | {"DW"}  # a constant rate raised to an index range: a geometric discount per step
-        if isinstance(node.op, ast.Mult) and ("DW" in lt and {"A", "QAX"} <= rt and _column(node.left) or
-                                              "DW" in rt and {"A", "QAX"} <= lt and _column(node.right)):
-            return lt | rt | {"DWA"}  # attention weighted query by query (w[:, None]) with a geometric discount
         if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and node.right.value == 2:
             if not lt & (DATA_TAGS | {"W", "RND", "S"}):
                 return lt  # a constant squared (self.sigma ** 2): a scale, no squared entries of data
@@ -3111,10 +3076,6 @@ class FeatureTagger(ast.NodeVisitor):
         if name == "sqrt" and "NSQ" in t and t & {"K", "V", "Q"}:
             return (t - {"NSQ", "SQ"}) | {"N"}  # the root of each row's squared norm: its norm, bound to divide by
         if op in ("reduce", "extreme"):
-            if "DWA" in t and self._query_axis(node, t, 0 if self._on_tensor(receiver) else 1):
-                self.add("decay", line)  # discounted attention summed over the queries (``_discounted_queries``)
-                self.add("accumulate", line)
-                t = t - {"DWA"}
             if "QROW" in t and self._query_axis(node, t, 0 if self._on_tensor(receiver) else 1):
                 for nuc in [tag for tag in t if tag.startswith("NUC")]:
                     # each query's nucleus of its own attention, summed over the queries: a vote of the entries
@@ -3407,11 +3368,6 @@ class FeatureTagger(ast.NodeVisitor):
                         elif "V" in t and "K" not in t:
                             self.add("value_norm", line)
                     return t | {"SQ", "NSQ"}
-                if name == "einsum" and len(arg_tags) == 3 and _discounted_queries(node.args[0], arg_tags[1:]):
-                    # each query's attention weighted by rate ** its age and summed over the queries: a running sum
-                    # with a forgetting factor, written out over one window (A2SF's accumulation, unrolled)
-                    self.add("decay", line)
-                    self.add("accumulate", line)
                 if name == "einsum" and len(arg_tags) >= 3:
                     self._einsum(arg_tags[1:], line)
                     if len(arg_tags) == 3:  # two operands: what their pair is (keys against keys), as a @ b
