@@ -118,8 +118,8 @@ def misstatements(description: str, method_src: str) -> list[Misstatement]:
     for key, sent, own in _own_sentences(description):
         for m in mentions(sent):
             c = m.concept
-            # a memory across calls is shown by a score carried in state, not by a sum or a fade written out over
-            # one call's window (a discount by each query's age is no ledger kept from round to round)
+            # a concept that only a value carried between calls can compute (a memory across evictions, another
+            # layer's selection) is shown by that state, not by a feature a single call's sum or fade also shows
             held = c.structure != frozenset({"state"}) or "state" in shapes
             if c.shows & features and not c.budget and held:
                 continue

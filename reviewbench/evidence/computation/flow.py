@@ -712,12 +712,18 @@ def _mentions(e: ast.expr, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(e))
 
 
-def _picked_indicator(e: ast.expr) -> bool:
-    """``(top.values > 0).float()``: the picks' own values compared with a constant bar, a one (or zero) per pick."""
+def _uncast(e: ast.expr) -> ast.expr:
+    """``x`` under up to three casts (``.float()``, ``.to(...)``, ``.long()``, ``.int()``, ``.double()``)."""
     for _ in range(3):
         if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in ("float", "to", "long",
                                                                                                "int", "double"):
             e = e.func.value
+    return e
+
+
+def _picked_indicator(e: ast.expr) -> bool:
+    """``(top.values > 0).float()``: the picks' own values compared with a constant bar, a one (or zero) per pick."""
+    e = _uncast(e)
     return isinstance(e, ast.Compare) and len(e.comparators) == 1 and isinstance(e.comparators[0], ast.Constant) \
         and isinstance(e.left, ast.Attribute) and e.left.attr == "values"
 
@@ -725,10 +731,7 @@ def _picked_indicator(e: ast.expr) -> bool:
 def _unit(e: ast.expr) -> bool:
     """A one or a tensor of ones: ``1``, ``1.0``, ``torch.ones(n)``, ``ones_like(top, dtype=...)``, ``x.new_ones(n)``,
     ``torch.full(s, 1.0)`` (through a cast)."""
-    for _ in range(3):
-        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in ("float", "to", "long",
-                                                                                               "int", "double"):
-            e = e.func.value
+    e = _uncast(e)
     if isinstance(e, ast.Constant):
         return e.value == 1
     if isinstance(e, ast.Call):
